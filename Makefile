@@ -1,0 +1,66 @@
+# stax - sampling CPU profiler for Linux.
+#   make          build ./stax (installs missing Debian packages as root)
+#   make run      profile the bundled demo and print where its time went
+#   make check    build and run every test; last line "N passed, N failed"
+#   make bench    measure stax against perf (bench/report.md)
+#   make fuzz     run the fuzz targets longer (FUZZ_SECONDS=300)
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Isrc -D_GNU_SOURCE -MMD -MP
+LDLIBS = -ldw -lelf -lzstd -lz -llzma -liberty -lpthread
+
+B = build
+SRC := $(shell find src -name '*.c' | sort)
+OBJ := $(SRC:%.c=$(B)/%.o)
+LIBOBJ := $(filter-out $(B)/src/main.o,$(OBJ))
+UNIT_SRC := $(wildcard tests/unit/*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
+
+.PHONY: all deps test-deps run check bench fuzz clean programs unit
+all: deps stax
+
+deps:
+	@sh scripts/deps.sh
+
+test-deps:
+	@sh scripts/deps.sh --test
+
+stax: $(OBJ)
+	$(CC) $(CFLAGS) -o $@ $(OBJ) $(LDLIBS)
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(B)/unit/%: tests/unit/%.c $(LIBOBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
+
+unit: $(UNIT_BIN)
+
+programs:
+	@$(MAKE) -s -C tests/programs
+
+run: all
+	@$(MAKE) -s -C tests/programs demo
+	@echo "== stax record -o demo.data -- tests/programs/build/demo"
+	./stax record -o $(B)/demo.data -- tests/programs/build/demo
+	@echo; echo "== stax top -i $(B)/demo.data -n 10"
+	@./stax top -i $(B)/demo.data -n 10
+	@echo; echo "== stax flame -i $(B)/demo.data"
+	@./stax flame -i $(B)/demo.data
+
+check: all test-deps unit programs
+	@sh tests/run.sh
+
+bench: all programs
+	@sh bench/run.sh
+
+fuzz: all
+	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-300}
+
+clean:
+	rm -rf $(B) stax tests/programs/build
+
+-include $(OBJ:.o=.d)

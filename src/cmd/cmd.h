@@ -1,0 +1,56 @@
+/* cmd.h - subcommands. Each lives in its own file, parses its arguments
+ * and orchestrates; the work is in the modules. Each returns the process
+ * exit status. To add one: write cmd/NAME.c with cmd_NAME() and
+ * cmd_NAME_help[], declare both here, add a row to the table in main.c,
+ * and document it in README.md and docs/stax.1 (tests/e2e/help.sh checks). */
+#ifndef STAX_CMD_CMD_H
+#define STAX_CMD_CMD_H
+
+#include "view/view.h"
+
+#include <stdbool.h>
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const char *help;
+};
+
+int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
+int cmd_threads(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_script(int argc, char **argv);
+int cmd_help(int argc, char **argv);
+
+extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
+	cmd_info_help[], cmd_script_help[], cmd_help_help[];
+
+const struct cmd *cmd_find(const char *name);
+const struct cmd *cmd_table(size_t *n);
+
+/* Options every query command takes: -i FILE, --json, --pid, --tid,
+ * --comm, --no-demangle, -h/--help. */
+struct query_opts {
+	const char *input;
+	bool json;
+	bool no_demangle;
+	struct view_filter filter;
+};
+
+void query_init(struct query_opts *q);
+/* If argv[*i] is a common option, consume it (and its value) and return
+ * true. Dies with a clear message on a missing or bad value. */
+bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, int *i);
+/* Load and symbolize q->input; dies with the reader's message. */
+void query_load(const struct query_opts *q, struct profile *p);
+/* Print help for cmd to stdout and exit 0 when argv[i] is -h/--help. */
+void cmd_maybe_help(const char *cmd, const char *arg);
+/* "unknown option" error for cmd, exit 1 (style: usage hint). */
+void cmd_bad_option(const char *cmd, const char *arg) __attribute__((noreturn));
+/* Value of an option that takes one; dies when missing. */
+const char *cmd_value(const char *cmd, int argc, char **argv, int *i);
+
+#endif

@@ -1,0 +1,32 @@
+/* info.c - stax info. */
+#include "cmd/cmd.h"
+
+#include <stdio.h>
+
+const char cmd_info_help[] =
+"usage: stax info [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
+"\n"
+"What was recorded: command, duration, event with requested and effective\n"
+"rate (the kernel lowers it when it throttles), samples, lost records,\n"
+"throttling, how good the stacks are (how many reach main or a thread\n"
+"start function; verdicts and unwinding methods), and the modules whose\n"
+"frames have no symbols.\n"
+"Reads stax.data unless -i is given; --json prints JSON.\n";
+
+int cmd_info(int argc, char **argv)
+{
+	struct query_opts q;
+	struct profile p;
+	int i;
+
+	query_init(&q);
+	for (i = 1; i < argc; i++) {
+		cmd_maybe_help("info", argv[i]);
+		if (!query_option(&q, "info", argc, argv, &i))
+			cmd_bad_option("info", argv[i]);
+	}
+	query_load(&q, &p);
+	view_info(&p, &q.filter, q.json, stdout);
+	profile_release(&p);
+	return 0;
+}

@@ -1,0 +1,75 @@
+/* query.c - options and loading shared by the query commands. */
+#include "cmd/cmd.h"
+#include "lib/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void query_init(struct query_opts *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->input = "stax.data";
+	q->filter.pid = -1;
+	q->filter.tid = -1;
+}
+
+const char *cmd_value(const char *cmd, int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc)
+		die("%s: option %s needs a value (see 'stax help %s')", cmd, argv[*i], cmd);
+	return argv[++*i];
+}
+
+static int64_t int_value(const char *cmd, int argc, char **argv, int *i)
+{
+	const char *opt = argv[*i], *v = cmd_value(cmd, argc, argv, i);
+	uint64_t n;
+	if (parse_u64(v, &n) || n > 0x7fffffff)
+		die("%s: option %s needs a number, not '%s' (see 'stax help %s')", cmd, opt, v, cmd);
+	return (int64_t)n;
+}
+
+bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	if (!strcmp(a, "-i") || !strcmp(a, "--input"))
+		q->input = cmd_value(cmd, argc, argv, i);
+	else if (!strncmp(a, "--input=", 8))
+		q->input = a + 8;
+	else if (!strcmp(a, "--json"))
+		q->json = true;
+	else if (!strcmp(a, "--no-demangle"))
+		q->no_demangle = true;
+	else if (!strcmp(a, "--pid"))
+		q->filter.pid = int_value(cmd, argc, argv, i);
+	else if (!strcmp(a, "--tid"))
+		q->filter.tid = int_value(cmd, argc, argv, i);
+	else if (!strcmp(a, "--comm"))
+		q->filter.comm = cmd_value(cmd, argc, argv, i);
+	else
+		return false;
+	return true;
+}
+
+void query_load(const struct query_opts *q, struct profile *p)
+{
+	if (profile_load(p, q->input))
+		exit(1);
+	profile_symbolize(p, !q->no_demangle);
+}
+
+void cmd_maybe_help(const char *cmd, const char *arg)
+{
+	const struct cmd *c;
+	if (strcmp(arg, "-h") && strcmp(arg, "--help"))
+		return;
+	c = cmd_find(cmd);
+	fputs(c ? c->help : "", stdout);
+	exit(0);
+}
+
+void cmd_bad_option(const char *cmd, const char *arg)
+{
+	die("%s: unknown option '%s' (see 'stax help %s')", cmd, arg, cmd);
+}

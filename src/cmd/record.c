@@ -1,0 +1,112 @@
+/* record.c - stax record: sample a command or running processes. */
+#include "cmd/cmd.h"
+#include "record/recorder.h"
+#include "lib/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_record_help[] =
+"usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind fp] [--duration SECONDS]\n"
+"                   (-p PID[,PID...] | -- CMD ARGS...)\n"
+"\n"
+"Sample the call stacks of CMD (and every thread, fork and exec it makes)\n"
+"or of running processes, and write a recording that every query command\n"
+"reads, even while it is still growing. stax exits with CMD's exit status\n"
+"(128+N when a signal N killed it). Ctrl-C on the terminal reaches CMD\n"
+"directly; stax keeps recording until CMD exits, then finishes the file.\n"
+"A SIGINT or SIGTERM sent to stax alone is forwarded to CMD once.\n"
+"\n"
+"  -F HZ             samples per second per thread (default 999; at most\n"
+"                    kernel.perf_event_max_sample_rate)\n"
+"  -e EVENT          cpu-clock (default), task-clock, page-faults,\n"
+"                    context-switches, cpu-migrations, minor-faults,\n"
+"                    major-faults, or a hardware event (cycles,\n"
+"                    instructions, cache-misses, branch-misses, ...)\n"
+"                    where the machine has a PMU\n"
+"  -o FILE           output file (default stax.data)\n"
+"  -p PID[,PID...]   attach to running processes and their threads;\n"
+"                    stop with Ctrl-C, or when they all exit\n"
+"  --unwind fp       how stacks are walked: fp (the kernel's frame-pointer\n"
+"                    chain)\n"
+"  --duration SEC    stop recording after SEC seconds\n"
+"  -q, --quiet       no summary at the end\n"
+"\n"
+"As a user without privileges (kernel.perf_event_paranoid 2), stax records\n"
+"your own processes with user-space frames only.\n";
+
+static void parse_pids(struct record_opts *o, const char *s)
+{
+	char *copy = xstrdup(s), *tok, *save = NULL;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (parse_u64(tok, &v) || v == 0 || v > 0x7fffffff)
+			die("record: -p takes process ids like 1234 or 1234,5678, not '%s'", s);
+		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
+		o->pids[o->npids++] = (int)v;
+	}
+	free(copy);
+	if (!o->npids)
+		die("record: -p needs at least one process id");
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o;
+	int i, status = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.output = "stax.data";
+	o.event = "cpu-clock";
+	o.freq = 999;
+	o.unwind = UNWIND_MODE_FP;
+	o.stack_size = 32768;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		cmd_maybe_help("record", a);
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break; /* the command starts here */
+		if (!strcmp(a, "-F") || !strcmp(a, "--freq")) {
+			const char *v = cmd_value("record", argc, argv, &i);
+			if (parse_u64(v, &o.freq) || !o.freq)
+				die("record: -F needs a positive number of Hz, not '%s'", v);
+		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
+			o.event = cmd_value("record", argc, argv, &i);
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			o.output = cmd_value("record", argc, argv, &i);
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
+			parse_pids(&o, cmd_value("record", argc, argv, &i));
+		} else if (!strcmp(a, "--unwind")) {
+			const char *v = cmd_value("record", argc, argv, &i);
+			if (!strcmp(v, "fp"))
+				o.unwind = UNWIND_MODE_FP;
+			else
+				die("record: --unwind takes fp, not '%s'", v);
+		} else if (!strcmp(a, "--duration")) {
+			const char *v = cmd_value("record", argc, argv, &i);
+			char *end;
+			o.duration = strtod(v, &end);
+			if (*end || o.duration <= 0)
+				die("record: --duration needs a positive number of seconds, not '%s'", v);
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			o.quiet = 1;
+		} else {
+			cmd_bad_option("record", a);
+		}
+	}
+	if (i < argc)
+		o.argv = argv + i;
+	if (o.argv && o.npids)
+		die("record: give either -p PID or a command, not both");
+	if (!o.argv && !o.npids)
+		die("record: nothing to record (give a command after --, or -p PID; see 'stax help record')");
+	if (record_run(&o, &status))
+		return 1;
+	free(o.pids);
+	return status;
+}

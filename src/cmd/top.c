@@ -1,0 +1,54 @@
+/* top.c - stax top: functions by self and total samples. */
+#include "cmd/cmd.h"
+#include "lib/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char cmd_top_help[] =
+"usage: stax top [-i FILE] [-n N] [--sort self|total] [--json]\n"
+"                [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
+"\n"
+"Functions with their self samples (the function was running) and total\n"
+"samples (the function was on the stack), with percentages of the samples\n"
+"kept by the filters. Reads stax.data unless -i is given.\n"
+"\n"
+"  -n N              show the N first rows (default 20, 0 for all)\n"
+"  --sort self|total order by self (default) or total samples\n"
+"  --json            print JSON\n"
+"  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
+
+int cmd_top(int argc, char **argv)
+{
+	struct query_opts q;
+	struct top_opts o = { 20, false, false };
+	struct profile p;
+	int i;
+
+	query_init(&q);
+	for (i = 1; i < argc; i++) {
+		cmd_maybe_help("top", argv[i]);
+		if (query_option(&q, "top", argc, argv, &i))
+			continue;
+		if (!strcmp(argv[i], "-n")) {
+			uint64_t n;
+			const char *v = cmd_value("top", argc, argv, &i);
+			if (parse_u64(v, &n))
+				die("top: -n needs a number, not '%s' (see 'stax help top')", v);
+			o.limit = (size_t)n;
+		} else if (!strcmp(argv[i], "--sort")) {
+			const char *v = cmd_value("top", argc, argv, &i);
+			if (!strcmp(v, "total"))
+				o.sort_total = true;
+			else if (strcmp(v, "self"))
+				die("top: --sort takes self or total, not '%s'", v);
+		} else {
+			cmd_bad_option("top", argv[i]);
+		}
+	}
+	o.json = q.json;
+	query_load(&q, &p);
+	view_top(&p, &q.filter, &o, stdout);
+	profile_release(&p);
+	return 0;
+}

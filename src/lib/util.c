@@ -1,0 +1,162 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void oom(void)
+{
+	fputs("stax: error: out of memory\n", stderr);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom();
+	va_end(ap);
+	return p;
+}
+
+void grow_array(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t n = *cap ? *cap : 16;
+	if (need <= *cap)
+		return;
+	while (n < need)
+		n *= 2;
+	*p = xrealloc(*p, n * elem);
+	*cap = n;
+}
+
+static void vmsg(const char *prefix, const char *fmt, va_list ap)
+{
+	char buf[4096];
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	fprintf(stderr, "stax: %s%s\n", prefix, buf);
+}
+
+void die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("error: ", fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vmsg("", fmt, ap);
+	va_end(ap);
+}
+
+void bug_at(const char *file, int line, const char *msg)
+{
+	fprintf(stderr, "stax: BUG at %s:%d: %s\n", file, line, msg);
+	abort();
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool show_progress(void)
+{
+	const char *ci = getenv("CI");
+	if (ci && *ci && strcmp(ci, "0") && strcmp(ci, "false"))
+		return false;
+	return isatty(2);
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+const char *path_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}

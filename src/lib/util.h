@@ -1,0 +1,56 @@
+/* util.h - allocation that never fails, messages, small helpers.
+ *
+ * xmalloc() and friends abort on out-of-memory, so no caller checks for
+ * NULL. die() prints "stax: error: ..." and exits 1; use it only in cmd/
+ * and for unrecoverable failures. Library code returns 0 or -errno.
+ */
+#ifndef STAX_LIB_UTIL_H
+#define STAX_LIB_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define UNUSED __attribute__((unused))
+#define PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
+
+/* Grow *p (an array of elem-sized items with capacity *cap) to hold at
+ * least need items. */
+void grow_array(void **p, size_t *cap, size_t need, size_t elem);
+#define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof(*(arr)))
+
+/* "stax: error: <msg>" on stderr, exit(1). */
+void die(const char *fmt, ...) PRINTF(1, 2) __attribute__((noreturn));
+/* "stax: error: <msg>" on stderr; returns -1 for convenient `return error(..)`. */
+int error(const char *fmt, ...) PRINTF(1, 2);
+/* "stax: warning: <msg>" on stderr. */
+void warn(const char *fmt, ...) PRINTF(1, 2);
+/* "stax: <msg>" on stderr (informational). */
+void note(const char *fmt, ...) PRINTF(1, 2);
+
+#define BUG(msg) bug_at(__FILE__, __LINE__, (msg))
+void bug_at(const char *file, int line, const char *msg) __attribute__((noreturn));
+
+/* Monotonic clock in nanoseconds. */
+uint64_t now_ns(void);
+
+/* True when stderr is a terminal and CI is not set: show progress. */
+bool show_progress(void);
+
+/* Parse an unsigned decimal/hex number; returns -EINVAL on junk. */
+int parse_u64(const char *s, uint64_t *out);
+
+/* Last path component (borrowed pointer into path). */
+const char *path_base(const char *path);
+
+#endif

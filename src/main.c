@@ -1,0 +1,85 @@
+/* main.c - the subcommand table and dispatch. */
+#include "cmd/cmd.h"
+#include "lib/util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Adding a subcommand: see the checklist in cmd/cmd.h. */
+static const struct cmd commands[] = {
+	{ "record", cmd_record, "sample a command or running processes into stax.data", cmd_record_help },
+	{ "top", cmd_top, "functions by self and total samples", cmd_top_help },
+	{ "flame", cmd_flame, "the call tree as text, or folded stacks", cmd_flame_help },
+	{ "threads", cmd_threads, "samples and CPU time per thread", cmd_threads_help },
+	{ "info", cmd_info, "what was recorded and how good its stacks are", cmd_info_help },
+	{ "script", cmd_script, "every sample with its stack, like perf script", cmd_script_help },
+	{ "help", cmd_help, "help on a command", cmd_help_help },
+};
+
+const struct cmd *cmd_table(size_t *n)
+{
+	*n = ARRAY_SIZE(commands);
+	return commands;
+}
+
+const struct cmd *cmd_find(const char *name)
+{
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+const char cmd_help_help[] =
+"usage: stax help [COMMAND]\n"
+"\n"
+"Without a command, list the commands; with one, print its help (the same\n"
+"as 'stax COMMAND --help').\n";
+
+static void usage(FILE *f)
+{
+	size_t i;
+	fputs("usage: stax COMMAND [OPTIONS]\n\n"
+	      "stax is a sampling CPU profiler: record a program, then ask where its time went.\n\n"
+	      "commands:\n", f);
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fputs("\nstart with: stax record -- ./your-program args; stax top; stax flame\n"
+	      "'stax help COMMAND' tells more about one.\n", f);
+}
+
+int cmd_help(int argc, char **argv)
+{
+	const struct cmd *c;
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	c = cmd_find(argv[1]);
+	if (!c)
+		die("help: unknown command '%s' (see 'stax help')", argv[1]);
+	fputs(c->help, stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+	if (argc < 2) {
+		usage(stderr);
+		return 1;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		puts("stax 0.1");
+		return 0;
+	}
+	c = cmd_find(argv[1]);
+	if (!c)
+		die("unknown command '%s' (see 'stax help')", argv[1]);
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,439 @@
+#include "profile/profile.h"
+#include "store/reader.h"
+#include "symbol/symbol.h"
+#include "lib/cursor.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *own(struct profile *p, const char *s, size_t n)
+{
+	char *c = xstrndup(s, n);
+	GROW(p->strings, p->strcap, p->nstrings + 1);
+	p->strings[p->nstrings++] = c;
+	return c;
+}
+
+struct loader {
+	struct profile *p;
+	struct store_reader r;
+};
+
+static int corrupt(struct loader *l, const struct store_record *rec, const char *what)
+{
+	snprintf(l->r.err, sizeof(l->r.err),
+		 "%s: corrupt %s record at offset %" PRIu64 "+%zu (the file is damaged; record again)",
+		 l->r.path, what, rec->chunk_offset, rec->offset);
+	return -1;
+}
+
+static int load_record(struct loader *l, const struct store_record *rec)
+{
+	struct profile *p = l->p;
+	struct cursor c;
+	const char *s1, *s2;
+	size_t n1, n2, i;
+	uint32_t first, count;
+
+	cur_init(&c, rec->payload, rec->size);
+	switch (rec->type) {
+	case REC_META:
+		cur_str(&c, &s1, &n1);
+		cur_str(&c, &s2, &n2);
+		if (c.bad)
+			return corrupt(l, rec, "meta");
+		GROW(p->meta, p->metacap, p->nmeta + 1);
+		p->meta[p->nmeta].key = own(p, s1, n1);
+		p->meta[p->nmeta].value = own(p, s2, n2);
+		p->nmeta++;
+		break;
+	case REC_COMM: {
+		struct rec_comm rc;
+		cur_get(&c, &rc, sizeof(rc));
+		cur_str(&c, &s1, &n1);
+		if (c.bad)
+			return corrupt(l, rec, "comm");
+		GROW(p->comms, p->commcap, p->ncomms + 1);
+		p->comms[p->ncomms++] = (struct prof_comm){ rc.pid, rc.tid, rc.time, rc.flags, own(p, s1, n1) };
+		break;
+	}
+	case REC_MAPPING: {
+		struct rec_mapping rm;
+		struct prof_mapping *m;
+		cur_get(&c, &rm, sizeof(rm));
+		cur_str(&c, &s1, &n1);
+		if (c.bad || rm.id != p->nmaps + 1 || rm.build_id_size > 20)
+			return corrupt(l, rec, "mapping");
+		GROW(p->maps, p->mapcap, p->nmaps + 1);
+		m = &p->maps[p->nmaps++];
+		memset(m, 0, sizeof(*m));
+		m->id = rm.id;
+		m->pid = rm.pid;
+		m->time = rm.time;
+		m->start = rm.start;
+		m->end = rm.end;
+		m->pgoff = rm.pgoff;
+		m->inode = rm.inode;
+		m->build_id_size = rm.build_id_size;
+		memcpy(m->build_id, rm.build_id, 20);
+		m->path = own(p, s1, n1);
+		break;
+	}
+	case REC_FORK:
+	case REC_EXIT: {
+		struct rec_task t;
+		if (!cur_get(&c, &t, sizeof(t)))
+			return corrupt(l, rec, "task");
+		if (rec->type == REC_EXIT) {
+			p->exits++;
+			break;
+		}
+		GROW(p->forks, p->forkcap, p->nforks + 1);
+		p->forks[p->nforks++] = t;
+		break;
+	}
+	case REC_NODES:
+		first = cur_u32(&c);
+		count = cur_u32(&c);
+		if (c.bad || first != p->nnodes + 1 || count > cur_left(&c) / sizeof(struct rec_node))
+			return corrupt(l, rec, "nodes");
+		GROW(p->nodes, p->nodecap, p->nnodes + count);
+		for (i = 0; i < count; i++) {
+			struct rec_node rn;
+			struct prof_node *nd;
+			uint32_t id = (uint32_t)(p->nnodes + 1);
+			cur_get(&c, &rn, sizeof(rn));
+			if (rn.parent >= id || ((rn.flags & 0xff) != NODE_ROOT && !rn.parent) ||
+			    ((rn.flags & 0xff) == NODE_ROOT && rn.parent) || (rn.flags & 0xff) > NODE_KERNEL ||
+			    ((rn.flags & 0xff) != NODE_ROOT && rn.mapping > p->nmaps))
+				return corrupt(l, rec, "nodes");
+			nd = &p->nodes[p->nnodes++];
+			nd->addr = rn.addr;
+			nd->parent = rn.parent;
+			nd->mapping = rn.mapping;
+			nd->flags = rn.flags;
+			nd->func = 0;
+			nd->depth = rn.parent ? p->nodes[rn.parent - 1].depth + 1 : 0;
+		}
+		break;
+	case REC_SAMPLES:
+		count = cur_u32(&c);
+		cur_u32(&c);
+		if (c.bad || count > cur_left(&c) / sizeof(struct rec_sample))
+			return corrupt(l, rec, "samples");
+		GROW(p->samples, p->samplecap, p->nsamples + count);
+		for (i = 0; i < count; i++) {
+			struct rec_sample *s = &p->samples[p->nsamples];
+			cur_get(&c, s, sizeof(*s));
+			if (s->stack > p->nnodes)
+				return corrupt(l, rec, "samples");
+			if (!p->first_time || s->time < p->first_time)
+				p->first_time = s->time;
+			if (s->time > p->last_time)
+				p->last_time = s->time;
+			p->nsamples++;
+		}
+		break;
+	case REC_LOST: {
+		struct rec_lost lo;
+		if (!cur_get(&c, &lo, sizeof(lo)))
+			return corrupt(l, rec, "lost");
+		if (lo.kind)
+			p->lost_samples += lo.count;
+		else
+			p->lost_records += lo.count;
+		break;
+	}
+	case REC_THROTTLE: {
+		struct rec_throttle t;
+		if (!cur_get(&c, &t, sizeof(t)))
+			return corrupt(l, rec, "throttle");
+		if (t.throttled)
+			p->throttles++;
+		else
+			p->unthrottles++;
+		break;
+	}
+	case REC_SYMBOL: {
+		struct rec_symbol rs;
+		cur_get(&c, &rs, sizeof(rs));
+		cur_str(&c, &s1, &n1);
+		cur_str(&c, &s2, &n2);
+		if (c.bad || rs.mapping > p->nmaps)
+			return corrupt(l, rec, "symbol");
+		GROW(p->syms, p->symcap, p->nsyms + 1);
+		p->sym_names = xrealloc(p->sym_names, p->symcap * sizeof(*p->sym_names));
+		p->sym_modules = xrealloc(p->sym_modules, p->symcap * sizeof(*p->sym_modules));
+		p->syms[p->nsyms] = rs;
+		p->sym_names[p->nsyms] = own(p, s1, n1);
+		p->sym_modules[p->nsyms] = own(p, s2, n2);
+		p->nsyms++;
+		break;
+	}
+	default:
+		/* unknown record types inside a known chunk kind: skip (forward compatible) */
+		break;
+	}
+	return 0;
+}
+
+static int cmp_comm(const void *a, const void *b)
+{
+	const struct prof_comm *x = a, *y = b;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return 0;
+}
+
+static int load(struct loader *l)
+{
+	struct store_chunk ch;
+	int ret;
+	while ((ret = store_reader_next(&l->r, &ch)) > 0) {
+		struct store_record_iter it = { &ch, 0 };
+		struct store_record rec;
+		int rr;
+		if (ch.kind == CHUNK_SYMBOLS)
+			l->p->has_symbols = true;
+		while ((rr = store_chunk_next_record(&l->r, &it, &rec)) > 0)
+			if (load_record(l, &rec))
+				return -1;
+		if (rr < 0)
+			return -1;
+	}
+	if (ret < 0)
+		return -1;
+	l->p->partial = !l->r.ended;
+	qsort(l->p->comms, l->p->ncomms, sizeof(*l->p->comms), cmp_comm);
+	return 0;
+}
+
+static void profile_init(struct profile *p, const char *path)
+{
+	memset(p, 0, sizeof(*p));
+	hmap_init(&p->func_index);
+	p->path = path;
+}
+
+int profile_load(struct profile *p, const char *path)
+{
+	struct loader l = { p, { 0 } };
+	int ret;
+	profile_init(p, path);
+	if (store_reader_open(&l.r, path))
+		return error("%s", l.r.err);
+	ret = load(&l);
+	if (ret)
+		error("%s", l.r.err);
+	store_reader_close(&l.r);
+	return ret;
+}
+
+int profile_load_mem(struct profile *p, const char *name, const void *data,
+		     size_t size, char *err, size_t errlen)
+{
+	struct loader l = { p, { 0 } };
+	int ret;
+	profile_init(p, name);
+	if (store_reader_open_mem(&l.r, name, data, size)) {
+		snprintf(err, errlen, "%s", l.r.err);
+		return -1;
+	}
+	ret = load(&l);
+	if (ret)
+		snprintf(err, errlen, "%s", l.r.err);
+	store_reader_close(&l.r);
+	return ret;
+}
+
+void profile_release(struct profile *p)
+{
+	size_t i;
+	for (i = 0; i < p->nstrings; i++)
+		free(p->strings[i]);
+	free(p->strings);
+	free(p->meta);
+	free(p->nodes);
+	free(p->samples);
+	free(p->maps);
+	free(p->comms);
+	free(p->forks);
+	free(p->syms);
+	free(p->sym_names);
+	free(p->sym_modules);
+	free(p->funcs);
+	hmap_release(&p->func_index);
+	memset(p, 0, sizeof(*p));
+}
+
+const char *profile_meta(const struct profile *p, const char *key)
+{
+	size_t i;
+	for (i = p->nmeta; i-- > 0;)
+		if (!strcmp(p->meta[i].key, key))
+			return p->meta[i].value;
+	return NULL;
+}
+
+static const struct prof_comm *comm_at(const struct profile *p, uint32_t tid, uint64_t t)
+{
+	size_t lo = 0, hi = p->ncomms;
+	const struct prof_comm *best = NULL;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->comms[mid].tid < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < p->ncomms && p->comms[lo].tid == tid; lo++) {
+		if (p->comms[lo].time > t)
+			break;
+		best = &p->comms[lo];
+	}
+	return best;
+}
+
+const char *profile_comm(const struct profile *p, uint32_t pid, uint32_t tid, uint64_t t)
+{
+	const struct prof_comm *c;
+	int hops;
+	/* a thread is named by its own COMM, else by its process's, else by the
+	 * parent it was forked from (a fork inherits the name) */
+	for (hops = 0; hops < 16; hops++) {
+		size_t i;
+		uint32_t ppid = 0;
+		if ((c = comm_at(p, tid, t)))
+			return c->name;
+		if (tid != pid && (c = comm_at(p, pid, t)))
+			return c->name;
+		for (i = 0; i < p->nforks; i++)
+			if (p->forks[i].pid == pid && p->forks[i].ppid != pid) {
+				ppid = p->forks[i].ppid;
+				t = p->forks[i].time;
+				break;
+			}
+		if (!ppid)
+			break;
+		pid = tid = ppid;
+	}
+	return "[unknown]";
+}
+
+/* ---- symbolization ---- */
+
+static uint32_t func_intern(struct profile *p, const char *name, const char *module,
+			    bool known, bool kernel)
+{
+	uint64_t h = hash_mix(hash_bytes(name, strlen(name)), hash_bytes(module, strlen(module)));
+	uint32_t id;
+	h = hash_mix(h, (known ? 1 : 0) | (kernel ? 2 : 0));
+	/* probe a chain of keys until the exact function is found or a free one */
+	for (;; h = hash_mix(h, 0x51)) {
+		const struct prof_func *f;
+		if (!hmap_get(&p->func_index, h, &id))
+			break;
+		f = &p->funcs[id - 1];
+		if (!strcmp(f->name, name) && !strcmp(f->module, module) &&
+		    f->known == known && f->kernel == kernel)
+			return id;
+	}
+	GROW(p->funcs, p->funccap, p->nfuncs + 1);
+	p->funcs[p->nfuncs] = (struct prof_func){ own(p, name, strlen(name)),
+						   own(p, module, strlen(module)), known, kernel };
+	id = (uint32_t)++p->nfuncs;
+	hmap_put(&p->func_index, h, id);
+	return id;
+}
+
+static uint32_t func_for(struct profile *p, const char *name, uint64_t offset,
+			 const char *module, bool known, bool kernel)
+{
+	char buf[512];
+	if (!module || !*module)
+		module = kernel ? "[kernel.kallsyms]" : "[unknown]";
+	if (known && name && *name)
+		return func_intern(p, name, module, true, kernel);
+	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, module, offset);
+	return func_intern(p, buf, module, false, kernel);
+}
+
+void profile_symbolize(struct profile *p, bool demangle)
+{
+	struct stack_table keys;  /* (mapping, addr, ra|kind) -> key id */
+	uint32_t *keyfunc = NULL;
+	size_t keycap = 0, i;
+	struct sym_session *ss = NULL;
+
+	stack_table_init(&keys);
+	/* symbols stored in the file come first */
+	for (i = 0; i < p->nsyms; i++) {
+		const struct rec_symbol *rs = &p->syms[i];
+		uint32_t kind = rs->flags & 0xff, k;
+		bool kernel = kind == NODE_KERNEL;
+		if (kind != NODE_KERNEL && kind != NODE_USER)
+			continue;
+		k = stack_intern(&keys, rs->mapping, rs->addr, kind, rs->flags & NODE_F_RA);
+		GROW(keyfunc, keycap, k + 1);
+		keyfunc[k] = func_for(p, p->sym_names[i], rs->offset, p->sym_modules[i],
+				      rs->flags & SYMBOL_F_KNOWN, kernel);
+	}
+	for (i = 0; i < p->nnodes; i++) {
+		struct prof_node *nd = &p->nodes[i];
+		uint32_t kind = nd->flags & 0xff, k;
+		size_t before = keys.n;
+		struct sym_result res;
+		uint64_t a;
+		if (kind == NODE_ROOT)
+			continue;
+		k = stack_intern(&keys, nd->mapping, nd->addr, kind, nd->flags & NODE_F_RA);
+		GROW(keyfunc, keycap, k + 1);
+		if (keys.n == before) {
+			nd->func = keyfunc[k];
+			continue;
+		}
+		/* not in the file: resolve from the binaries as they are now */
+		if (!ss) {
+			ss = sym_session_new();
+			sym_set_demangle(ss, demangle);
+		}
+		a = nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0);
+		memset(&res, 0, sizeof(res));
+		if (kind == NODE_KERNEL) {
+			sym_lookup_kernel(ss, a, &res);
+		} else if (nd->mapping && nd->mapping <= p->nmaps) {
+			const struct prof_mapping *m = &p->maps[nd->mapping - 1];
+			struct sym_module_ref ref = { m->path, m->build_id_size ? m->build_id : NULL,
+						      m->build_id_size, m->start, m->end, m->pgoff };
+			sym_lookup(ss, &ref, a, &res);
+		} else {
+			res.module = "[unknown]";
+			res.file_offset = a;
+		}
+		keyfunc[k] = func_for(p, res.name, res.name ? res.sym_offset : res.file_offset,
+				      res.module, res.name != NULL, kind == NODE_KERNEL);
+		nd->func = keyfunc[k];
+	}
+	if (ss)
+		sym_session_free(ss);
+	free(keyfunc);
+	stack_table_release(&keys);
+}
+
+size_t profile_stack_funcs(const struct profile *p, uint32_t stack, uint32_t *out, size_t max)
+{
+	size_t n = 0;
+	const struct prof_node *nd = profile_node(p, stack);
+	while (nd && n < max) {
+		if ((nd->flags & 0xff) != NODE_ROOT)
+			out[n++] = nd->func;
+		nd = profile_node(p, nd->parent);
+	}
+	return n;
+}

@@ -1,0 +1,190 @@
+#include "record/events.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+static const struct event_spec events[] = {
+	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true },
+	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true },
+	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false },
+	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, false },
+	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, false },
+	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false },
+	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false },
+	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, false },
+	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, false },
+	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, false },
+	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, false },
+	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, false },
+	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, false },
+	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, false },
+};
+
+static const struct { const char *alias, *name; } aliases[] = {
+	{ "cpu-cycles", "cycles" }, { "faults", "page-faults" },
+	{ "cs", "context-switches" }, { "migrations", "cpu-migrations" },
+	{ "branch-instructions", "branches" },
+};
+
+const struct event_spec *event_find(const char *name)
+{
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(aliases); i++)
+		if (!strcmp(name, aliases[i].alias))
+			name = aliases[i].name;
+	for (i = 0; i < ARRAY_SIZE(events); i++)
+		if (!strcmp(name, events[i].name))
+			return &events[i];
+	return NULL;
+}
+
+int event_open(struct perf_event_attr *attr, int pid, int cpu, int group, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+bool event_supported(const struct event_spec *ev)
+{
+	struct perf_event_attr a;
+	int fd;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = ev->type;
+	a.config = ev->config;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = event_open(&a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+const char *event_available(void)
+{
+	static char list[512];
+	size_t i;
+	if (list[0])
+		return list;
+	for (i = 0; i < ARRAY_SIZE(events); i++) {
+		if (!event_supported(&events[i]))
+			continue;
+		if (list[0])
+			strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+		strncat(list, events[i].name, sizeof(list) - strlen(list) - 1);
+	}
+	if (!list[0])
+		strcpy(list, "none");
+	return list;
+}
+
+long sysctl_read(const char *path, long def)
+{
+	FILE *f = fopen(path, "r");
+	long v;
+	if (!f)
+		return def;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = def;
+	fclose(f);
+	return v;
+}
+
+static bool has_cap(int cap)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return (d[cap / 32].effective >> (cap % 32)) & 1;
+}
+
+bool event_kernel_allowed(void)
+{
+	if (geteuid() == 0)
+		return true;
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+	if (has_cap(CAP_PERFMON) || has_cap(CAP_SYS_ADMIN))
+		return true;
+	return sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
+}
+
+void event_attr(struct perf_event_attr *a, const struct event_spec *ev,
+		uint64_t freq, bool kernel, bool enable_on_exec,
+		uint64_t sample_regs_user, uint32_t stack_user)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = ev->type;
+	a->config = ev->config;
+	a->sample_freq = freq;
+	a->freq = 1;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	if (sample_regs_user) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = sample_regs_user;
+		a->sample_stack_user = stack_user;
+	}
+	a->disabled = 1;
+	a->inherit = 1;
+	a->enable_on_exec = enable_on_exec;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = 1; /* CLOCK_MONOTONIC */
+	a->exclude_kernel = !kernel;
+	a->exclude_hv = 1;
+	a->exclude_callchain_kernel = !kernel;
+	a->sample_max_stack = (uint16_t)sysctl_read("/proc/sys/kernel/perf_event_max_stack", 127);
+	a->watermark = 1;
+	a->wakeup_watermark = 16384;
+}
+
+int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid)
+{
+	long paranoid = sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2);
+	switch (err) {
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		return error("cannot open event '%s': not supported on this machine%s (available: %s; the default is cpu-clock)",
+			     ev->name, ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU counters, as in most VMs)" : "",
+			     event_available());
+	case EACCES:
+	case EPERM:
+		if (paranoid > 2)
+			return error("cannot open perf events: permission denied, kernel.perf_event_paranoid is %ld"
+				     " (run: sudo sysctl kernel.perf_event_paranoid=2, or run as root or with CAP_PERFMON)",
+				     paranoid);
+		return error("cannot open perf events: permission denied (kernel.perf_event_paranoid is %ld;"
+			     " profile your own processes, or run: sudo sysctl kernel.perf_event_paranoid=1,"
+			     " or run as root or with CAP_PERFMON)", paranoid);
+	case ESRCH:
+		return error("cannot attach to process %d: no such process (check the pid)", pid);
+	case EMFILE:
+	case ENFILE:
+		return error("cannot open perf events: too many open files (raise the limit: ulimit -n 65536)");
+	case EINVAL:
+		if ((long)freq > sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", 100000))
+			return error("cannot sample at %llu Hz: above kernel.perf_event_max_sample_rate"
+				     " (lower -F, or run: sudo sysctl kernel.perf_event_max_sample_rate=%llu)",
+				     (unsigned long long)freq, (unsigned long long)freq);
+		return error("cannot open event '%s': invalid argument (this kernel may be too old for stax's options)",
+			     ev->name);
+	default:
+		return error("cannot open event '%s': %s", ev->name, strerror(err));
+	}
+}

@@ -1,0 +1,49 @@
+/* events.h - perf_event_open setup for the recorder.
+ *
+ * Knows the event names stax accepts, builds the attribute for sampling
+ * with call chains, and turns the kernel's refusals into messages that
+ * say what to do. Functions return 0 or -1 after printing one
+ * "stax: error: ..." line.
+ */
+#ifndef STAX_RECORD_EVENTS_H
+#define STAX_RECORD_EVENTS_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct event_spec {
+	const char *name;     /* canonical name ("cpu-clock") */
+	uint32_t type;
+	uint64_t config;
+	bool is_clock;        /* period is nanoseconds of CPU time */
+};
+
+/* Look up a user-given event name; NULL when unknown. */
+const struct event_spec *event_find(const char *name);
+/* Comma-separated names of the events that can be opened here. Borrowed. */
+const char *event_available(void);
+/* True when the event can be opened on this machine. */
+bool event_supported(const struct event_spec *ev);
+
+struct record_opts;
+
+/* Fill attr for sampling ev at freq Hz. */
+void event_attr(struct perf_event_attr *attr, const struct event_spec *ev,
+		uint64_t freq, bool kernel, bool enable_on_exec,
+		uint64_t sample_regs_user, uint32_t stack_user);
+
+/* perf_event_open wrapper. */
+int event_open(struct perf_event_attr *attr, int pid, int cpu, int group, unsigned long flags);
+
+/* Explain a failed perf_event_open (errno err) and return -1. */
+int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid);
+
+/* Read an integer sysctl from /proc/sys/...; returns def on failure. */
+long sysctl_read(const char *path, long def);
+
+/* Whether this process may record kernel frames (root, CAP_PERFMON,
+ * CAP_SYS_ADMIN or perf_event_paranoid <= 1). */
+bool event_kernel_allowed(void);
+
+#endif

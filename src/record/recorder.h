@@ -1,0 +1,33 @@
+/* recorder.h - record a program or processes into a stax recording.
+ *
+ * record_run() owns the whole session: opens the events, launches or
+ * attaches, drains the ring buffers in time order, interns stacks, writes
+ * chunks, and at the end appends symbols and prints a summary. It prints
+ * its own "stax: error: ..." lines and returns -1 on failure.
+ */
+#ifndef STAX_RECORD_RECORDER_H
+#define STAX_RECORD_RECORDER_H
+
+#include "unwind/unwind.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct record_opts {
+	const char *output;     /* default "stax.data" */
+	const char *event;      /* default "cpu-clock" */
+	uint64_t freq;          /* Hz, default 999 */
+	int *pids;              /* -p targets */
+	size_t npids;
+	char **argv;            /* command to launch, NULL-terminated */
+	enum unwind_mode unwind;
+	uint32_t stack_size;    /* bytes of user stack per sample (dwarf/hybrid) */
+	double duration;        /* stop after this many seconds; 0 = no limit */
+	int quiet;              /* no summary */
+};
+
+/* Record; on success *exit_status is the launched command's status
+ * (128+signal when killed), or 0 when attaching. */
+int record_run(const struct record_opts *o, int *exit_status);
+
+#endif

@@ -1,0 +1,35 @@
+/* target.h - start the program to record, or find the processes to attach.
+ *
+ * target_spawn() forks a child that waits on a pipe; the caller opens its
+ * events on the child's pid (enable_on_exec), then target_release() lets
+ * it exec, so nothing of the program's start is missed. If exec fails the
+ * child reports errno through a close-on-exec pipe and target_release()
+ * says so.
+ */
+#ifndef STAX_RECORD_TARGET_H
+#define STAX_RECORD_TARGET_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct target {
+	pid_t pid;
+	int go_fd;      /* write end: one byte lets the child exec */
+	int err_fd;     /* read end: errno from a failed exec, or EOF */
+};
+
+/* Fork the child for argv; returns 0 or -1 (message printed). */
+int target_spawn(struct target *t, char *const argv[]);
+/* Let the child exec; returns 0, or -1 when exec failed (message printed,
+ * child reaped). */
+int target_release(struct target *t, const char *cmd);
+/* Kill and reap a child that never got released. */
+void target_abort(struct target *t);
+
+/* Threads of a process from /proc/PID/task; returns the count, -1 when the
+ * process does not exist. *tids is malloc'd. */
+int target_threads(pid_t pid, pid_t **tids);
+/* True while pid exists and is not a zombie. */
+int target_alive(pid_t pid);
+
+#endif

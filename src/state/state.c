@@ -1,0 +1,151 @@
+#include "state/state.h"
+#include "lib/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void state_init(struct state *s)
+{
+	memset(s, 0, sizeof(*s));
+	hmap_init(&s->proc_index);
+}
+
+void state_release(struct state *s)
+{
+	size_t i;
+	for (i = 0; i < s->nmaps; i++)
+		free(s->maps[i].path);
+	for (i = 0; i < s->nprocs; i++)
+		free(s->procs[i].ranges);
+	free(s->maps);
+	free(s->procs);
+	hmap_release(&s->proc_index);
+	memset(s, 0, sizeof(*s));
+}
+
+struct state_proc *state_proc(struct state *s, uint32_t pid)
+{
+	uint32_t idx;
+	struct state_proc *p;
+	if (hmap_get(&s->proc_index, pid, &idx))
+		return &s->procs[idx];
+	GROW(s->procs, s->proccap, s->nprocs + 1);
+	p = &s->procs[s->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	hmap_put(&s->proc_index, pid, (uint32_t)s->nprocs);
+	s->nprocs++;
+	return p;
+}
+
+/* Insert [start,end) -> id, cutting what it overlaps (a new mmap over an
+ * old one replaces that part, as in the kernel). */
+static void insert_range(struct state_proc *p, uint64_t start, uint64_t end, uint32_t id)
+{
+	struct state_range *out;
+	size_t i, n = 0, cap = p->nranges + 2;
+	out = xmalloc(cap * sizeof(*out));
+	for (i = 0; i < p->nranges; i++) {
+		struct state_range r = p->ranges[i];
+		if (r.end <= start || r.start >= end) {
+			out[n++] = r;
+			continue;
+		}
+		if (r.start < start)
+			out[n++] = (struct state_range){ r.start, start, r.id };
+		if (r.end > end)
+			out[n++] = (struct state_range){ end, r.end, r.id };
+	}
+	/* sorted insert of the new range */
+	for (i = n; i > 0 && out[i - 1].start > start; i--)
+		out[i] = out[i - 1];
+	out[i] = (struct state_range){ start, end, id };
+	n++;
+	/* the cut pieces kept their order relative to each other; re-sort tail */
+	for (i = 1; i < n; i++) {
+		size_t j = i;
+		struct state_range t = out[i];
+		while (j > 0 && out[j - 1].start > t.start) {
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = t;
+	}
+	free(p->ranges);
+	p->ranges = out;
+	p->nranges = n;
+	p->cap = cap;
+}
+
+const struct state_mapping *state_add_mapping(struct state *s, uint32_t pid,
+		const struct state_mapping *m)
+{
+	struct state_mapping *nm;
+	GROW(s->maps, s->mapcap, s->nmaps + 1);
+	nm = &s->maps[s->nmaps++];
+	*nm = *m;
+	nm->id = (uint32_t)s->nmaps;
+	nm->pid = pid;
+	nm->path = xstrdup(m->path ? m->path : "");
+	if (m->end > m->start)
+		insert_range(state_proc(s, pid), m->start, m->end, nm->id);
+	return nm;
+}
+
+void state_fork(struct state *s, uint32_t pid, uint32_t ppid)
+{
+	struct state_proc *parent, *child;
+	if (pid == ppid)
+		return;
+	state_proc(s, ppid);
+	child = state_proc(s, pid); /* may move procs */
+	parent = state_proc(s, ppid);
+	free(child->ranges);
+	child->ranges = NULL;
+	child->nranges = child->cap = 0;
+	if (parent->nranges) {
+		child->ranges = xmalloc(parent->nranges * sizeof(*child->ranges));
+		memcpy(child->ranges, parent->ranges, parent->nranges * sizeof(*child->ranges));
+		child->nranges = child->cap = parent->nranges;
+	}
+	child->root = 0;
+	child->image = 0;
+}
+
+void state_exec(struct state *s, uint32_t pid)
+{
+	struct state_proc *p = state_proc(s, pid);
+	free(p->ranges);
+	p->ranges = NULL;
+	p->nranges = p->cap = 0;
+	p->image++;
+	p->root = 0;
+}
+
+uint32_t state_find(struct state *s, uint32_t pid, uint64_t addr)
+{
+	uint32_t idx;
+	const struct state_proc *p;
+	size_t lo = 0, hi;
+	if (!hmap_get(&s->proc_index, pid, &idx))
+		return 0;
+	p = &s->procs[idx];
+	hi = p->nranges;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (p->ranges[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < p->nranges && p->ranges[lo].start <= addr && addr < p->ranges[lo].end)
+		return p->ranges[lo].id;
+	return 0;
+}
+
+const struct state_mapping *state_mapping(const struct state *s, uint32_t id)
+{
+	if (id == 0 || id > s->nmaps)
+		return NULL;
+	return &s->maps[id - 1];
+}

@@ -1,0 +1,70 @@
+/* state.h - processes and their executable mappings over time.
+ *
+ * The recorder feeds it the kernel's FORK/COMM/MMAP2 records in time
+ * order (seeded from /proc when attaching) and asks, per frame, which
+ * mapping holds an address. Mappings are numbered from 1 in the order
+ * they are added and never freed; a forked child shares its parent's
+ * mapping ids (same file, same addresses). An exec starts a new image:
+ * its mappings are cleared and it gets a new image number.
+ */
+#ifndef STAX_STATE_STATE_H
+#define STAX_STATE_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/hash.h"
+
+struct state_mapping {
+	uint32_t id;
+	uint32_t pid;
+	uint64_t start, end, pgoff;
+	uint64_t inode;
+	uint32_t maj, min;
+	uint8_t build_id_size;
+	uint8_t build_id[20];
+	char *path;
+};
+
+struct state_range {   /* a process's view of one mapping */
+	uint64_t start, end;
+	uint32_t id;
+};
+
+struct state_proc {
+	uint32_t pid;
+	uint32_t image;        /* bumped by exec; 0 before any exec seen */
+	uint32_t root;         /* stack root node id for this image, 0 = none yet */
+	struct state_range *ranges; /* sorted by start, non-overlapping */
+	size_t nranges, cap;
+};
+
+struct state {
+	struct state_mapping *maps; /* maps[id - 1] */
+	size_t nmaps, mapcap;
+	struct state_proc *procs;
+	size_t nprocs, proccap;
+	struct hmap proc_index;     /* pid -> index in procs */
+};
+
+void state_init(struct state *s);
+void state_release(struct state *s);
+
+/* The process, created empty when unknown. Pointer valid until the next
+ * call that may add a process. */
+struct state_proc *state_proc(struct state *s, uint32_t pid);
+/* Add an executable mapping to pid (replacing what it overlaps); returns
+ * the new mapping (owned by s). path is copied. */
+const struct state_mapping *state_add_mapping(struct state *s, uint32_t pid,
+		const struct state_mapping *m);
+/* A new process ppid -> pid: copies the parent's mappings. */
+void state_fork(struct state *s, uint32_t pid, uint32_t ppid);
+/* exec in pid: clears its mappings, starts a new image. */
+void state_exec(struct state *s, uint32_t pid);
+/* Mapping id holding addr in pid, 0 when none. */
+uint32_t state_find(struct state *s, uint32_t pid, uint64_t addr);
+/* Mapping by id, NULL when out of range. */
+const struct state_mapping *state_mapping(const struct state *s, uint32_t id);
+
+#endif

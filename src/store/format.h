@@ -1,0 +1,174 @@
+/* format.h - the stax recording file, version 1 (see docs/FORMAT.md).
+ *
+ * All integers are little-endian. A file is a header followed by chunks:
+ *
+ * File header (16 bytes)
+ *   off size meaning
+ *   0   8    magic "STAXREC\0"
+ *   8   4    version (1)
+ *   12  4    header size (16)
+ *
+ * Chunk header (24 bytes), then comp_size bytes of one zstd frame (with
+ * content checksum) that decompresses to raw_size bytes of records.
+ *   0   4    magic 0x4b4e4843 ("CHNK")
+ *   4   2    kind (CHUNK_DATA, CHUNK_SYMBOLS, CHUNK_END)
+ *   6   2    flags (0)
+ *   8   4    sequence number, 0, 1, 2, ...
+ *   12  4    raw_size (<= STORE_MAX_RAW)
+ *   16  4    comp_size (<= STORE_MAX_COMP)
+ *   20  4    check: raw_size ^ comp_size ^ seq ^ 0x5354aa55
+ *
+ * A chunk may refer to stack nodes, mappings and threads defined in
+ * earlier chunks, never later ones. A chunk is written with one write()
+ * after it is complete, so a reader stops cleanly at a partial tail.
+ *
+ * Records inside a chunk: an 8-byte header, then the payload, padded to a
+ * multiple of 8 (size includes header and padding).
+ *   0   2    type (REC_*)
+ *   2   2    flags
+ *   4   4    size
+ * Strings in payloads are a u16 length followed by the bytes (no NUL).
+ */
+#ifndef STAX_STORE_FORMAT_H
+#define STAX_STORE_FORMAT_H
+
+#include <stdint.h>
+
+#define STORE_MAGIC "STAXREC"           /* 8 bytes with the NUL */
+#define STORE_VERSION 1
+#define STORE_CHUNK_MAGIC 0x4b4e4843u
+#define STORE_CHECK_XOR 0x5354aa55u
+#define STORE_MAX_RAW (64u << 20)
+#define STORE_MAX_COMP (68u << 20)
+
+enum chunk_kind {
+	CHUNK_DATA = 1,    /* events, nodes, samples */
+	CHUNK_SYMBOLS = 2, /* symbols appended at stop */
+	CHUNK_END = 3,     /* last chunk: the recording finished cleanly */
+};
+
+struct store_file_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;
+} __attribute__((packed));
+_Static_assert(sizeof(struct store_file_header) == 16, "file header");
+
+struct store_chunk_header {
+	uint32_t magic;
+	uint16_t kind;
+	uint16_t flags;
+	uint32_t seq;
+	uint32_t raw_size;
+	uint32_t comp_size;
+	uint32_t check;
+} __attribute__((packed));
+_Static_assert(sizeof(struct store_chunk_header) == 24, "chunk header");
+
+enum rec_type {
+	REC_META = 1,     /* str key, str value */
+	REC_COMM = 2,     /* struct rec_comm, str name */
+	REC_MAPPING = 3,  /* struct rec_mapping, str path */
+	REC_FORK = 4,     /* struct rec_task */
+	REC_EXIT = 5,     /* struct rec_task */
+	REC_NODES = 6,    /* u32 first_id, u32 count, count x struct rec_node */
+	REC_SAMPLES = 7,  /* u32 count, u32 pad, count x struct rec_sample */
+	REC_LOST = 8,     /* struct rec_lost */
+	REC_THROTTLE = 9, /* struct rec_throttle */
+	REC_SYMBOL = 10,  /* struct rec_symbol, str name, str module */
+};
+
+struct rec_header {
+	uint16_t type;
+	uint16_t flags;
+	uint32_t size;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_header) == 8, "rec header");
+
+#define COMM_F_EXEC 1u
+
+struct rec_comm {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t flags;     /* COMM_F_EXEC: the name changed by exec */
+	uint32_t pad;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_comm) == 24, "rec_comm");
+
+struct rec_mapping {
+	uint32_t id;        /* 1, 2, 3, ... (0 = kernel, never written) */
+	uint32_t pid;
+	uint64_t time;
+	uint64_t start, end, pgoff;
+	uint64_t inode;
+	uint32_t maj, min;
+	uint32_t prot;
+	uint8_t build_id_size;
+	uint8_t build_id[20];
+	uint8_t pad[7];
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_mapping) == 88, "rec_mapping");
+
+struct rec_task {
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_task) == 24, "rec_task");
+
+/* Node kinds (low 8 bits of rec_node.flags). */
+enum node_kind {
+	NODE_ROOT = 0,     /* one per process image: addr = pid */
+	NODE_USER = 1,
+	NODE_KERNEL = 2,
+};
+#define NODE_F_RA 0x100u      /* addr is a return address: look up addr-1 */
+
+/* A stack is a node; its parent is its caller. Node ids start at 1;
+ * parent 0 means none (only roots have it). */
+struct rec_node {
+	uint64_t addr;
+	uint32_t parent;
+	uint32_t mapping;  /* mapping id, 0 for kernel or unknown */
+	uint32_t flags;    /* node_kind | NODE_F_* */
+	uint32_t pad;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_node) == 24, "rec_node");
+
+struct rec_sample {
+	uint64_t time;
+	uint64_t weight;   /* event period (ns for cpu-clock / task-clock) */
+	uint32_t pid, tid;
+	uint32_t stack;    /* leaf node id, 0 if the sample had no stack */
+	uint16_t cpu;
+	uint8_t quality;   /* enum unwind_quality */
+	uint8_t method;    /* enum unwind_method */
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
+
+struct rec_lost {
+	uint64_t time;
+	uint64_t count;
+	uint32_t kind;     /* 0 = records lost in the ring, 1 = samples lost */
+	uint32_t pad;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_lost) == 24, "rec_lost");
+
+struct rec_throttle {
+	uint64_t time;
+	uint32_t throttled; /* 1 throttle, 0 unthrottle */
+	uint32_t pad;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_throttle) == 16, "rec_throttle");
+
+#define SYMBOL_F_KNOWN 0x10000u  /* name holds a function; else module+offset */
+
+/* Symbol for the address of one node kind: (mapping, addr, RA flag). */
+struct rec_symbol {
+	uint64_t addr;
+	uint64_t offset;   /* addr - function start, or file offset if unknown */
+	uint32_t mapping;  /* 0 = kernel */
+	uint32_t flags;    /* node_kind | NODE_F_RA | SYMBOL_F_KNOWN */
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_symbol) == 24, "rec_symbol");
+
+#endif

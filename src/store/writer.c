@@ -1,0 +1,236 @@
+#include "store/writer.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define FLUSH_INTERVAL_NS (250ull * 1000 * 1000)
+#define FLUSH_BYTES (4u << 20)
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t r = write(fd, b, n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+int store_writer_open(struct store_writer *w, const char *path)
+{
+	struct store_file_header h;
+	int ret;
+
+	memset(w, 0, sizeof(*w));
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (w->fd < 0)
+		return -errno;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, STORE_MAGIC, 8);
+	h.version = STORE_VERSION;
+	h.header_size = sizeof(h);
+	ret = write_all(w->fd, &h, sizeof(h));
+	if (ret) {
+		close(w->fd);
+		w->fd = -1;
+		return ret;
+	}
+	w->bytes = sizeof(h);
+	w->nodes_first = 1;
+	w->cctx = ZSTD_createCCtx();
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 3);
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
+	w->last_flush_ns = now_ns();
+	return 0;
+}
+
+static void rec_begin(struct store_writer *w, enum rec_type type, size_t *start)
+{
+	struct rec_header h = { (uint16_t)type, 0, 0 };
+	*start = w->raw.len;
+	buf_add(&w->raw, &h, sizeof(h));
+}
+
+static void rec_end(struct store_writer *w, size_t start)
+{
+	struct rec_header *h;
+	buf_align(&w->raw, 8);
+	h = (struct rec_header *)(w->raw.data + start);
+	h->size = (uint32_t)(w->raw.len - start);
+}
+
+void store_put_meta(struct store_writer *w, const char *key, const char *value)
+{
+	size_t at;
+	rec_begin(w, REC_META, &at);
+	buf_add_str(&w->raw, key);
+	buf_add_str(&w->raw, value);
+	rec_end(w, at);
+}
+
+void store_put_comm(struct store_writer *w, const struct rec_comm *c, const char *name)
+{
+	size_t at;
+	rec_begin(w, REC_COMM, &at);
+	buf_add(&w->raw, c, sizeof(*c));
+	buf_add_str(&w->raw, name);
+	rec_end(w, at);
+}
+
+void store_put_mapping(struct store_writer *w, const struct rec_mapping *m, const char *path)
+{
+	size_t at;
+	rec_begin(w, REC_MAPPING, &at);
+	buf_add(&w->raw, m, sizeof(*m));
+	buf_add_str(&w->raw, path);
+	rec_end(w, at);
+}
+
+void store_put_task(struct store_writer *w, enum rec_type type, const struct rec_task *t)
+{
+	size_t at;
+	rec_begin(w, type, &at);
+	buf_add(&w->raw, t, sizeof(*t));
+	rec_end(w, at);
+}
+
+void store_put_lost(struct store_writer *w, const struct rec_lost *l)
+{
+	size_t at;
+	rec_begin(w, REC_LOST, &at);
+	buf_add(&w->raw, l, sizeof(*l));
+	rec_end(w, at);
+}
+
+void store_put_throttle(struct store_writer *w, const struct rec_throttle *t)
+{
+	size_t at;
+	rec_begin(w, REC_THROTTLE, &at);
+	buf_add(&w->raw, t, sizeof(*t));
+	rec_end(w, at);
+}
+
+void store_put_symbol(struct store_writer *w, const struct rec_symbol *s,
+		      const char *name, const char *module)
+{
+	size_t at;
+	rec_begin(w, REC_SYMBOL, &at);
+	buf_add(&w->raw, s, sizeof(*s));
+	buf_add_str(&w->raw, name);
+	buf_add_str(&w->raw, module);
+	rec_end(w, at);
+}
+
+void store_put_node(struct store_writer *w, uint32_t id, const struct rec_node *n)
+{
+	if (id != w->nodes_first + w->nodes.len / sizeof(*n))
+		BUG("nodes must be put with consecutive ids");
+	buf_add(&w->nodes, n, sizeof(*n));
+}
+
+void store_put_sample(struct store_writer *w, const struct rec_sample *s)
+{
+	buf_add(&w->samples, s, sizeof(*s));
+	w->nsamples++;
+}
+
+/* Move pending nodes and samples into the raw buffer as batch records. */
+static void put_batches(struct store_writer *w)
+{
+	size_t at;
+	if (w->nodes.len) {
+		uint32_t count = (uint32_t)(w->nodes.len / sizeof(struct rec_node));
+		rec_begin(w, REC_NODES, &at);
+		buf_add_u32(&w->raw, w->nodes_first);
+		buf_add_u32(&w->raw, count);
+		buf_add(&w->raw, w->nodes.data, w->nodes.len);
+		rec_end(w, at);
+		w->nodes_first += count;
+		buf_reset(&w->nodes);
+	}
+	if (w->samples.len) {
+		rec_begin(w, REC_SAMPLES, &at);
+		buf_add_u32(&w->raw, (uint32_t)(w->samples.len / sizeof(struct rec_sample)));
+		buf_add_u32(&w->raw, 0);
+		buf_add(&w->raw, w->samples.data, w->samples.len);
+		rec_end(w, at);
+		buf_reset(&w->samples);
+	}
+}
+
+int store_flush(struct store_writer *w, enum chunk_kind kind)
+{
+	struct store_chunk_header h;
+	size_t bound, n;
+	int ret;
+
+	put_batches(w);
+	w->last_flush_ns = now_ns();
+	if (!w->raw.len && kind != CHUNK_END)
+		return w->err;
+	if (w->err || w->fd < 0)
+		return w->err ? w->err : -EBADF;
+	if (w->raw.len > STORE_MAX_RAW)
+		BUG("chunk too large");
+
+	bound = ZSTD_compressBound(w->raw.len);
+	buf_reset(&w->comp);
+	buf_extend(&w->comp, sizeof(h) + bound);
+	n = ZSTD_compress2(w->cctx, w->comp.data + sizeof(h), bound,
+			   w->raw.data, w->raw.len);
+	if (ZSTD_isError(n))
+		BUG("zstd compression failed");
+	h.magic = STORE_CHUNK_MAGIC;
+	h.kind = (uint16_t)kind;
+	h.flags = 0;
+	h.seq = w->seq++;
+	h.raw_size = (uint32_t)w->raw.len;
+	h.comp_size = (uint32_t)n;
+	h.check = h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR;
+	memcpy(w->comp.data, &h, sizeof(h));
+	/* One write per chunk: readers see a whole chunk or a short tail. */
+	ret = write_all(w->fd, w->comp.data, sizeof(h) + n);
+	buf_reset(&w->raw);
+	if (ret) {
+		w->err = ret;
+		return ret;
+	}
+	w->bytes += sizeof(h) + n;
+	return 0;
+}
+
+int store_maybe_flush(struct store_writer *w)
+{
+	size_t pending = w->raw.len + w->nodes.len + w->samples.len;
+	if (pending >= FLUSH_BYTES ||
+	    (pending && now_ns() - w->last_flush_ns >= FLUSH_INTERVAL_NS))
+		return store_flush(w, CHUNK_DATA);
+	return w->err;
+}
+
+int store_writer_close(struct store_writer *w)
+{
+	int ret = store_flush(w, CHUNK_DATA);
+	if (!ret)
+		ret = store_flush(w, CHUNK_END);
+	if (w->fd >= 0 && close(w->fd) && !ret)
+		ret = -errno;
+	w->fd = -1;
+	ZSTD_freeCCtx(w->cctx);
+	w->cctx = NULL;
+	buf_release(&w->raw);
+	buf_release(&w->nodes);
+	buf_release(&w->samples);
+	buf_release(&w->comp);
+	return ret;
+}

@@ -1,0 +1,58 @@
+/* writer.h - append records to a recording file in zstd chunks.
+ *
+ * Records are buffered and written as one chunk per store_flush(): a
+ * chunk is complete on disk or absent, so readers never see half of one.
+ * Nodes and samples are batched into REC_NODES / REC_SAMPLES records;
+ * a flush writes pending nodes before pending samples, so every sample
+ * refers to nodes defined in its chunk or earlier ones.
+ *
+ * Functions that write return 0 or -errno (the file system may be full).
+ */
+#ifndef STAX_STORE_WRITER_H
+#define STAX_STORE_WRITER_H
+
+#include "lib/buf.h"
+#include "store/format.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store_writer {
+	int fd;
+	uint32_t seq;
+	struct buf raw;        /* records of the chunk being built */
+	struct buf nodes;      /* pending struct rec_node */
+	uint32_t nodes_first;  /* id of the first pending node */
+	struct buf samples;    /* pending struct rec_sample */
+	struct buf comp;
+	void *cctx;            /* ZSTD_CCtx */
+	uint64_t last_flush_ns;
+	uint64_t bytes;        /* bytes written to the file so far */
+	uint64_t nsamples;
+	int err;               /* first write error (-errno), sticky */
+};
+
+/* Create (truncate) path and write the file header. */
+int store_writer_open(struct store_writer *w, const char *path);
+/* Flush what is pending as a chunk of kind, then an END chunk; close. */
+int store_writer_close(struct store_writer *w);
+
+void store_put_meta(struct store_writer *w, const char *key, const char *value);
+void store_put_comm(struct store_writer *w, const struct rec_comm *c, const char *name);
+void store_put_mapping(struct store_writer *w, const struct rec_mapping *m, const char *path);
+void store_put_task(struct store_writer *w, enum rec_type type, const struct rec_task *t);
+/* Nodes must be put with consecutive ids starting at 1. */
+void store_put_node(struct store_writer *w, uint32_t id, const struct rec_node *n);
+void store_put_sample(struct store_writer *w, const struct rec_sample *s);
+void store_put_lost(struct store_writer *w, const struct rec_lost *l);
+void store_put_throttle(struct store_writer *w, const struct rec_throttle *t);
+void store_put_symbol(struct store_writer *w, const struct rec_symbol *s,
+		      const char *name, const char *module);
+
+/* Write what is buffered as one chunk (no-op when empty). */
+int store_flush(struct store_writer *w, enum chunk_kind kind);
+/* Flush when 250 ms passed since the last flush or the buffer is large. */
+int store_maybe_flush(struct store_writer *w);
+
+#endif

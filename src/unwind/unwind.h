@@ -1,0 +1,103 @@
+/* unwind.h - user-space stack unwinding at record time (x86-64).
+ *
+ * The recorder hands each sample's registers, the copy of the top of the
+ * user stack and the kernel's frame-pointer chain to unwind_sample(). It
+ * unwinds with DWARF CFI compiled into compact per-module tables (built
+ * lazily, once per module, cached by build-id), and where the copy ends
+ * before the root it continues with the kernel's frame-pointer chain
+ * (hybrid mode). Raw stack bytes never leave this module.
+ *
+ * Ownership: an unwinder owns its module tables; unwind_sample() writes
+ * into caller-provided arrays and allocates nothing on the warm path.
+ */
+#ifndef STAX_UNWIND_UNWIND_H
+#define STAX_UNWIND_UNWIND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Registers in DWARF numbering for x86-64. */
+enum {
+	UNW_RAX = 0, UNW_RDX, UNW_RCX, UNW_RBX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP,
+	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
+	UNW_RIP, UNW_NREGS
+};
+
+struct unwind_regs {
+	uint64_t r[UNW_NREGS];
+	uint32_t valid;        /* bit i set when r[i] is known */
+};
+
+enum unwind_mode { UNWIND_MODE_FP = 0, UNWIND_MODE_DWARF, UNWIND_MODE_HYBRID };
+
+/* Per-sample verdict, stored in the recording. */
+enum unwind_quality {
+	UNWIND_Q_UNKNOWN = 0,   /* frame-pointer chain, not verified */
+	UNWIND_Q_COMPLETE,      /* reached a root (undefined RA, _start, clone) */
+	UNWIND_Q_TRUNCATED,     /* stack copy or depth ran out */
+	UNWIND_Q_BROKEN,        /* bad read, no unwind info, no usable frame pointer */
+};
+
+/* How the frames were found. */
+enum unwind_method {
+	UNWIND_M_FP = 0,        /* kernel frame-pointer chain only */
+	UNWIND_M_DWARF,         /* CFI from the copy only */
+	UNWIND_M_SPLICED,       /* CFI, then the kernel chain beyond the copy */
+};
+
+/* Where a module is mapped (filled by the caller's find callback). */
+struct unwind_module {
+	const char *path;          /* file path, or "[vdso]" */
+	const uint8_t *build_id;   /* may be NULL */
+	size_t build_id_size;
+	uint64_t start, end, pgoff;
+};
+
+/* Find the executable mapping containing pc in the sampled process.
+ * Returns false when pc is in no known mapping (JIT, unknown). */
+typedef bool (*unwind_find_fn)(void *arg, uint64_t pc, struct unwind_module *out);
+
+struct unwind_input {
+	struct unwind_regs regs;       /* user registers at the sample */
+	const uint8_t *stack;          /* copy of user memory starting at regs RSP */
+	size_t stack_size;             /* valid bytes in stack (dyn_size) */
+	const uint64_t *fp_chain;      /* kernel's user callchain: pc, ret, ret, ... */
+	size_t fp_chain_len;
+	unwind_find_fn find;
+	void *find_arg;
+};
+
+#define UNWIND_F_RA 1u      /* pc is a return address: symbolize at pc-1 */
+#define UNWIND_F_SIGNAL 2u  /* frame interrupted by a signal (exact pc) */
+
+struct unwind_frame {
+	uint64_t pc;
+	uint32_t flags;
+};
+
+struct unwind_result {
+	size_t n;                  /* frames written, leaf first */
+	enum unwind_quality quality;
+	enum unwind_method method;
+	uint64_t stop_pc;          /* where unwinding stopped when not complete */
+	size_t dwarf_frames;       /* frames found by CFI (rest from the chain) */
+};
+
+struct unwinder;
+
+struct unwinder *unwinder_new(void);
+void unwinder_free(struct unwinder *u);
+
+/* Unwind one sample into frames[0..max). mode HYBRID splices the kernel
+ * chain where the copy ends; DWARF stops there (truncated). Never fails:
+ * the verdict says how far it got. */
+void unwind_sample(struct unwinder *u, enum unwind_mode mode,
+		   const struct unwind_input *in,
+		   struct unwind_frame *frames, size_t max,
+		   struct unwind_result *res);
+
+const char *unwind_quality_name(enum unwind_quality q);
+const char *unwind_method_name(enum unwind_method m);
+
+#endif

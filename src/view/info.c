@@ -1,0 +1,178 @@
+/* info.c - what was recorded and how good its stacks are. */
+#include "view/view.h"
+#include "unwind/unwind.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Functions where a stack counts as having reached its root: main (or
+ * the libc frame that calls it, since Debian's libc has no frame pointers
+ * and the chain ends there), and thread or process start functions. */
+static const char *const root_names[] = {
+	"main", "__libc_start_call_main", "__libc_start_main", "_start",
+	"start_thread", "clone", "clone3", "__clone", "__clone3", "Py_BytesMain",
+};
+
+static bool is_root_name(const char *name)
+{
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(root_names); i++)
+		if (!strcmp(name, root_names[i]))
+			return true;
+	return false;
+}
+
+struct module_row {
+	const char *module;
+	uint64_t frames, unknown;
+};
+
+static int cmp_module(const void *a, const void *b)
+{
+	const struct module_row *x = a, *y = b;
+	if (x->unknown != y->unknown)
+		return x->unknown > y->unknown ? -1 : 1;
+	if (x->frames != y->frames)
+		return x->frames > y->frames ? -1 : 1;
+	return strcmp(x->module, y->module);
+}
+
+static struct module_row *module_row(struct module_row **rows, size_t *n, size_t *cap, const char *m)
+{
+	size_t i;
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*rows)[i].module, m))
+			return &(*rows)[i];
+	GROW(*rows, *cap, *n + 1);
+	(*rows)[*n] = (struct module_row){ m, 0, 0 };
+	return &(*rows)[(*n)++];
+}
+
+static const char *meta_or(const struct profile *p, const char *key, const char *def)
+{
+	const char *v = profile_meta(p, key);
+	return v && *v ? v : def;
+}
+
+void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out)
+{
+	uint64_t kept = 0, weight = 0, rooted = 0, quality[4] = { 0 }, method[3] = { 0 };
+	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
+	uint64_t end = strtoull(meta_or(p, "end_ns", "0"), NULL, 10);
+	uint64_t freq = strtoull(meta_or(p, "freq", "0"), NULL, 10);
+	bool clock = !strcmp(meta_or(p, "event_is_clock", "0"), "1");
+	struct module_row *mods = NULL;
+	size_t nmods = 0, modcap = 0, i;
+	double secs, eff = 0;
+	uint32_t pids[64];
+	size_t npids = 0;
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd;
+		bool root = false;
+		size_t k;
+		if (!view_keep(p, f, s))
+			continue;
+		kept++;
+		weight += s->weight;
+		if (s->quality < 4)
+			quality[s->quality]++;
+		if (s->method < 3)
+			method[s->method]++;
+		for (k = 0; k < npids && pids[k] != s->pid; k++)
+			;
+		if (k == npids && npids < ARRAY_SIZE(pids))
+			pids[npids++] = s->pid;
+		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
+		     nd = profile_node(p, nd->parent)) {
+			const struct prof_func *fn = profile_func(p, nd->func);
+			struct module_row *m;
+			if (!fn)
+				continue;
+			if (fn->known && is_root_name(fn->name))
+				root = true;
+			m = module_row(&mods, &nmods, &modcap, fn->module);
+			m->frames++;
+			if (!fn->known)
+				m->unknown++;
+		}
+		rooted += root;
+	}
+	if (!end)
+		end = p->last_time;
+	if (!start)
+		start = p->first_time;
+	secs = end > start ? (end - start) / 1e9 : 0;
+	if (clock && weight)
+		eff = kept / (weight / 1e9);      /* samples per second of CPU time */
+	else if (secs > 0)
+		eff = kept / secs;
+	if (nmods)
+		qsort(mods, nmods, sizeof(*mods), cmp_module);
+
+	if (json) {
+		fputs("{\"file\":", out);
+		json_str(out, p->path);
+		fputs(",\"command\":", out);
+		json_str(out, meta_or(p, "command", "?"));
+		fputs(",\"event\":", out);
+		json_str(out, meta_or(p, "event", "?"));
+		fprintf(out, ",\"state\":\"%s\",\"duration_s\":%.3f,\"requested_hz\":%" PRIu64
+			",\"effective_hz\":%.1f,\"samples\":%" PRIu64 ",\"lost\":%" PRIu64
+			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
+			p->partial ? "partial" : "finished", secs, freq, eff, kept,
+			p->lost_records + p->lost_samples, p->throttles, npids, rooted);
+		fputs(",\"unwind\":", out);
+		json_str(out, meta_or(p, "unwind", "fp"));
+		fprintf(out, ",\"quality\":{\"unverified\":%" PRIu64 ",\"complete\":%" PRIu64
+			",\"truncated\":%" PRIu64 ",\"broken\":%" PRIu64 "}", quality[0], quality[1],
+			quality[2], quality[3]);
+		fprintf(out, ",\"method\":{\"fp\":%" PRIu64 ",\"dwarf\":%" PRIu64 ",\"spliced\":%" PRIu64 "}",
+			method[0], method[1], method[2]);
+		fputs(",\"modules\":[", out);
+		for (i = 0; i < nmods; i++) {
+			fprintf(out, "%s{\"module\":", i ? "," : "");
+			json_str(out, mods[i].module);
+			fprintf(out, ",\"frames\":%" PRIu64 ",\"unsymbolized\":%" PRIu64 "}", mods[i].frames,
+				mods[i].unknown);
+		}
+		fputs("]}\n", out);
+		free(mods);
+		return;
+	}
+	fprintf(out, "file:        %s (%s)\n", p->path,
+		p->partial ? "partial: still recording, or the recorder was killed; read up to the last complete chunk"
+			   : "finished");
+	fprintf(out, "command:     %s\n", meta_or(p, "command", "?"));
+	if (profile_meta(p, "exit_status"))
+		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));
+	fprintf(out, "event:       %s, requested %" PRIu64 " Hz, effective %.1f Hz%s\n",
+		meta_or(p, "event", "?"), freq, eff,
+		clock ? " (samples per second of CPU time)" : "");
+	fprintf(out, "duration:    %.3f s\n", secs);
+	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
+		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
+		p->throttles == 1 ? "" : "s");
+	fprintf(out, "kernel:      %s\n", !strcmp(meta_or(p, "kernel_frames", "0"), "1") ?
+		"kernel frames recorded" :
+		"user-space frames only (perf_event_paranoid; record as root for kernel frames)");
+	fprintf(out, "unwinding:   %s\n", meta_or(p, "unwind", "fp"));
+	fprintf(out, "stacks:      %" PRIu64 " of %" PRIu64 " (%.1f%%) reach main or a thread start function\n",
+		rooted, kept, kept ? 100.0 * rooted / kept : 0.0);
+	fprintf(out, "  verdict:   complete %" PRIu64 ", truncated %" PRIu64 ", broken %" PRIu64
+		", unverified frame-pointer chains %" PRIu64 "\n", quality[1], quality[2], quality[3], quality[0]);
+	fprintf(out, "  method:    fp %" PRIu64 ", dwarf %" PRIu64 ", spliced %" PRIu64 "\n",
+		method[0], method[1], method[2]);
+	fprintf(out, "modules:     %-28s %10s %12s\n", "MODULE", "FRAMES", "UNSYMBOLIZED");
+	for (i = 0; i < nmods; i++)
+		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%\n", mods[i].module, mods[i].frames,
+			mods[i].frames ? 100.0 * mods[i].unknown / mods[i].frames : 0.0);
+	for (i = 0; i < nmods; i++)
+		if (mods[i].unknown == mods[i].frames && mods[i].frames)
+			fprintf(out, "without symbols: %s\n", mods[i].module);
+	free(mods);
+}

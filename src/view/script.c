@@ -1,0 +1,60 @@
+/* script.c - every sample with its frames, like perf script. */
+#include "view/view.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+
+void view_script(const struct profile *p, const struct view_filter *f, bool json, FILE *out)
+{
+	const char *event = profile_meta(p, "event");
+	size_t i;
+	bool first = true;
+
+	if (!event)
+		event = "cpu-clock";
+	if (json)
+		fputs("{\"samples\":[", out);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd;
+		const char *comm;
+		bool ff = true;
+		if (!view_keep(p, f, s))
+			continue;
+		comm = profile_comm(p, s->pid, s->tid, s->time);
+		if (json) {
+			fprintf(out, "%s{\"comm\":", first ? "" : ",");
+			json_str(out, comm);
+			fprintf(out, ",\"pid\":%u,\"tid\":%u,\"cpu\":%u,\"time\":%" PRIu64 ",\"period\":%" PRIu64
+				",\"frames\":[", s->pid, s->tid, s->cpu, s->time, s->weight);
+		} else {
+			fprintf(out, "%s %u/%u [%03u] %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n", comm,
+				s->pid, s->tid, s->cpu, s->time / 1000000000, (s->time / 1000) % 1000000,
+				s->weight, event);
+		}
+		first = false;
+		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
+		     nd = profile_node(p, nd->parent)) {
+			const struct prof_func *fn = profile_func(p, nd->func);
+			if (json) {
+				fprintf(out, "%s{\"addr\":%" PRIu64 ",\"name\":", ff ? "" : ",", nd->addr);
+				json_str(out, fn ? fn->name : "[unknown]");
+				fputs(",\"module\":", out);
+				json_str(out, fn ? fn->module : "[unknown]");
+				fprintf(out, ",\"kernel\":%s}", fn && fn->kernel ? "true" : "false");
+			} else {
+				fprintf(out, "\t%16" PRIx64 " %s (%s)\n", nd->addr, fn ? fn->name : "[unknown]",
+					fn ? fn->module : "[unknown]");
+			}
+			ff = false;
+		}
+		if (json)
+			fputs("]}", out);
+		else
+			fputc('\n', out);
+	}
+	if (json)
+		fputs("]}\n", out);
+}

@@ -1,0 +1,47 @@
+/* view.h - the text and JSON views of a profile.
+ *
+ * Every view reads a symbolized profile and the samples the filter keeps,
+ * and prints to out. They never fail (a profile with no samples prints an
+ * empty table and says so).
+ */
+#ifndef STAX_VIEW_VIEW_H
+#define STAX_VIEW_VIEW_H
+
+#include "profile/profile.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct view_filter {
+	int64_t pid, tid;      /* -1 = any */
+	const char *comm;      /* NULL = any */
+};
+
+bool view_keep(const struct profile *p, const struct view_filter *f, const struct rec_sample *s);
+
+struct top_opts {
+	size_t limit;          /* rows, 0 = all */
+	bool sort_total;
+	bool json;
+};
+void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out);
+
+struct flame_opts {
+	bool folded;
+	bool json;
+	size_t max_depth;      /* 0 = unlimited */
+	double threshold;      /* percent below which subtrees are hidden */
+};
+void view_flame(const struct profile *p, const struct view_filter *f, const struct flame_opts *o, FILE *out);
+
+void view_threads(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
+void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
+void view_script(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
+
+/* Display name of a function id ("name", kernel frames keep their name). */
+const char *view_func_name(const struct profile *p, uint32_t func);
+/* Milliseconds of CPU a sample weight stands for (clock events), else 0. */
+double view_weight_ms(const struct profile *p, uint64_t weight);
+
+#endif
