@@ -195,7 +195,13 @@ static int load(struct loader *l)
 {
 	struct store_chunk ch;
 	int ret;
+	bool progress = l->r.owned && show_progress();
+	uint64_t start = now_ns(), last = 0;
 	while ((ret = store_reader_next(&l->r, &ch)) > 0) {
+		if (progress && now_ns() - start > 300000000ull && now_ns() - last > 100000000ull) {
+			last = now_ns();
+			fprintf(stderr, "\rstax: reading %s: %3.0f%%", l->r.path, 100.0 * l->r.off / l->r.size);
+		}
 		struct store_record_iter it = { &ch, 0 };
 		struct store_record rec;
 		int rr;
@@ -207,10 +213,13 @@ static int load(struct loader *l)
 		if (rr < 0)
 			return -1;
 	}
+	if (last)
+		fprintf(stderr, "\r\033[K");
 	if (ret < 0)
 		return -1;
 	l->p->partial = !l->r.ended;
-	qsort(l->p->comms, l->p->ncomms, sizeof(*l->p->comms), cmp_comm);
+	if (l->p->ncomms)
+		qsort(l->p->comms, l->p->ncomms, sizeof(*l->p->comms), cmp_comm);
 	return 0;
 }
 
@@ -399,6 +408,12 @@ void profile_symbolize(struct profile *p, bool demangle)
 			continue;
 		}
 		/* not in the file: resolve from the binaries as they are now */
+		if (p->no_live_symbols) {
+			keyfunc[k] = func_for(p, NULL, nd->addr, kind == NODE_KERNEL ? NULL : "[unknown]",
+					      false, kind == NODE_KERNEL);
+			nd->func = keyfunc[k];
+			continue;
+		}
 		if (!ss) {
 			ss = sym_session_new();
 			sym_set_demangle(ss, demangle);

@@ -78,6 +78,7 @@ struct profile {
 	uint64_t first_time, last_time;
 	bool partial;                   /* no END chunk: running or killed */
 	bool has_symbols;
+	bool no_live_symbols;           /* never open binaries (fuzzing) */
 	char **strings;                 /* every string we own */
 	size_t nstrings, strcap;
 };

@@ -1,11 +1,9 @@
 #include "record/recorder.h"
 #include "record/events.h"
+#include "record/ingest.h"
 #include "record/ring.h"
 #include "record/target.h"
-#include "state/state.h"
-#include "store/stacks.h"
 #include "store/writer.h"
-#include "symbol/symbol.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -22,7 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_FRAMES 1024
 
 struct recorder {
 	const struct record_opts *o;
@@ -33,15 +30,13 @@ struct recorder {
 	size_t nfds, fdcap;
 	struct ring *rings;      /* one per cpu */
 	struct buf batch;
-	struct state st;
-	struct stack_table stacks;
+	struct perf_format fmt;
+	struct ingest ing;
 	struct store_writer w;
-	uint64_t samples, lost, lost_samples, throttles, unthrottles;
 	uint64_t start_ns, end_ns;
 	struct target child;
 	bool launched, child_done;
 	int child_status;
-	uint64_t kframes[MAX_FRAMES], uframes[MAX_FRAMES];
 };
 
 /* ---- signals: a self-pipe wakes the poll loop ---- */
@@ -144,251 +139,10 @@ static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 	return 0;
 }
 
-static uint64_t regs_mask(void)
-{
-	/* perf_event_x86_regs: AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS GS R8..R15 */
-	return 0xff01ffull & ~((1ull << 9) | (1ull << 10) | (1ull << 11) |
-			       (1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 15)) ;
-}
-
+/* perf_event_x86_regs numbering: AX BX CX DX SI DI BP SP IP FLAGS CS SS
+ * DS ES FS GS R8..R15. We ask for AX..IP and R8..R15 (bits 0-8, 16-23). */
+#define REGS_MASK 0xff01ffull
 /* ---- records ---- */
-
-static uint64_t rec_time(const struct perf_event_header *h)
-{
-	const uint8_t *p = (const uint8_t *)h;
-	uint64_t t = 0;
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (h->size >= 32)
-			memcpy(&t, p + 24, 8);   /* header, ip, pid/tid, time */
-	} else if (h->size >= sizeof(*h) + 24) {
-		memcpy(&t, p + h->size - 16, 8); /* sample_id: pid/tid, time, cpu */
-	}
-	return t;
-}
-
-static void put_new_nodes(struct recorder *r)
-{
-	while (r->stacks.written < r->stacks.n) {
-		size_t i = r->stacks.written++;
-		store_put_node(&r->w, (uint32_t)(i + 1), &r->stacks.nodes[i]);
-	}
-}
-
-static uint32_t proc_root(struct recorder *r, uint32_t pid)
-{
-	struct state_proc *p = state_proc(&r->st, pid);
-	if (!p->root)
-		p->root = stack_intern(&r->stacks, 0, pid, p->image, NODE_ROOT);
-	return p->root;
-}
-
-static void on_sample(struct recorder *r, const uint8_t *p, const uint8_t *end, uint16_t misc)
-{
-	struct rec_sample s;
-	uint64_t ip, nr, i, ctx = PERF_CONTEXT_USER;
-	uint32_t pidtid[2], cpu[2];
-	size_t nk = 0, nu = 0;
-	uint32_t node;
-
-	if (end - p < 48)
-		return;
-	memcpy(&ip, p, 8);
-	memcpy(pidtid, p + 8, 8);
-	memset(&s, 0, sizeof(s));
-	memcpy(&s.time, p + 16, 8);
-	memcpy(cpu, p + 24, 8);
-	memcpy(&s.weight, p + 32, 8);
-	memcpy(&nr, p + 40, 8);
-	p += 48;
-	if (nr > (uint64_t)(end - p) / 8)
-		return;
-	for (i = 0; i < nr; i++) {
-		uint64_t a;
-		memcpy(&a, p + i * 8, 8);
-		if (a >= PERF_CONTEXT_MAX) {
-			ctx = a;
-			continue;
-		}
-		if (ctx == PERF_CONTEXT_KERNEL && nk < MAX_FRAMES)
-			r->kframes[nk++] = a;
-		else if (ctx == PERF_CONTEXT_USER && nu < MAX_FRAMES)
-			r->uframes[nu++] = a;
-	}
-	if (!nk && !nu) {
-		if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			r->kframes[nk++] = ip;
-		else
-			r->uframes[nu++] = ip;
-	}
-	s.pid = pidtid[0];
-	s.tid = pidtid[1];
-	s.cpu = (uint16_t)cpu[0];
-	s.quality = UNWIND_Q_UNKNOWN;
-	s.method = UNWIND_M_FP;
-
-	node = proc_root(r, s.pid);
-	for (i = nu; i-- > 0;) {
-		uint64_t a = r->uframes[i];
-		node = stack_intern(&r->stacks, node, a, state_find(&r->st, s.pid, a),
-				    NODE_USER | (i ? NODE_F_RA : 0));
-	}
-	for (i = nk; i-- > 0;)
-		node = stack_intern(&r->stacks, node, r->kframes[i], 0,
-				    NODE_KERNEL | (i ? NODE_F_RA : 0));
-	s.stack = node;
-	put_new_nodes(r);
-	store_put_sample(&r->w, &s);
-	r->samples++;
-}
-
-static void put_mapping(struct recorder *r, const struct state_mapping *m, uint64_t time, uint32_t prot)
-{
-	struct rec_mapping rm;
-	memset(&rm, 0, sizeof(rm));
-	rm.id = m->id;
-	rm.pid = m->pid;
-	rm.time = time;
-	rm.start = m->start;
-	rm.end = m->end;
-	rm.pgoff = m->pgoff;
-	rm.inode = m->inode;
-	rm.maj = m->maj;
-	rm.min = m->min;
-	rm.prot = prot;
-	rm.build_id_size = m->build_id_size;
-	memcpy(rm.build_id, m->build_id, sizeof(rm.build_id));
-	store_put_mapping(&r->w, &rm, m->path);
-}
-
-static void on_mmap2(struct recorder *r, const struct perf_event_header *h,
-		     const uint8_t *p, const uint8_t *end)
-{
-	struct state_mapping m;
-	uint32_t pidtid[2], prot, flags;
-	uint64_t len;
-	const uint8_t *name;
-	size_t namelen;
-
-	if (end - p < 72)
-		return;
-	memset(&m, 0, sizeof(m));
-	memcpy(pidtid, p, 8);
-	memcpy(&m.start, p + 8, 8);
-	memcpy(&len, p + 16, 8);
-	memcpy(&m.pgoff, p + 24, 8);
-	if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-		m.build_id_size = MIN(p[32], 20);
-		memcpy(m.build_id, p + 36, m.build_id_size);
-	} else {
-		memcpy(&m.maj, p + 32, 4);
-		memcpy(&m.min, p + 36, 4);
-		memcpy(&m.inode, p + 40, 8);
-	}
-	memcpy(&prot, p + 56, 4);
-	memcpy(&flags, p + 60, 4);
-	name = p + 64;
-	namelen = strnlen((const char *)name, (size_t)(end - name));
-	if (namelen == (size_t)(end - name))
-		return;
-	if (!(prot & 4 /* PROT_EXEC */))
-		return;
-	m.end = m.start + len;
-	m.path = (char *)name;
-	put_mapping(r, state_add_mapping(&r->st, pidtid[0], &m), rec_time(h), prot);
-}
-
-static void on_comm(struct recorder *r, const struct perf_event_header *h,
-		    const uint8_t *p, const uint8_t *end)
-{
-	struct rec_comm c;
-	uint32_t pidtid[2];
-	const char *name = (const char *)p + 8;
-	if (end - p < 9 || strnlen(name, (size_t)(end - p - 8)) == (size_t)(end - p - 8))
-		return;
-	memcpy(pidtid, p, 8);
-	memset(&c, 0, sizeof(c));
-	c.pid = pidtid[0];
-	c.tid = pidtid[1];
-	c.time = rec_time(h);
-	if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
-		c.flags = COMM_F_EXEC;
-		state_exec(&r->st, c.pid);
-	}
-	store_put_comm(&r->w, &c, name);
-}
-
-static void on_task(struct recorder *r, const struct perf_event_header *h,
-		    const uint8_t *p, const uint8_t *end)
-{
-	struct rec_task t;
-	if (end - p < 24)
-		return;
-	memcpy(&t, p, 24);
-	if (h->type == PERF_RECORD_FORK) {
-		state_fork(&r->st, t.pid, t.ppid);
-		store_put_task(&r->w, REC_FORK, &t);
-	} else {
-		store_put_task(&r->w, REC_EXIT, &t);
-	}
-}
-
-static void on_record(struct recorder *r, const struct perf_event_header *h)
-{
-	const uint8_t *p = (const uint8_t *)(h + 1);
-	const uint8_t *end = (const uint8_t *)h + h->size;
-	struct rec_lost l;
-	struct rec_throttle t;
-
-	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		on_sample(r, p, end, h->misc);
-		break;
-	case PERF_RECORD_MMAP2:
-		on_mmap2(r, h, p, end);
-		break;
-	case PERF_RECORD_COMM:
-		on_comm(r, h, p, end);
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		on_task(r, h, p, end);
-		break;
-	case PERF_RECORD_LOST:
-		if (end - p < 16)
-			break;
-		memset(&l, 0, sizeof(l));
-		memcpy(&l.count, p + 8, 8);
-		l.time = rec_time(h);
-		l.kind = 0;
-		r->lost += l.count;
-		store_put_lost(&r->w, &l);
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (end - p < 8)
-			break;
-		memset(&l, 0, sizeof(l));
-		memcpy(&l.count, p, 8);
-		l.time = rec_time(h);
-		l.kind = 1;
-		r->lost_samples += l.count;
-		store_put_lost(&r->w, &l);
-		break;
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		memset(&t, 0, sizeof(t));
-		if (end - p >= 8)
-			memcpy(&t.time, p, 8);
-		t.throttled = h->type == PERF_RECORD_THROTTLE;
-		if (t.throttled)
-			r->throttles++;
-		else
-			r->unthrottles++;
-		store_put_throttle(&r->w, &t);
-		break;
-	default:
-		break;
-	}
-}
 
 struct rec_ref {
 	uint64_t time;
@@ -418,28 +172,26 @@ static void drain(struct recorder *r)
 	for (off = 0; off < r->batch.len;) {
 		const struct perf_event_header *h = (const void *)(r->batch.data + off);
 		GROW(refs, cap, n + 1);
-		refs[n].time = rec_time(h);
+		refs[n].time = perf_record_time(&r->fmt, h);
 		refs[n].off = off;
 		n++;
 		off += h->size;
 	}
-	qsort(refs, n, sizeof(*refs), cmp_ref);
+	if (n)
+		qsort(refs, n, sizeof(*refs), cmp_ref);
 	for (off = 0; off < n; off++)
-		on_record(r, (const void *)(r->batch.data + refs[off].off));
+		ingest_record(&r->ing, &r->fmt, (const void *)(r->batch.data + refs[off].off));
 }
 
-/* ---- attaching: seed names and mappings from /proc ---- */
+/* ---- attaching: names and mappings from /proc ---- */
 
 static void seed_process(struct recorder *r, int pid, const pid_t *tids, int ntids)
 {
-	char path[64], line[4096];
-	FILE *f;
-	int i;
 	uint64_t t = now_ns();
-
+	int i;
 	for (i = 0; i < ntids; i++) {
-		struct rec_comm c;
-		char name[64] = "";
+		char path[64], name[64] = "";
+		FILE *f;
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, (int)tids[i]);
 		f = fopen(path, "r");
 		if (!f)
@@ -447,110 +199,9 @@ static void seed_process(struct recorder *r, int pid, const pid_t *tids, int nti
 		if (fgets(name, sizeof(name), f))
 			name[strcspn(name, "\n")] = 0;
 		fclose(f);
-		memset(&c, 0, sizeof(c));
-		c.pid = (uint32_t)pid;
-		c.tid = (uint32_t)tids[i];
-		c.time = t;
-		store_put_comm(&r->w, &c, name);
+		ingest_seed_comm(&r->ing, (uint32_t)pid, (uint32_t)tids[i], t, name);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		struct state_mapping m;
-		unsigned long long start, end, off, ino;
-		unsigned maj, min;
-		char perms[8];
-		int pos = 0;
-		memset(&m, 0, sizeof(m));
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
-			   &off, &maj, &min, &ino, &pos) < 7 || !strchr(perms, 'x'))
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		m.start = start;
-		m.end = end;
-		m.pgoff = off;
-		m.maj = maj;
-		m.min = min;
-		m.inode = ino;
-		m.path = line + pos;
-		if (m.path[0] == '/')
-			m.build_id_size = (uint8_t)sym_read_build_id(m.path, m.build_id, 20);
-		put_mapping(r, state_add_mapping(&r->st, (uint32_t)pid, &m), t, 5);
-	}
-	fclose(f);
-}
-
-/* ---- symbols at stop ---- */
-
-struct symkey {
-	uint64_t addr;
-	uint32_t mapping;
-	uint32_t flags;   /* NODE_F_RA | kind */
-};
-
-static int cmp_symkey(const void *a, const void *b)
-{
-	const struct symkey *x = a, *y = b;
-	if (x->mapping != y->mapping)
-		return x->mapping < y->mapping ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (x->flags > y->flags) - (x->flags < y->flags);
-}
-
-static void put_symbols(struct recorder *r)
-{
-	struct sym_session *ss = sym_session_new();
-	struct symkey *keys = xmalloc((r->stacks.n + 1) * sizeof(*keys));
-	size_t n = 0, i;
-
-	for (i = 0; i < r->stacks.n; i++) {
-		const struct rec_node *nd = &r->stacks.nodes[i];
-		uint32_t kind = nd->flags & 0xff;
-		if (kind == NODE_ROOT)
-			continue;
-		keys[n].addr = nd->addr;
-		keys[n].mapping = nd->mapping;
-		keys[n].flags = nd->flags & (0xff | NODE_F_RA);
-		n++;
-	}
-	qsort(keys, n, sizeof(*keys), cmp_symkey);
-	for (i = 0; i < n; i++) {
-		struct sym_result res;
-		struct rec_symbol rs;
-		uint64_t a = keys[i].addr - ((keys[i].flags & NODE_F_RA) ? 1 : 0);
-		const struct state_mapping *m;
-		if (i && !cmp_symkey(&keys[i - 1], &keys[i]))
-			continue;
-		memset(&res, 0, sizeof(res));
-		if ((keys[i].flags & 0xff) == NODE_KERNEL) {
-			sym_lookup_kernel(ss, a, &res);
-		} else if ((m = state_mapping(&r->st, keys[i].mapping))) {
-			struct sym_module_ref ref = {
-				m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
-				m->start, m->end, m->pgoff,
-			};
-			sym_lookup(ss, &ref, a, &res);
-		} else {
-			res.module = "[unknown]";
-			res.file_offset = a;
-		}
-		memset(&rs, 0, sizeof(rs));
-		rs.addr = keys[i].addr;
-		rs.mapping = keys[i].mapping;
-		rs.flags = keys[i].flags;
-		if (res.name) {
-			rs.flags |= SYMBOL_F_KNOWN;
-			rs.offset = res.sym_offset;
-		} else {
-			rs.offset = res.file_offset;
-		}
-		store_put_symbol(&r->w, &rs, res.name ? res.name : "", res.module ? res.module : "");
-	}
-	free(keys);
-	sym_session_free(ss);
+	ingest_seed_proc(&r->ing, pid, t);
 }
 
 /* ---- the session ---- */
@@ -610,13 +261,14 @@ static void summary(struct recorder *r)
 	fprintf(stderr, "stax: recorded %" PRIu64 " samples in %.2f s (%s at %" PRIu64 " Hz),"
 		" %" PRIu64 " lost, %" PRIu64 " throttled; wrote %s (%s, %.1f bytes/sample)."
 		" Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
-		r->samples, secs, r->ev->name, r->o->freq, r->lost + r->lost_samples,
-		r->throttles, r->o->output, size,
-		r->samples ? (double)r->w.bytes / r->samples : 0.0,
+		r->ing.samples, secs, r->ev->name, r->o->freq, r->ing.lost + r->ing.lost_samples,
+		r->ing.throttles, r->o->output, size,
+		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
 		r->o->output, r->o->output, r->o->output);
-	if (r->lost + r->lost_samples)
+	if (r->ing.lost + r->ing.lost_samples)
 		fprintf(stderr, "stax: warning: %" PRIu64 " records were lost because the ring buffer"
-			" filled up (lower -F, or record fewer processes)\n", r->lost + r->lost_samples);
+			" filled up (lower -F, or record fewer processes)\n",
+			r->ing.lost + r->ing.lost_samples);
 }
 
 static bool targets_alive(struct recorder *r)
@@ -677,18 +329,21 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (r->ncpus < 1)
 		r->ncpus = 1;
 	r->rings = xcalloc((size_t)r->ncpus, sizeof(*r->rings));
-	state_init(&r->st);
-	stack_table_init(&r->stacks);
 
 	{
 		int e = store_writer_open(&r->w, o->output);
 		if (e)
 			return error("cannot create %s: %s (choose another path with -o)", o->output, strerror(-e));
 	}
+	ingest_init(&r->ing, &r->w, o->unwind);
 	install_signals();
 
 	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL,
-		   o->unwind != UNWIND_MODE_FP ? regs_mask() : 0, o->stack_size);
+		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
+	r->fmt.sample_type = attr.sample_type;
+	r->fmt.read_format = attr.read_format;
+	r->fmt.regs_user_mask = attr.sample_regs_user;
+	r->fmt.sample_id_all = attr.sample_id_all;
 	if (o->argv) {
 		if (target_spawn(&r->child, o->argv))
 			goto out;
@@ -782,7 +437,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		put_meta_u64(&r->w, "exit_status", (uint64_t)*exit_status);
 	}
 	store_flush(&r->w, CHUNK_DATA);
-	put_symbols(r);
+	ingest_put_symbols(&r->ing);
 	if (store_flush(&r->w, CHUNK_SYMBOLS) || store_writer_close(&r->w)) {
 		error("cannot write %s: %s (free some disk space)", o->output, strerror(-r->w.err ? -r->w.err : EIO));
 		goto out;
@@ -802,8 +457,7 @@ out:
 	free(r->fds);
 	free(r->rings);
 	buf_release(&r->batch);
-	state_release(&r->st);
-	stack_table_release(&r->stacks);
+	ingest_release(&r->ing);
 	free(r);
 	return ret;
 }

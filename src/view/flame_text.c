@@ -52,6 +52,18 @@ static bool is_kernel(const struct profile *p, const struct rec_node *n)
 	return fn && fn->kernel;
 }
 
+/* Count one sample at the child labelled key of parent. */
+static uint32_t add(struct tree *t, uint32_t parent, uint64_t key)
+{
+	size_t before = t->keys.n;
+	uint32_t node = stack_intern(&t->keys, parent, key, 0, 0);
+	GROW(t->count, t->cap, t->keys.n + 1);
+	if (t->keys.n != before)
+		t->count[node] = 0;
+	t->count[node]++;
+	return node;
+}
+
 /* Build the tree; returns the number of samples kept. */
 static uint64_t build(const struct profile *p, const struct view_filter *f, struct tree *t)
 {
@@ -69,16 +81,9 @@ static uint64_t build(const struct profile *p, const struct view_filter *f, stru
 			continue;
 		kept++;
 		nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
-		node = stack_intern(&t->keys, 0, COMM_KEY | comm_label(t, profile_comm(p, s->pid, s->tid, s->time)), 0, 0);
-		GROW(t->count, t->cap, t->keys.n + 1);
-		t->count[node]++;
-		for (j = nf; j-- > 0;) {
-			node = stack_intern(&t->keys, node, frames[j], 0, 0);
-			GROW(t->count, t->cap, t->keys.n + 1);
-			if (node == t->keys.n)
-				t->count[node] = 0;
-			t->count[node]++;
-		}
+		node = add(t, 0, COMM_KEY | comm_label(t, profile_comm(p, s->pid, s->tid, s->time)));
+		for (j = nf; j-- > 0;)
+			node = add(t, node, frames[j]);
 	}
 	free(frames);
 	return kept;
@@ -146,7 +151,8 @@ static void print_folded(const struct profile *p, const struct tree *t, FILE *ou
 		lines[nl].count = self[id];
 		nl++;
 	}
-	qsort(lines, nl, sizeof(*lines), cmp_line);
+	if (nl)
+		qsort(lines, nl, sizeof(*lines), cmp_line);
 	for (i = 0; i < nl; i++) {
 		uint64_t c = lines[i].count;
 		while (i + 1 < nl && !strcmp(lines[i].text, lines[i + 1].text)) {
@@ -227,14 +233,14 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 	}
 	sort_tree = &t;
 	for (id = 0; id <= t.keys.n; id++)
-		qsort(kids[id].ids, kids[id].n, sizeof(uint32_t), cmp_child);
+		if (kids[id].n)
+			qsort(kids[id].ids, kids[id].n, sizeof(uint32_t), cmp_child);
 	if (o->json)
 		fprintf(out, "{\"samples\":%" PRIu64 ",\"roots\":[", kept);
 	else if (!kept)
 		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
 	else
-		fprintf(out, "%7s %8s  %s\n", "TOTAL%", "SAMPLES", "CALL TREE (root first; hidden below "
-			"threshold)");
+		fprintf(out, "%7s %8s  %s\n", "TOTAL%", "SAMPLES", "CALL TREE (root first, hottest first)");
 	for (id = 0; id < kids[0].n; id++)
 		print_node(p, &t, kids, kids[0].ids[id], 0, kept, o, out, &first);
 	if (o->json)

@@ -1,0 +1,50 @@
+/* sample.h - decode the kernel's perf_event records (the one vocabulary).
+ *
+ * Live ring buffers and perf.data files both deliver records laid out by
+ * the kernel according to an event's attributes. struct perf_format holds
+ * the attribute fields that decide the layout; the parsers below check
+ * every field against the record's size and return -1 when it does not
+ * fit, never reading past the end.
+ */
+#ifndef STAX_SOURCE_SAMPLE_H
+#define STAX_SOURCE_SAMPLE_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct perf_format {
+	uint64_t sample_type;
+	uint64_t read_format;
+	uint64_t regs_user_mask;
+	uint64_t regs_intr_mask;
+	bool sample_id_all;
+};
+
+struct perf_sample {
+	uint64_t id, ip, time, addr, period;
+	uint32_t pid, tid, cpu;
+	const uint64_t *callchain;    /* unaligned-safe copy not needed: 8-aligned */
+	uint64_t callchain_nr;
+	uint64_t regs_abi;            /* 0: no user registers (kernel thread) */
+	const uint8_t *regs;          /* popcount(regs_user_mask) u64 values */
+	uint64_t regs_mask;
+	const uint8_t *stack;         /* user stack copy */
+	uint64_t stack_size, stack_dyn_size;
+	uint16_t misc;
+};
+
+/* Parse a PERF_RECORD_SAMPLE. Returns 0 or -1 when malformed. */
+int perf_sample_parse(const struct perf_format *f, const struct perf_event_header *h,
+		      struct perf_sample *s);
+/* Parse the sample_id trailer of a non-sample record (pid, tid, time,
+ * id, cpu). Returns 0, or -1 when absent or malformed (fields zeroed). */
+int perf_sample_id_parse(const struct perf_format *f, const struct perf_event_header *h,
+			 struct perf_sample *s);
+/* The time of any record (0 when it carries none). */
+uint64_t perf_record_time(const struct perf_format *f, const struct perf_event_header *h);
+/* Size in bytes of the sample_id trailer for this format. */
+size_t perf_sample_id_size(const struct perf_format *f);
+
+#endif
