@@ -308,6 +308,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 	int ret = -1, cpu;
 	struct pollfd *pfds = NULL;
 	uint64_t deadline = 0;
+	char *old_path = NULL;
+	bool kept_old = false;
 
 	*exit_status = 0;
 	r->o = o;
@@ -330,10 +332,17 @@ int record_run(const struct record_opts *o, int *exit_status)
 		r->ncpus = 1;
 	r->rings = xcalloc((size_t)r->ncpus, sizeof(*r->rings));
 
+	/* like perf: keep the previous recording as FILE.old */
+	old_path = xasprintf("%s.old", o->output);
+	kept_old = rename(o->output, old_path) == 0;
 	{
 		int e = store_writer_open(&r->w, o->output);
-		if (e)
+		if (e) {
+			if (kept_old)
+				rename(old_path, o->output);
+			free(old_path);
 			return error("cannot create %s: %s (choose another path with -o)", o->output, strerror(-e));
+		}
 	}
 	ingest_init(&r->ing, &r->w, o->unwind);
 	install_signals();
@@ -451,8 +460,16 @@ out:
 		close(r->fds[i]);
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_unmap(&r->rings[cpu]);
-	if (r->w.fd >= 0 && ret)
+	if (ret && r->w.fd >= 0) {
+		/* nothing was recorded: leave things as they were */
 		store_writer_close(&r->w);
+		if (!r->ing.samples) {
+			unlink(o->output);
+			if (kept_old)
+				rename(old_path, o->output);
+		}
+	}
+	free(old_path);
 	free(pfds);
 	free(r->fds);
 	free(r->rings);

@@ -38,6 +38,8 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 void view_threads(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
 void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
 void view_script(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
+/* Findings about stack quality, losses and symbols, most important first. */
+void view_doctor(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
 
 /* Display name of a function id ("name", kernel frames keep their name). */
 const char *view_func_name(const struct profile *p, uint32_t func);

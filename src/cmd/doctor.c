@@ -1,0 +1,33 @@
+/* doctor.c - stax doctor: why stacks are incomplete and what to do. */
+#include "cmd/cmd.h"
+
+#include <stdio.h>
+
+const char cmd_doctor_help[] =
+"usage: stax doctor [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
+"\n"
+"Reads a recording and says, most important first, why its stacks may be\n"
+"incomplete or its answers weak, and what to do: lost samples, stacks\n"
+"that do not reach main and the modules where they stop (checking whether\n"
+"those binaries keep frame pointers and have unwind tables), truncated\n"
+"stack copies (a larger --stack-size), code without symbols (debug\n"
+"packages), JIT code without a perf map, kernel frames hidden by\n"
+"kernel.perf_event_paranoid, too few samples, throttling.\n";
+
+int cmd_doctor(int argc, char **argv)
+{
+	struct query_opts q;
+	struct profile p;
+	int i;
+
+	query_init(&q);
+	for (i = 1; i < argc; i++) {
+		cmd_maybe_help("doctor", argv[i]);
+		if (!query_option(&q, "doctor", argc, argv, &i))
+			cmd_bad_option("doctor", argv[i]);
+	}
+	query_load(&q, &p);
+	view_doctor(&p, &q.filter, q.json, stdout);
+	profile_release(&p);
+	return 0;
+}

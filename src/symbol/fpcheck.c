@@ -1,0 +1,96 @@
+#include "symbol/fpcheck.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <string.h>
+#include <unistd.h>
+
+static const unsigned char prologue[] = { 0x55, 0x48, 0x89, 0xe5 };        /* push rbp; mov rbp,rsp */
+static const unsigned char endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/* Bytes at virtual address addr, if a loaded PROGBITS section holds them. */
+static const unsigned char *code_at(Elf *e, GElf_Addr addr, size_t want)
+{
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
+			continue;
+		if (addr < sh.sh_addr || addr - sh.sh_addr + want > sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || addr - sh.sh_addr + want > d->d_size)
+			return NULL;
+		return (const unsigned char *)d->d_buf + (addr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+static void scan_symbols(Elf *e, Elf_Scn *scn, struct fp_report *r)
+{
+	GElf_Shdr sh;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t i, n;
+	if (!d || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+		return;
+	n = sh.sh_size / sh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym sym;
+		const unsigned char *c;
+		if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_size < 8)
+			continue;
+		c = code_at(e, sym.st_value, 8);
+		if (!c)
+			continue;
+		r->functions++;
+		if (!memcmp(c, endbr64, 4))
+			c += 4;
+		if (!memcmp(c, prologue, 4))
+			r->with_fp++;
+	}
+}
+
+int fp_check_file(const char *path, struct fp_report *r)
+{
+	Elf *e;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
+	size_t shstrndx;
+	int fd, ret = 0;
+
+	memset(r, 0, sizeof(*r));
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+		if (name && !strcmp(name, ".eh_frame") && sh.sh_size > 16)
+			r->has_eh_frame = true;
+		if (name && !strcmp(name, ".debug_frame"))
+			r->has_debug_frame = true;
+	}
+	r->has_symtab = symtab != NULL;
+	if (symtab || dynsym)
+		scan_symbols(e, symtab ? symtab : dynsym, r);
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	return ret;
+}

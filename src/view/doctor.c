@@ -1,0 +1,216 @@
+/* doctor.c - why stacks are incomplete and what to do, most important first. */
+#include "view/view.h"
+#include "symbol/fpcheck.h"
+#include "unwind/unwind.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct finding {
+	double weight;     /* share of samples affected, for ordering */
+	char *text;
+};
+
+struct findings {
+	struct finding *v;
+	size_t n, cap;
+};
+
+static void add(struct findings *f, double weight, char *text)
+{
+	GROW(f->v, f->cap, f->n + 1);
+	f->v[f->n].weight = weight;
+	f->v[f->n].text = text;
+	f->n++;
+}
+
+static int cmp_finding(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+	return (x->weight < y->weight) - (x->weight > y->weight);
+}
+
+/* Per module: samples whose stack ends (outermost frame) there without
+ * reaching a root, and frames without symbols. */
+struct mod_stat {
+	const char *module;
+	uint32_t mapping;      /* one mapping id that holds it (for its path) */
+	uint64_t ends, frames, unknown, broken, truncated;
+};
+
+static struct mod_stat *mod_get(struct mod_stat **v, size_t *n, size_t *cap, const char *m)
+{
+	size_t i;
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].module, m))
+			return &(*v)[i];
+	GROW(*v, *cap, *n + 1);
+	memset(&(*v)[*n], 0, sizeof(**v));
+	(*v)[*n].module = m;
+	return &(*v)[(*n)++];
+}
+
+static bool root_name(const char *n)
+{
+	static const char *const roots[] = { "main", "__libc_start_call_main", "__libc_start_main",
+		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3", "Py_BytesMain" };
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(n, roots[i]))
+			return true;
+	return false;
+}
+
+static const char *mapping_path(const struct profile *p, uint32_t id)
+{
+	return id && id <= p->nmaps ? p->maps[id - 1].path : NULL;
+}
+
+void view_doctor(const struct profile *p, const struct view_filter *flt, bool json, FILE *out)
+{
+	struct findings f = { 0 };
+	struct mod_stat *mods = NULL;
+	size_t nmods = 0, modcap = 0, i;
+	uint64_t kept = 0, rooted = 0, q[4] = { 0 }, lost = p->lost_records + p->lost_samples;
+	const char *unwind = profile_meta(p, "unwind");
+	const char *kernel = profile_meta(p, "kernel_frames");
+	bool fp_mode = !unwind || !strcmp(unwind, "fp");
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd, *outer = NULL;
+		bool root = false;
+		if (!view_keep(p, flt, s))
+			continue;
+		kept++;
+		q[s->quality & 3]++;
+		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
+		     nd = profile_node(p, nd->parent)) {
+			const struct prof_func *fn = profile_func(p, nd->func);
+			struct mod_stat *m;
+			if (!fn)
+				continue;
+			if (fn->known && root_name(fn->name))
+				root = true;
+			m = mod_get(&mods, &nmods, &modcap, fn->module);
+			if (!m->mapping)
+				m->mapping = nd->mapping;
+			m->frames++;
+			if (!fn->known)
+				m->unknown++;
+			if (!fn->kernel)
+				outer = nd;
+		}
+		rooted += root;
+		if (!root && outer) {
+			const struct prof_func *fn = profile_func(p, outer->func);
+			struct mod_stat *m = mod_get(&mods, &nmods, &modcap, fn ? fn->module : "[unknown]");
+			m->ends++;
+			if (s->quality == UNWIND_Q_BROKEN)
+				m->broken++;
+			if (s->quality == UNWIND_Q_TRUNCATED)
+				m->truncated++;
+		}
+	}
+
+	if (!kept) {
+		add(&f, 1.0, xasprintf("no samples%s: the program may have been idle or too short"
+				       " (record a longer run, or a busier part of it)",
+				       p->nsamples ? " match the filter" : " in this recording"));
+	} else {
+		double lost_share = (double)lost / (double)(kept + lost);
+		if (lost)
+			add(&f, lost_share + 0.5, xasprintf("%" PRIu64 " records were lost (%.1f%%): the ring buffer"
+				" filled faster than stax drained it (lower -F, or record fewer processes)",
+				lost, 100 * lost_share));
+		if (kept < 200)
+			add(&f, 0.05, xasprintf("only %" PRIu64 " samples: shares below ~5%% are noise"
+				" (record longer, or raise -F)", kept));
+		if (p->throttles)
+			add(&f, 0.04, xasprintf("the kernel throttled sampling %" PRIu64 " times"
+				" (kernel.perf_event_max_sample_rate, perf_cpu_time_max_percent):"
+				" the effective rate in 'stax info' is lower than requested", p->throttles));
+		if (rooted < kept) {
+			double broken = 1.0 - (double)rooted / kept;
+			add(&f, broken + 0.2, xasprintf("%.1f%% of stacks (%" PRIu64 " of %" PRIu64 ") do not reach main or"
+				" a thread start function, so callers are missing from top and flame",
+				100 * broken, kept - rooted, kept));
+			if (q[UNWIND_Q_TRUNCATED])
+				add(&f, (double)q[UNWIND_Q_TRUNCATED] / kept + 0.15, xasprintf("%" PRIu64 " stacks were truncated:"
+					" the stack copy ran out before the root and no frame-pointer chain continued it"
+					" (record with --stack-size 65528, or build the deep code with -fno-omit-frame-pointer)",
+					q[UNWIND_Q_TRUNCATED]));
+		}
+		if (nmods)
+			for (i = 0; i < nmods; i++) {
+				struct mod_stat *m = &mods[i];
+				const char *path = mapping_path(p, m->mapping);
+				struct fp_report fr;
+				double share = (double)m->ends / kept;
+				char fpnote[160] = "";
+				if (m->ends * 100 < kept || m->module[0] == '[')
+					continue;
+				if (path && fp_check_file(path, &fr) == 0 && fr.functions) {
+					snprintf(fpnote, sizeof(fpnote), " (%zu of %zu functions there keep frame pointers%s)",
+						 fr.with_fp, fr.functions, fr.has_eh_frame ? "; it has .eh_frame CFI" : "");
+				}
+				if (fp_mode)
+					add(&f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: it was built without frame"
+						" pointers%s. Record with the default --unwind hybrid (DWARF), or rebuild it with"
+						" -fno-omit-frame-pointer", 100 * share, m->module, fpnote));
+				else if (m->broken)
+					add(&f, share + 0.1, xasprintf("%.1f%% of stacks break in %s: no unwind information"
+						" covers the code there and its frame pointer was not usable%s (rebuild it with"
+						" -fno-omit-frame-pointer or with unwind tables)", 100 * share, m->module, fpnote));
+				else
+					add(&f, share + 0.1, xasprintf("%.1f%% of stacks end in %s without reaching a root%s",
+						100 * share, m->module, fpnote));
+			}
+		for (i = 0; i < nmods; i++) {
+			struct mod_stat *m = &mods[i];
+			double share = (double)m->unknown / (m->frames ? m->frames : 1);
+			if (!m->unknown || share < 0.01 || !strcmp(m->module, "[unknown]"))
+				continue;
+			if (!strcmp(m->module, "[kernel.kallsyms]"))
+				add(&f, 0.03, xasprintf("kernel frames have no names: /proc/kallsyms hides addresses"
+					" (run as root, or sudo sysctl kernel.kptr_restrict=0)"));
+			else
+				add(&f, 0.02 + share * m->frames / (kept ? kept : 1) * 0.1,
+				    xasprintf("%.0f%% of frames in %s have no symbol (install its debug symbols,"
+					" e.g. the -dbgsym or -dbg package, or do not strip it)", 100 * share, m->module));
+		}
+		for (i = 0; i < nmods; i++)
+			if (!strcmp(mods[i].module, "[unknown]") && mods[i].frames * 100 >= kept)
+				add(&f, 0.06, xasprintf("%" PRIu64 " frames are in code outside any file mapping (JIT"
+					" or generated code): names need /tmp/perf-PID.map (node --perf-basic-prof,"
+					" python -X perf)", mods[i].frames));
+		if (kernel && !strcmp(kernel, "0"))
+			add(&f, 0.01, xasprintf("kernel frames were not recorded (not root and"
+				" kernel.perf_event_paranoid > 1): time in system calls shows as the calling user"
+				" function (sudo sysctl kernel.perf_event_paranoid=1 to include them)"));
+	}
+	if (f.n)
+		qsort(f.v, f.n, sizeof(*f.v), cmp_finding);
+	if (json) {
+		fprintf(out, "{\"samples\":%" PRIu64 ",\"reached_root\":%" PRIu64 ",\"findings\":[", kept, rooted);
+		for (i = 0; i < f.n; i++) {
+			fputs(i ? "," : "", out);
+			json_str(out, f.v[i].text);
+		}
+		fputs("]}\n", out);
+	} else {
+		fprintf(out, "%s: %" PRIu64 " samples, %.1f%% of stacks reach main or a thread start function\n",
+			p->path, kept, kept ? 100.0 * rooted / kept : 0.0);
+		if (!f.n)
+			fputs("nothing to fix: stacks are complete, nothing was lost\n", out);
+		for (i = 0; i < f.n; i++)
+			fprintf(out, "%zu. %s\n", i + 1, f.v[i].text);
+	}
+	for (i = 0; i < f.n; i++)
+		free(f.v[i].text);
+	free(f.v);
+	free(mods);
+}
