@@ -13,7 +13,7 @@ LDLIBS = -ldw -lelf -lzstd -lz -llzma -liberty -lpthread
 B = build
 SRC := $(shell find src -name '*.c' | sort)
 OBJ := $(SRC:%.c=$(B)/%.o)
-LIBOBJ := $(filter-out $(B)/src/main.o,$(OBJ))
+LIBOBJ := $(filter-out $(B)/src/main.o $(B)/src/cmd/%,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 
@@ -29,7 +29,7 @@ test-deps:
 stax: $(OBJ)
 	$(CC) $(CFLAGS) -o $@ $(OBJ) $(LDLIBS)
 
-$(B)/%.o: %.c
+$(B)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 

@@ -13,6 +13,7 @@ static const struct cmd commands[] = {
 	{ "threads", cmd_threads, "samples and CPU time per thread", cmd_threads_help },
 	{ "info", cmd_info, "what was recorded and how good its stacks are", cmd_info_help },
 	{ "script", cmd_script, "every sample with its stack, like perf script", cmd_script_help },
+	{ "import", cmd_import, "convert a perf.data file into a stax recording", cmd_import_help },
 	{ "doctor", cmd_doctor, "why stacks are incomplete, and what to do", cmd_doctor_help },
 	{ "help", cmd_help, "help on a command", cmd_help_help },
 };

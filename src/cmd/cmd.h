@@ -24,10 +24,12 @@ int cmd_threads(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 
 extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
-	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[];
+	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[],
+	cmd_import_help[];
 
 const struct cmd *cmd_find(const char *name);
 const struct cmd *cmd_table(size_t *n);

@@ -1,10 +1,12 @@
 /* query.c - options and loading shared by the query commands. */
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "source/perfdata.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void query_init(struct query_opts *q)
 {
@@ -52,10 +54,24 @@ bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, 
 	return true;
 }
 
+/* perf.data (file or pipe format, or "-") is imported into an in-memory
+ * recording first, then loaded like any other. */
 void query_load(const struct query_opts *q, struct profile *p)
 {
-	if (profile_load(p, q->input))
+	if (perfdata_path_is_perfdata(q->input)) {
+		struct perfdata_opts po = { .progress = show_progress() };
+		char err[512], path[64];
+		int fd = perfdata_to_memfd(q->input, &po, err, sizeof(err));
+		if (fd < 0)
+			die("%s", err);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (profile_load(p, path))
+			exit(1);
+		close(fd);
+		p->path = q->input;
+	} else if (profile_load(p, q->input)) {
 		exit(1);
+	}
 	profile_symbolize(p, !q->no_demangle);
 }
 

@@ -70,6 +70,12 @@ struct unwind_input {
 
 #define UNWIND_F_RA 1u      /* pc is a return address: symbolize at pc-1 */
 #define UNWIND_F_SIGNAL 2u  /* frame interrupted by a signal (exact pc) */
+#define UNWIND_F_SIGTRAMP 4u /* the signal return trampoline (__restore_rt):
+			      * the handler "returned" to it, but its exact pc
+			      * is the one to symbolize (UNWIND_F_RA unset) */
+
+/* unwind_sample() writes at most this many frames whatever max is. */
+#define UNWIND_MAX_DEPTH 1024
 
 struct unwind_frame {
 	uint64_t pc;
@@ -96,6 +102,16 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 		   const struct unwind_input *in,
 		   struct unwind_frame *frames, size_t max,
 		   struct unwind_result *res);
+
+/* Counters since unwinder_new(), for reports and `stax doctor`. */
+struct unwind_stats {
+	size_t modules;          /* tables built (one per distinct file) */
+	size_t modules_no_cfi;   /* of which without usable CFI */
+	uint64_t build_ns;       /* time spent building tables */
+	size_t rows, slow_rows;  /* rows in all tables, of which SLOW */
+	size_t samples, spliced; /* samples unwound, of which spliced */
+};
+void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 
 const char *unwind_quality_name(enum unwind_quality q);
 const char *unwind_method_name(enum unwind_method m);

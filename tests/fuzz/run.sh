@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
 cd "$top" || exit 1
-srcs=$(find src -name '*.c' ! -name main.c | sort)
+srcs=$(find src -name '*.c' ! -name main.c ! -path 'src/cmd/*' | sort)
 status=0
 for t in tests/fuzz/fuzz_*.c; do
 	name=$(basename "$t" .c)

@@ -1,0 +1,117 @@
+/* import.c - stax import: convert perf.data into a stax recording. */
+#include "cmd/cmd.h"
+#include "source/perfdata.h"
+#include "store/writer.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char cmd_import_help[] =
+"usage: stax import [PERF.DATA] [-o FILE] [--event NAME] [-q]\n"
+"\n"
+"Convert what perf record wrote into a stax recording, with the symbols of\n"
+"every sampled address appended (resolved now, from the binaries on this\n"
+"machine, using the build-ids perf saved). Reads perf.data unless a file is\n"
+"given; '-' reads perf's pipe format from standard input:\n"
+"  perf record -e cpu-clock -g -o - -- ./prog | stax import - -o prog.data\n"
+"Samples recorded with --call-graph dwarf are unwound by stax (DWARF, spliced\n"
+"with the frame-pointer chain); -g chains are kept as the kernel wrote them.\n"
+"The query commands also read perf.data directly: stax top -i perf.data.\n"
+"\n"
+"  -o FILE           write FILE (default stax.data)\n"
+"  --event NAME      import the samples of this event (default: the first\n"
+"                    sampling event in the file)\n"
+"  -q, --quiet       no summary\n";
+
+static void format_size(char *out, size_t n, uint64_t bytes)
+{
+	if (bytes >= 10ull << 20)
+		snprintf(out, n, "%.1f MiB", bytes / 1048576.0);
+	else if (bytes >= 10ull << 10)
+		snprintf(out, n, "%.1f KiB", bytes / 1024.0);
+	else
+		snprintf(out, n, "%" PRIu64 " bytes", bytes);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	struct perfdata_opts o = { 0 };
+	struct perfdata_stats st;
+	struct store_writer w;
+	const char *input = NULL, *output = "stax.data";
+	char err[512], size[32];
+	bool quiet = false;
+	int i, e;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		cmd_maybe_help("import", a);
+		if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+			output = cmd_value("import", argc, argv, &i);
+		else if (!strcmp(a, "--event"))
+			o.event = cmd_value("import", argc, argv, &i);
+		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+			quiet = true;
+		else if (!strcmp(a, "-i") || !strcmp(a, "--input"))
+			input = cmd_value("import", argc, argv, &i);
+		else if (a[0] == '-' && a[1])
+			cmd_bad_option("import", a);
+		else if (!input)
+			input = a;
+		else
+			die("import: give one input file, not '%s' too (see 'stax help import')", a);
+	}
+	if (!input)
+		input = "perf.data";
+	if (strcmp(input, "-") && access(input, R_OK))
+		die("import: cannot read %s: %s (record one with perf record -g, or name the file)",
+		    input, strerror(errno));
+	if (strcmp(input, "-") && !perfdata_path_is_perfdata(input))
+		die("import: %s is not a perf.data file (no PERFILE2 magic)", input);
+	if (same_file(input, output))
+		die("import: the output %s is the input (choose another with -o)", output);
+	o.progress = show_progress();
+	o.quiet = quiet;
+
+	e = store_writer_open(&w, output);
+	if (e)
+		die("cannot create %s: %s (choose another path with -o)", output, strerror(-e));
+	if (perfdata_import(input, &w, &o, &st, err, sizeof(err))) {
+		store_writer_close(&w);
+		unlink(output);
+		die("%s", err);
+	}
+	if (store_writer_close(&w)) {
+		unlink(output);
+		die("cannot write %s: %s (free some disk space)", output,
+		    strerror(w.err ? -w.err : EIO));
+	}
+	if (quiet)
+		return 0;
+	format_size(size, sizeof(size), w.bytes);
+	fprintf(stderr, "stax: imported %" PRIu64 " samples of %s (%s stacks) from %s%s into %s (%s)",
+		st.samples, st.event ? st.event : "?", st.unwind ? st.unwind : "fp", input,
+		st.pipe ? " (pipe format)" : "", output, size);
+	if (st.other_samples)
+		fprintf(stderr, "; %" PRIu64 " samples of other events left out (choose with --event)",
+			st.other_samples);
+	fprintf(stderr, ". Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
+		output, output, output);
+	if (st.lost)
+		warn("%" PRIu64 " samples were lost while perf recorded (its ring buffer filled"
+		     " up; perf record -m with more pages, or a lower -F, helps)", st.lost);
+	if (st.bad)
+		warn("%" PRIu64 " malformed records were skipped", st.bad);
+	return 0;
+}

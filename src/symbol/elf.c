@@ -1,0 +1,241 @@
+/* elf.c - read what the symbolizer needs from an ELF file: PT_LOAD
+ * segments, function symbols, the build-id note.
+ *
+ * Files are untrusted: every index and offset goes through libelf's
+ * bounds-checked accessors (gelf_getsym, elf_strptr, gelf_getnote,
+ * elf_getdata_rawchunk), and a failed accessor skips the item.
+ */
+#include "symbol/symbol-private.h"
+#include "lib/util.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void sym_elf_init(void)
+{
+	static bool done;
+	if (!done) {
+		elf_version(EV_CURRENT);
+		done = true;
+	}
+}
+
+Elf *sym_elf_open(const char *path, int *fd)
+{
+	struct stat st;
+	Elf *e;
+
+	sym_elf_init();
+	/* O_NONBLOCK: a FIFO or device named in a mapping must not hang us. */
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (*fd < 0)
+		return NULL;
+	if (fstat(*fd, &st) || !S_ISREG(st.st_mode))
+		goto fail;
+	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		goto fail;
+	if (elf_kind(e) != ELF_K_ELF) {
+		elf_end(e);
+		goto fail;
+	}
+	return e;
+fail:
+	close(*fd);
+	*fd = -1;
+	return NULL;
+}
+
+void sym_elf_close(Elf *e, int fd)
+{
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+}
+
+Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *n;
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		n = elf_strptr(e, shstrndx, shdr->sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* Look for a GNU build-id note in one block of notes. */
+static size_t note_build_id(Elf_Data *data, uint8_t *out, size_t max)
+{
+	size_t off = 0, name_off, desc_off, next;
+	GElf_Nhdr nh;
+
+	if (!data || !data->d_buf)
+		return 0;
+	while (off < data->d_size &&
+	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *name = (const char *)data->d_buf + name_off;
+		/* gelf_getnote checked name and desc lie inside data. */
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(name, "GNU", 4) && nh.n_descsz > 0) {
+			memcpy(out, (const uint8_t *)data->d_buf + desc_off,
+			       MIN((size_t)nh.n_descsz, max));
+			return nh.n_descsz;
+		}
+		off = next;
+	}
+	return 0;
+}
+
+size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	size_t n, i, len;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		if ((len = note_build_id(elf_getdata(scn, NULL), out, max)))
+			return len;
+	}
+	/* No section headers (or stripped of them): try PT_NOTE. */
+	if (elf_getphdrnum(e, &n))
+		return 0;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz,
+					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if ((len = note_build_id(d, out, max)))
+			return len;
+	}
+	return 0;
+}
+
+void sym_elf_segments(Elf *e, struct sym_module *m)
+{
+	size_t n, i;
+
+	if (elf_getphdrnum(e, &n))
+		return;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		m->segs = xrealloc(m->segs, (m->nsegs + 1) * sizeof(*m->segs));
+		m->segs[m->nsegs].offset = ph.p_offset;
+		m->segs[m->nsegs].filesz = ph.p_filesz;
+		m->segs[m->nsegs].vaddr = ph.p_vaddr;
+		m->nsegs++;
+	}
+}
+
+struct sec_info {
+	uint64_t addr, size;
+	bool exec;
+	bool valid;
+};
+
+static struct sec_info *read_sections(Elf *e, size_t *nsec)
+{
+	struct sec_info *secs;
+	size_t i;
+
+	if (elf_getshdrnum(e, nsec) || !*nsec)
+		return NULL;
+	secs = xcalloc(*nsec, sizeof(*secs));
+	for (i = 0; i < *nsec; i++) {
+		Elf_Scn *scn = elf_getscn(e, i);
+		GElf_Shdr sh;
+		if (!scn || !gelf_getshdr(scn, &sh))
+			continue;
+		secs[i].addr = sh.sh_addr;
+		secs[i].size = sh.sh_size;
+		secs[i].exec = (sh.sh_flags & SHF_EXECINSTR) != 0;
+		secs[i].valid = sh.sh_addr + sh.sh_size >= sh.sh_addr;
+	}
+	return secs;
+}
+
+size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
+			   struct sym_arena *arena)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *data;
+	struct sec_info *secs = NULL;
+	size_t nsec = 0, entsize, nsyms, i, added = 0;
+
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == (GElf_Word)shtype)
+			break;
+	if (!scn)
+		goto out;
+	data = elf_getdata(scn, NULL);
+	entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	if (!data || !data->d_buf || !entsize)
+		goto out;
+	nsyms = data->d_size / entsize;
+	secs = read_sections(e, &nsec);
+
+	for (i = 1; i < nsyms; i++) {
+		GElf_Sym s;
+		const char *name;
+		const struct sec_info *sec = NULL;
+		int type;
+		struct sym_cand *c;
+
+		if (!gelf_getsym(data, i, &s))
+			continue;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE)
+			continue;
+		if (s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
+			continue;
+		if (s.st_shndx < nsec && secs && secs[s.st_shndx].valid)
+			sec = &secs[s.st_shndx];
+		/* Functions live in executable sections; a NOTYPE symbol is
+		 * only a function when it also has a size (assembly). */
+		if (sec && !sec->exec)
+			continue;
+		if (type == STT_NOTYPE && (!sec || !s.st_size))
+			continue;
+		name = elf_strptr(e, sh.sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+
+		GROW(t->cand, t->cap_cand, t->ncand + 1);
+		c = &t->cand[t->ncand++];
+		c->start = s.st_value;
+		c->size = s.st_size;
+		c->has_size = s.st_size != 0;
+		c->sec_start = sec ? sec->addr : 0;
+		c->sec_end = sec ? sec->addr + sec->size : 0;
+		switch (GELF_ST_BIND(s.st_info)) {
+		case STB_LOCAL: c->bind_rank = 2; break;
+		case STB_WEAK: c->bind_rank = 1; break;
+		default: c->bind_rank = 0; break;
+		}
+		c->name = sym_arena_strdup(arena, name);
+		added++;
+	}
+out:
+	free(secs);
+	return added;
+}

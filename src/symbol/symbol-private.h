@@ -1,0 +1,131 @@
+/* symbol-private.h - internals shared by the files of src/symbol/.
+ *
+ * A module is parsed once: its PT_LOAD segments (to turn file offsets into
+ * ELF addresses) and one sorted, de-duplicated table of function symbols
+ * whose names live in the module's arena. The ELF file is closed again
+ * after parsing, so an open module costs no file descriptor.
+ */
+#ifndef STAX_SYMBOL_PRIVATE_H
+#define STAX_SYMBOL_PRIVATE_H
+
+#include <gelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bump allocator for strings; everything is freed at once. */
+struct sym_arena_chunk;
+struct sym_arena {
+	struct sym_arena_chunk *head;
+};
+
+void sym_arena_release(struct sym_arena *a);
+char *sym_arena_strdup(struct sym_arena *a, const char *s);
+char *sym_arena_strndup(struct sym_arena *a, const char *s, size_t n);
+
+/* One function symbol: covers [start, end). The name is the raw (mangled)
+ * name; dname caches its demangled form (NULL until first asked for). */
+struct sym_entry {
+	uint64_t start, end;
+	const char *name;
+	const char *dname;
+};
+
+/* A symbol table being built: candidates are added in any order and then
+ * sym_table_finish() sorts them, picks one name per address, and computes
+ * each symbol's end. */
+struct sym_cand {
+	uint64_t start, size;
+	uint64_t sec_start, sec_end; /* section bounds; sec_end == 0: unknown */
+	const char *name;            /* in the owner's arena */
+	uint8_t bind_rank;           /* 0 global, 1 weak, 2 local */
+	uint8_t has_size;
+};
+
+struct sym_table {
+	struct sym_entry *syms;
+	size_t nsyms;
+	/* For nested symbols: cover[i] = max end over syms[0..i]. */
+	uint64_t *cover;
+	/* while building */
+	struct sym_cand *cand;
+	size_t ncand, cap_cand;
+};
+
+void sym_table_release(struct sym_table *t);
+void sym_table_finish(struct sym_table *t);
+/* Never fails; NULL when no symbol covers addr. */
+struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr);
+
+/* The name to show for e: demangled (cached in e, copy in arena a) unless
+ * demangle is false. */
+const char *sym_entry_name(struct sym_entry *e, struct sym_arena *a, bool demangle);
+
+/* A PT_LOAD segment of a module's main file. */
+struct sym_seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+/* Sources, as reported in sym_result.source. */
+#define SYM_SRC_SYMTAB "symtab"
+#define SYM_SRC_DEBUG_FILE "debug-file"
+#define SYM_SRC_DEBUGLINK "debuglink"
+#define SYM_SRC_MINIDEBUGINFO "minidebuginfo"
+#define SYM_SRC_DYNSYM "dynsym"
+#define SYM_SRC_KALLSYMS "kallsyms"
+#define SYM_SRC_NONE "none"
+
+struct sym_module {
+	uint8_t key_kind;   /* 'b': key is the build-id, 'p': the path */
+	uint8_t *key;
+	size_t key_len;
+	const char *name;   /* base name for sym_result.module */
+	const char *source; /* one of SYM_SRC_* */
+	bool opened;        /* the file was found and is an ELF file */
+	struct sym_seg *segs;
+	size_t nsegs;
+	struct sym_table table;
+	struct sym_arena strings;
+};
+
+/* elf.c */
+void sym_elf_init(void);
+/* Opens path read-only; returns NULL (and *fd = -1) when it is missing or
+ * not an ELF file. Release with sym_elf_close(). */
+Elf *sym_elf_open(const char *path, int *fd);
+void sym_elf_close(Elf *e, int fd);
+/* Build-id from the notes (sections first, then PT_NOTE); returns its
+ * size, copies at most max bytes. 0 when none. */
+size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max);
+/* Collect PT_LOAD segments into m. */
+void sym_elf_segments(Elf *e, struct sym_module *m);
+/* Add function symbols of the section of type shtype (SHT_SYMTAB or
+ * SHT_DYNSYM) to t, names copied into arena. Returns the number added. */
+size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
+			   struct sym_arena *arena);
+/* Section by name, or NULL. */
+Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr);
+
+/* debuginfo.c */
+/* Open the separate debug file for build-id bid; NULL when there is none. */
+Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd);
+/* Open the file named by e's .gnu_debuglink, looked for next to path, in
+ * its .debug/ and in /usr/lib/debug/<dir>/. The candidate must match by
+ * build-id when both have one, otherwise by CRC. */
+Elf *sym_debug_by_link(Elf *e, const char *path, const uint8_t *bid,
+		       size_t bidlen, int *fd);
+/* Decompress .gnu_debugdata into an in-memory ELF. *buf owns the bytes
+ * and must be freed after elf_end(). NULL when absent or corrupt. */
+Elf *sym_debug_mini(Elf *e, void **buf);
+
+/* kallsyms.c */
+struct sym_kallsyms;
+struct sym_kallsyms *sym_kallsyms_load(void);
+void sym_kallsyms_free(struct sym_kallsyms *k);
+bool sym_kallsyms_empty(const struct sym_kallsyms *k);
+const char *sym_kallsyms_name(struct sym_kallsyms *k, struct sym_entry *e, bool demangle);
+/* Returns the entry covering addr or NULL; *module is always set. */
+struct sym_entry *sym_kallsyms_find(struct sym_kallsyms *k, uint64_t addr,
+				    const char **module);
+
+#endif

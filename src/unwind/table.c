@@ -1,0 +1,714 @@
+/* table.c - compile a module's CFI into sorted compact rows.
+ *
+ * Build: walk every FDE of the section (linear walk, so .eh_frame_hdr is
+ * not needed), sort the FDEs by start address, run each FDE's program
+ * once and turn every row into a dictionary rule (x86_64.c). Consecutive
+ * rows with the same rule merge; a gap row (UR_FP) closes every FDE.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "unwind/table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/hash.h"
+#include "lib/util.h"
+
+struct fde_ref {
+	uint64_t pc_begin, pc_end;
+	size_t off;
+	int sec;
+};
+
+struct builder {
+	struct utable *t;
+	struct cfi_section *sec;
+	size_t cap_raddr, cap_rule, cap_rules, cap_slow, cap_blob;
+	uint64_t *raddr;   /* absolute addresses while building */
+	struct hmap dict;  /* rule bytes -> index */
+	uint64_t fde_begin;
+	bool fde_slow;
+	const struct cfi_cie *cie;
+	const struct cfi_fde *fde;
+};
+
+static uint64_t rule_key(const struct urule *r)
+{
+	uint64_t a, b;
+	memcpy(&a, r, 8);
+	uint32_t c;
+	memcpy(&c, (const uint8_t *)r + 8, 4);
+	b = c;
+	return hash_mix(hash_mix(0x5eed, a), b);
+}
+
+static uint16_t rule_index(struct builder *b, const struct urule *r)
+{
+	struct utable *t = b->t;
+	uint64_t key = rule_key(r);
+	uint32_t idx;
+
+	/* The hash is over all 12 bytes; a collision between two different
+	 * rules is checked and resolved by probing with a salted key. */
+	for (unsigned salt = 0; salt < 8; salt++) {
+		uint64_t k = salt ? hash_mix(key, salt) : key;
+		if (!hmap_get(&b->dict, k, &idx)) {
+			if (t->nrules >= 0xffff)
+				return UR_SLOW;
+			GROW(t->rules, b->cap_rules, t->nrules + 1);
+			t->rules[t->nrules] = *r;
+			hmap_put(&b->dict, k, t->nrules);
+			return (uint16_t)t->nrules++;
+		}
+		if (memcmp(&t->rules[idx], r, sizeof(*r)) == 0)
+			return (uint16_t)idx;
+	}
+	return UR_SLOW;
+}
+
+static void push_row(struct builder *b, uint64_t addr, uint16_t rule)
+{
+	struct utable *t = b->t;
+	/* A later FDE overlapping an earlier one wins from its start on
+	 * (as a binary search over FDE starts would decide). */
+	while (t->nrows && b->raddr[t->nrows - 1] >= addr)
+		t->nrows--;
+	if (t->nrows && t->rule[t->nrows - 1] == rule)
+		return;
+	GROW(b->raddr, b->cap_raddr, t->nrows + 1);
+	GROW(t->rule, b->cap_rule, t->nrows + 1);
+	b->raddr[t->nrows] = addr;
+	t->rule[t->nrows] = rule;
+	t->nrows++;
+}
+
+static int emit_row(void *arg, const struct cfi_row *row)
+{
+	struct builder *b = arg;
+	struct urule r;
+
+	x86_compile_row(row, b->cie->signal, &r);
+	uint16_t idx = r.kind == UR_SLOW ? UR_SLOW : rule_index(b, &r);
+	if (idx == UR_SLOW) {
+		b->fde_slow = true;
+		b->t->nslow_rows++;
+	}
+	push_row(b, row->loc, idx);
+	return 0;
+}
+
+static void blob_add(struct builder *b, const uint8_t *p, size_t n, uint32_t *off, uint32_t *len)
+{
+	struct utable *t = b->t;
+	GROW(t->blob, b->cap_blob, t->blob_len + n);
+	memcpy(t->blob + t->blob_len, p, n);
+	*off = (uint32_t)t->blob_len;
+	*len = (uint32_t)n;
+	t->blob_len += n;
+}
+
+static void add_slow(struct builder *b)
+{
+	struct utable *t = b->t;
+	struct uslow *s;
+
+	GROW(t->slow, b->cap_slow, t->nslow + 1);
+	s = &t->slow[t->nslow++];
+	memset(s, 0, sizeof(*s));
+	s->pc_begin = b->fde->pc_begin;
+	s->pc_end = b->fde->pc_end;
+	s->fde_insn_vaddr = b->sec->vaddr + (uint64_t)(b->fde->insn - b->sec->data);
+	s->cie = *b->cie;
+	s->cie.insn = s->cie.insn_end = NULL;
+	blob_add(b, b->cie->insn, (size_t)(b->cie->insn_end - b->cie->insn), &s->cie_insn, &s->cie_len);
+	blob_add(b, b->fde->insn, (size_t)(b->fde->insn_end - b->fde->insn), &s->fde_insn, &s->fde_len);
+}
+
+static void build_pages(struct utable *t)
+{
+	free(t->page);
+	t->npages = (t->addr[t->nrows - 1] >> UTABLE_PAGE_SHIFT) + 1;
+	t->page = xmalloc((t->npages + 1) * sizeof(*t->page));
+	uint32_t row = 0;
+	for (uint32_t p = 0; p <= t->npages; p++) {
+		uint64_t at = (uint64_t)p << UTABLE_PAGE_SHIFT;
+		while (row + 1 < t->nrows && t->addr[row + 1] <= at)
+			row++;
+		t->page[p] = row;
+	}
+}
+
+static int cmp_fde(const void *a, const void *b)
+{
+	const struct fde_ref *x = a, *y = b;
+	if (x->pc_begin != y->pc_begin)
+		return x->pc_begin < y->pc_begin ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static void init_commands(struct utable *t, size_t *cap)
+{
+	GROW(t->rules, *cap, UR_NCOMMANDS);
+	memset(t->rules, 0, UR_NCOMMANDS * sizeof(*t->rules));
+	t->rules[UR_FP].kind = UR_FP;
+	t->rules[UR_STOP].kind = UR_STOP;
+	t->rules[UR_SIGNAL].kind = UR_SIGNAL;
+	t->rules[UR_SLOW].kind = UR_SLOW;
+	t->nrules = UR_NCOMMANDS;
+}
+
+/* Does [b, e) overlap an FDE of the preferred section (sorted by start)? */
+static bool covered(const struct fde_ref *pref, size_t n, uint64_t b, uint64_t e)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (pref[mid].pc_begin < e)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* pref[lo-1] is the last one starting before e */
+	for (size_t i = lo; i-- > 0 && lo - i <= 4;)
+		if (pref[i].pc_end > b)
+			return true;
+	return false;
+}
+
+int utable_compile(struct utable *t, struct cfi_section *secs, int nsecs)
+{
+	struct builder b = { .t = t };
+	struct fde_ref *fdes = NULL, *pref = NULL;
+	size_t nfde = 0, cap_fde = 0, npref = 0, next;
+	struct cfi_cie cie[UTABLE_MAX_SECS];
+	struct cfi_fde fde;
+	int ret = 0, r;
+
+	if (nsecs > UTABLE_MAX_SECS)
+		nsecs = UTABLE_MAX_SECS;
+	hmap_init(&b.dict);
+	if (!t->rules)
+		init_commands(t, &b.cap_rules);
+	else
+		b.cap_rules = t->nrules;
+	for (uint32_t i = UR_NCOMMANDS; i < t->nrules; i++)
+		hmap_put(&b.dict, rule_key(&t->rules[i]), i);
+
+	/* Pass 1: find the FDEs of every section. An FDE of a later section
+	 * counts only where the earlier ones have none (.eh_frame is what the
+	 * program's own unwinder uses; .debug_frame fills its gaps). */
+	for (int s = 0; s < nsecs; s++) {
+		struct cfi_section *sec = &secs[s];
+		size_t off = 0, first = nfde;
+		memset(&cie[s], 0, sizeof(cie[s]));
+		for (;;) {
+			r = cfi_parse_entry(sec, off, &next, &cie[s], &fde);
+			if (r < 0) {
+				/* Keep the FDEs before the damage. */
+				if (!t->err)
+					t->err = r;
+				t->err_sec = s;
+				break;
+			}
+			if (r == 0)
+				break;
+			if (r == 2 && fde.pc_end > fde.pc_begin &&
+			    !(s > 0 && covered(pref, npref, fde.pc_begin, fde.pc_end))) {
+				GROW(fdes, cap_fde, nfde + 1);
+				fdes[nfde].pc_begin = fde.pc_begin;
+				fdes[nfde].pc_end = fde.pc_end;
+				fdes[nfde].off = off;
+				fdes[nfde].sec = s;
+				nfde++;
+			}
+			off = next;
+		}
+		/* the FDEs so far are the preferred ones for later sections */
+		if (s + 1 < nsecs && nfde > first) {
+			free(pref);
+			npref = nfde;
+			pref = xmalloc(npref * sizeof(*pref));
+			memcpy(pref, fdes, npref * sizeof(*pref));
+			qsort(pref, npref, sizeof(*pref), cmp_fde);
+		}
+	}
+	if (!nfde)
+		goto out;
+	/* .eh_frame is usually in address order already. */
+	for (size_t i = 1; i < nfde; i++) {
+		if (cmp_fde(&fdes[i - 1], &fdes[i]) > 0) {
+			qsort(fdes, nfde, sizeof(*fdes), cmp_fde);
+			break;
+		}
+	}
+
+	/* Pass 2: run every FDE. */
+	for (int s = 0; s < nsecs; s++)
+		memset(&cie[s], 0, sizeof(cie[s]));
+	for (size_t i = 0; i < nfde; i++) {
+		struct cfi_section *sec = &secs[fdes[i].sec];
+		struct cfi_cie *c = &cie[fdes[i].sec];
+		r = cfi_parse_entry(sec, fdes[i].off, &next, c, &fde);
+		if (r != 2) {
+			ret = r < 0 ? r : -EINVAL;
+			goto out;
+		}
+		b.sec = sec;
+		b.cie = c;
+		b.fde = &fde;
+		b.fde_slow = false;
+		size_t rows_before = t->nrows;
+		uint32_t slow_before = t->nslow_rows;
+		r = cfi_run(sec, c, &fde, UINT64_MAX, NULL, emit_row, &b);
+		if (r < 0) {
+			/* A bad program poisons only its FDE: drop its rows
+			 * (they become FP fallback) and keep going, but remember
+			 * where the corruption was. */
+			t->nrows = rows_before;
+			t->nslow_rows = slow_before;
+			while (t->nrows && b.raddr[t->nrows - 1] >= fde.pc_begin)
+				t->nrows--;
+			if (!t->err) {
+				t->err = r;
+				t->err_sec = fdes[i].sec;
+			}
+			push_row(&b, fde.pc_begin, UR_FP);
+			continue;
+		}
+		if (b.fde_slow)
+			add_slow(&b);
+		push_row(&b, fde.pc_end, UR_FP);
+		t->nfde++;
+		t->nfde_sec[fdes[i].sec]++;
+	}
+	if (!t->nrows)
+		goto out;
+
+	/* Offsets from base must fit 32 bits. */
+	t->base = b.raddr[0];
+	if (b.raddr[t->nrows - 1] - t->base > 0xffffffffull) {
+		ret = -EFBIG;
+		t->nrows = 0;
+		goto out;
+	}
+	t->addr = xmalloc(t->nrows * sizeof(*t->addr));
+	for (uint32_t i = 0; i < t->nrows; i++)
+		t->addr[i] = (uint32_t)(b.raddr[i] - t->base);
+	build_pages(t);
+out:
+	free(fdes);
+	free(pref);
+	free(b.raddr);
+	hmap_release(&b.dict);
+	if (ret < 0) {
+		free(t->addr);
+		t->addr = NULL;
+		t->nrows = 0;
+		t->nslow = t->nslow_rows = t->nfde = 0;
+		memset(t->nfde_sec, 0, sizeof(t->nfde_sec));
+		t->blob_len = 0;
+	}
+	return ret;
+}
+
+long utable_row_index(const struct utable *t, uint64_t vaddr)
+{
+	if (!t->nrows || vaddr < t->base || vaddr - t->base >= t->addr[t->nrows - 1])
+		return -1;
+	uint32_t off = (uint32_t)(vaddr - t->base);
+	uint32_t lo = 0, hi = t->nrows - 1;
+	while (lo < hi) {
+		uint32_t mid = (lo + hi + 1) >> 1;
+		if (t->addr[mid] <= off)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
+		    struct cfi_cie *cie)
+{
+	uint32_t lo = 0, hi = t->nslow;
+	const struct uslow *s = NULL;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+		if (t->slow[mid].pc_begin <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Rows are in FDE start order, so the last FDE starting at or
+	 * before vaddr is the one the table used. */
+	if (lo == 0)
+		return -ENOENT;
+	s = &t->slow[lo - 1];
+	if (vaddr >= s->pc_end)
+		return -ENOENT;
+	*cie = s->cie;
+	cie->insn = t->blob + s->cie_insn;
+	cie->insn_end = cie->insn + s->cie_len;
+	struct cfi_fde fde = {
+		.pc_begin = s->pc_begin, .pc_end = s->pc_end,
+		.insn = t->blob + s->fde_insn,
+	};
+	fde.insn_end = fde.insn + s->fde_len;
+	struct cfi_section sec = {
+		.data = fde.insn, .size = s->fde_len, .vaddr = s->fde_insn_vaddr,
+		.is_eh = true,
+	};
+	return cfi_run(&sec, cie, &fde, vaddr, row, NULL, NULL);
+}
+
+bool utable_bias(const struct utable *t, uint64_t start, uint64_t pgoff, uint64_t *bias)
+{
+	for (int i = 0; i < t->nload; i++) {
+		uint64_t seg_start = t->load[i].off & ~0xfffull;
+		if (pgoff >= seg_start && pgoff < t->load[i].off + t->load[i].filesz) {
+			*bias = start - pgoff + t->load[i].off - t->load[i].vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- ELF ---- */
+
+static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		const char *n = elf_strptr(elf, shstrndx, shdr->sh_name);
+		if (n && strcmp(n, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *shdr)
+{
+	if (shdr->sh_type == SHT_NOBITS)
+		return NULL;
+	if (shdr->sh_flags & SHF_COMPRESSED) {
+		if (elf_compress(scn, 0, 0) < 0)
+			return NULL;
+		gelf_getshdr(scn, shdr);
+	}
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return NULL;
+	return d;
+}
+
+static void read_build_id(Elf *elf, struct utable *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 &&
+			    nh.n_descsz > 0 && nh.n_descsz <= sizeof(t->build_id)) {
+				memcpy(t->build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
+				t->build_id_size = nh.n_descsz;
+				return;
+			}
+		}
+	}
+}
+
+static void read_loads(Elf *elf, struct utable *t)
+{
+	size_t n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n) < 0)
+		return;
+	for (size_t i = 0; i < n && t->nload < (int)ARRAY_SIZE(t->load); i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->load[t->nload].vaddr = ph.p_vaddr;
+		t->load[t->nload].off = ph.p_offset;
+		t->load[t->nload].filesz = ph.p_filesz;
+		t->nload++;
+	}
+}
+
+static uint64_t section_addr(Elf *elf, const char *name)
+{
+	GElf_Shdr shdr;
+	return find_section(elf, name, &shdr) ? shdr.sh_addr : 0;
+}
+
+/* Add the named CFI section of elf to secs. Returns false when absent. */
+static bool get_section(Elf *elf, const char *name, struct cfi_section *sec)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(elf, name, &shdr);
+	if (!scn)
+		return false;
+	Elf_Data *d = section_data(scn, &shdr);
+	if (!d || d->d_size < 8)
+		return false;
+	*sec = (struct cfi_section){
+		.data = d->d_buf, .size = d->d_size, .vaddr = shdr.sh_addr,
+		.datarel = section_addr(elf, ".eh_frame_hdr"),
+		.textrel = section_addr(elf, ".text"),
+		.is_eh = strcmp(name, ".eh_frame") == 0,
+	};
+	return true;
+}
+
+static Elf *open_elf(const char *path, int *fd)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return elf;
+}
+
+/* The separate debug file: by build-id, then by .gnu_debuglink (next to
+ * the file, in .debug/, under /usr/lib/debug). Returns its Elf or NULL. */
+static Elf *open_debug_file(Elf *elf, const char *path, struct utable *t, int *fd,
+			    char **dpath)
+{
+	char *cand[4] = { 0 };
+	int n = 0;
+	Elf *de = NULL;
+
+	if (t->build_id_size >= 2) {
+		char hex[2 * sizeof(t->build_id) + 1];
+		for (size_t i = 0; i < t->build_id_size; i++)
+			sprintf(hex + 2 * i, "%02x", t->build_id[i]);
+		cand[n++] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	}
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(elf, ".gnu_debuglink", &shdr);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (d && d->d_size > 4 && memchr(d->d_buf, 0, d->d_size) && strchr(d->d_buf, '/') == NULL) {
+		const char *name = d->d_buf;
+		const char *slash = strrchr(path, '/');
+		int dirlen = slash ? (int)(slash - path) : 0;
+		const char *dir = slash ? path : ".";
+		if (!slash)
+			dirlen = 1;
+		cand[n++] = xasprintf("%.*s/%s", dirlen, dir, name);
+		cand[n++] = xasprintf("%.*s/.debug/%s", dirlen, dir, name);
+		if (slash)
+			cand[n++] = xasprintf("/usr/lib/debug%.*s/%s", dirlen, path, name);
+	}
+	for (int i = 0; i < n && !de; i++) {
+		if (strcmp(cand[i], path) == 0)
+			continue;
+		de = open_elf(cand[i], fd);
+		if (de)
+			*dpath = xstrdup(cand[i]);
+	}
+	for (int i = 0; i < n; i++)
+		free(cand[i]);
+	return de;
+}
+
+/* Recognize musl-style signal trampolines, which have no CFI:
+ * "mov $15,%rax; syscall" (rt_sigreturn). The unwinder looks them up at
+ * RA-1, so the SIGNAL row starts one byte before. Only gaps get them. */
+static void add_trampolines(Elf *elf, struct utable *t)
+{
+	static const uint8_t pat[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	uint64_t hits[8];
+	int nhits = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) && nhits < 8) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
+		    !(shdr.sh_flags & SHF_EXECINSTR))
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf)
+			continue;
+		const uint8_t *p = d->d_buf, *end = p + d->d_size;
+		while (nhits < 8 && (p = memmem(p, (size_t)(end - p), pat, sizeof(pat)))) {
+			uint64_t a = shdr.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
+			if (utable_find(t, a)->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP)
+				hits[nhits++] = a;
+			p += sizeof(pat);
+		}
+	}
+	if (!nhits)
+		return;
+	/* Rebuild the row arrays with the trampoline rows inserted. */
+	uint32_t n = t->nrows + 2 * (uint32_t)nhits;
+	uint64_t *abs = xmalloc(n * sizeof(*abs));
+	uint16_t *rule = xmalloc(n * sizeof(*rule));
+	uint32_t k = 0, h = 0;
+	for (uint32_t i = 0; i <= t->nrows; i++) {
+		uint64_t next = i < t->nrows ? t->base + t->addr[i] : UINT64_MAX;
+		while (h < (uint32_t)nhits && hits[h] - 1 < next) {
+			abs[k] = hits[h] - 1; rule[k++] = UR_SIGNAL;
+			abs[k] = hits[h] + sizeof(pat); rule[k++] = UR_FP;
+			h++;
+		}
+		if (i == t->nrows)
+			break;
+		if (k && abs[k - 1] >= next) {
+			/* the trampoline's closing gap row already covers it */
+			if (abs[k - 1] == next)
+				rule[k - 1] = t->rule[i];
+			continue;
+		}
+		abs[k] = next; rule[k++] = t->rule[i];
+	}
+	uint64_t base = abs[0];
+	if (abs[k - 1] - base > 0xffffffffull) {
+		free(abs);
+		free(rule);
+		return;
+	}
+	free(t->addr);
+	free(t->rule);
+	t->addr = xmalloc(k * sizeof(*t->addr));
+	for (uint32_t i = 0; i < k; i++)
+		t->addr[i] = (uint32_t)(abs[i] - base);
+	free(abs);
+	t->rule = rule;
+	t->nrows = k;
+	t->base = base;
+	build_pages(t);
+	t->nsignal_tramp = (uint32_t)nhits;
+}
+
+static size_t vdso_size(const uint8_t *img)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return 0;
+	/* The image runs to the end of its section headers. */
+	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD)
+			size = MAX(size, ph[i].p_offset + ph[i].p_filesz);
+	return size;
+}
+
+struct utable *utable_load(const char *path)
+{
+	static const char *const names[] = { ".eh_frame", ".debug_frame", "debug file .debug_frame" };
+	struct utable *t = xcalloc(1, sizeof(*t));
+	struct cfi_section secs[UTABLE_MAX_SECS];
+	const char *secname[UTABLE_MAX_SECS];
+	size_t cap = 0;
+	int fd = -1, dfd = -1, nsecs = 0;
+	Elf *elf = NULL, *de = NULL;
+	char *dpath = NULL;
+	uint64_t t0 = now_ns();
+
+	init_commands(t, &cap);
+	t->path = xstrdup(path);
+	elf_version(EV_CURRENT);
+	if (strcmp(path, "[vdso]") == 0) {
+		const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
+		size_t size = img ? vdso_size(img) : 0;
+		if (size)
+			elf = elf_memory((char *)img, size);
+	} else {
+		elf = open_elf(path, &fd);
+	}
+	if (!elf) {
+		t->err = -ENOENT;
+		goto out;
+	}
+	read_loads(elf, t);
+	read_build_id(elf, t);
+	/* .eh_frame first; .debug_frame only fills what it leaves uncovered
+	 * (code built with -fno-asynchronous-unwind-tables), from the file
+	 * itself or else from its separate debug file. */
+	if (get_section(elf, ".eh_frame", &secs[nsecs]))
+		secname[nsecs++] = names[0];
+	if (get_section(elf, ".debug_frame", &secs[nsecs])) {
+		secname[nsecs++] = names[1];
+	} else if (fd >= 0 && (de = open_debug_file(elf, path, t, &dfd, &dpath))) {
+		if (get_section(de, ".debug_frame", &secs[nsecs]))
+			secname[nsecs++] = names[2];
+	}
+	int r = nsecs ? utable_compile(t, secs, nsecs) : -ENOENT;
+	if (t->err == -EINVAL || r == -EINVAL) {
+		int s = t->err_sec < nsecs ? t->err_sec : 0;
+		warn("bad CFI in %s: %s at offset %#zx (unwind/cfi.c:%d); "
+		     "frames there fall back to frame pointers", path, secname[s],
+		     secs[s].err_off, secs[s].err_line);
+	}
+	if (t->nrows) {
+		bool later = t->nfde > t->nfde_sec[0];
+		t->source = !later ? secname[0] : t->nfde_sec[0] ? "mixed" : secname[nsecs - 1];
+		if (dpath && t->nfde_sec[nsecs - 1]) {
+			free(t->path);
+			t->path = dpath;
+			dpath = NULL;
+		}
+	} else if (!t->err) {
+		t->err = r < 0 ? r : -ENOENT;
+	}
+	add_trampolines(elf, t);
+out:
+	free(dpath);
+	if (de)
+		elf_end(de);
+	if (dfd >= 0)
+		close(dfd);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+	t->build_ns = now_ns() - t0;
+	return t;
+}
+
+void utable_free(struct utable *t)
+{
+	if (!t)
+		return;
+	free(t->addr);
+	free(t->rule);
+	free(t->page);
+	free(t->rules);
+	free(t->slow);
+	free(t->blob);
+	free(t->path);
+	free(t);
+}

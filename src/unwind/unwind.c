@@ -1,0 +1,483 @@
+/* unwind.c - the unwinder: module tables, caches and the per-frame loop.
+ *
+ * Warm path per frame: a range check for the current module, a table
+ * lookup (utable_find), and two or three bounded loads from the stack
+ * copy. Module changes call the caller's find callback and a direct-mapped
+ * cache of mappings; a table is built once per distinct file (keyed by
+ * build-id, else by path, size and mtime) on first use.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "unwind/unwind.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "lib/hash.h"
+#include "lib/util.h"
+#include "unwind/splice.h"
+#include "unwind/table.h"
+#include "unwind/x86_64.h"
+
+#define MOD_SLOTS 64
+#define RULE_CACHE 1024   /* direct-mapped pc -> rule cache entries */
+
+/* A mapping seen recently, with its table and load bias. */
+struct umod {
+	uint64_t start, end, pgoff, bias;
+	const struct utable *t;     /* NULL when the bias is unknown */
+	uint64_t gen;               /* generation, in bits 48..63 of cache keys */
+	char *path;
+	uint8_t bid[20];
+	size_t bid_size;
+	bool used;
+};
+
+/* Real profiles revisit the same return addresses all the time, so a
+ * small direct-mapped cache in front of the table search pays (framehop
+ * measured ~80% hits). The key is the looked-up pc (user addresses fit
+ * 48 bits) with the mapping's generation on top, so a mapping slot that is
+ * reused for another file never returns stale rules. */
+struct rule_slot {
+	uint64_t key;
+	const struct urule *rule;
+};
+
+struct unwinder {
+	struct rule_slot cache[RULE_CACHE];
+	uint64_t next_gen;
+	struct umod slots[MOD_SLOTS];
+	struct hmap by_key;         /* file key -> index in tables */
+	struct utable **tables;
+	size_t ntables, cap_tables;
+	struct unwind_stats stats;
+};
+
+struct unwinder *unwinder_new(void)
+{
+	struct unwinder *u = xcalloc(1, sizeof(*u));
+	hmap_init(&u->by_key);
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (int i = 0; i < MOD_SLOTS; i++)
+		free(u->slots[i].path);
+	for (size_t i = 0; i < u->ntables; i++)
+		utable_free(u->tables[i]);
+	free(u->tables);
+	hmap_release(&u->by_key);
+	free(u);
+}
+
+void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)
+{
+	*st = u->stats;
+}
+
+static uint64_t file_key(const struct unwind_module *m)
+{
+	uint64_t h = 0x57a4;
+	struct stat st;
+
+	if (m->build_id && m->build_id_size)
+		return hash_mix(h, hash_bytes(m->build_id, m->build_id_size));
+	h = hash_mix(h + 1, hash_bytes(m->path, strlen(m->path)));
+	if (m->path[0] != '[' && stat(m->path, &st) == 0) {
+		h = hash_mix(h, (uint64_t)st.st_size);
+		h = hash_mix(h, (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+			     (uint64_t)st.st_mtim.tv_nsec);
+		h = hash_mix(h, (uint64_t)st.st_ino);
+	}
+	return h;
+}
+
+static const struct utable *table_get(struct unwinder *u, const struct unwind_module *m)
+{
+	uint64_t key = file_key(m);
+	uint32_t idx;
+
+	if (hmap_get(&u->by_key, key, &idx))
+		return u->tables[idx];
+	struct utable *t = utable_load(m->path);
+	GROW(u->tables, u->cap_tables, u->ntables + 1);
+	u->tables[u->ntables] = t;
+	hmap_put(&u->by_key, key, (uint32_t)u->ntables);
+	u->ntables++;
+	u->stats.modules++;
+	if (!t->nrows)
+		u->stats.modules_no_cfi++;
+	u->stats.build_ns += t->build_ns;
+	u->stats.rows += t->nrows;
+	u->stats.slow_rows += t->nslow_rows;
+	return t;
+}
+
+static bool slot_matches(const struct umod *s, const struct unwind_module *m)
+{
+	if (!s->used || s->start != m->start || s->end != m->end || s->pgoff != m->pgoff)
+		return false;
+	if (m->build_id && m->build_id_size)
+		return s->bid_size == m->build_id_size &&
+		       memcmp(s->bid, m->build_id, m->build_id_size) == 0;
+	return s->bid_size == 0 && strcmp(s->path, m->path) == 0;
+}
+
+/* The mapping containing pc, or NULL (JIT code, unknown). */
+static const struct umod *module_for(struct unwinder *u, const struct unwind_input *in,
+				     uint64_t pc)
+{
+	struct unwind_module m;
+
+	memset(&m, 0, sizeof(m));
+	if (!in->find || !in->find(in->find_arg, pc, &m) || !m.path ||
+	    pc < m.start || pc >= m.end)
+		return NULL;
+	struct umod *s = &u->slots[hash_mix(m.start, m.pgoff) & (MOD_SLOTS - 1)];
+	if (slot_matches(s, &m))
+		return s;
+	free(s->path);
+	s->used = true;
+	s->start = m.start;
+	s->end = m.end;
+	s->pgoff = m.pgoff;
+	s->path = xstrdup(m.path);
+	s->bid_size = 0;
+	if (m.build_id && m.build_id_size && m.build_id_size <= sizeof(s->bid)) {
+		memcpy(s->bid, m.build_id, m.build_id_size);
+		s->bid_size = m.build_id_size;
+	}
+	s->t = table_get(u, &m);
+	if (!utable_bias(s->t, m.start, m.pgoff, &s->bias))
+		s->t = NULL;
+	if (++u->next_gen >= 0xffff) {
+		memset(u->cache, 0, sizeof(u->cache));
+		u->next_gen = 1;
+	}
+	s->gen = u->next_gen << 48;
+	return s;
+}
+
+/* ---- reading the stack copy ---- */
+
+enum { FAULT_NONE = 0, FAULT_BEYOND, FAULT_BAD };
+
+struct copy {
+	const uint8_t *stack;
+	uint64_t base, end;   /* [base, end) */
+	int fault;
+};
+
+static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
+{
+	if (addr >= c->base && addr <= c->end - 8 && c->end - c->base >= 8) {
+		memcpy(v, c->stack + (addr - c->base), 8);
+		return true;
+	}
+	/* Above the copy is where the stack goes on: truncated. Below it
+	 * (or wrapped) cannot be a caller's frame: broken. */
+	c->fault = addr >= c->base && addr < UINT64_MAX - 8 ? FAULT_BEYOND : FAULT_BAD;
+	return false;
+}
+
+static bool copy_read_cb(void *arg, uint64_t addr, uint64_t *v)
+{
+	return copy_read(arg, addr, v);
+}
+
+/* ---- the loop ---- */
+
+static void fp_only(const struct unwind_input *in, struct unwind_frame *frames,
+		    size_t max, struct unwind_result *res)
+{
+	size_t n = MIN(MIN(in->fp_chain_len, max), (size_t)UNWIND_MAX_DEPTH);
+	for (size_t i = 0; i < n; i++) {
+		frames[i].pc = in->fp_chain[i];
+		frames[i].flags = i ? UNWIND_F_RA : 0;
+	}
+	res->n = n;
+	res->quality = UNWIND_Q_UNKNOWN;
+	res->method = UNWIND_M_FP;
+}
+
+/* Is ra (a return address) in an outermost frame? */
+static bool is_root(struct unwinder *u, const struct unwind_input *in, uint64_t ra)
+{
+	const struct umod *m = module_for(u, in, ra - 1);
+	return m && m->t && utable_find(m->t, ra - 1 - m->bias)->kind == UR_STOP;
+}
+
+void unwind_sample(struct unwinder *u, enum unwind_mode mode,
+		   const struct unwind_input *in,
+		   struct unwind_frame *frames, size_t max,
+		   struct unwind_result *res)
+{
+	uint64_t regs[UNW_NREGS];
+	uint32_t valid = in->regs.valid;
+	struct copy c;
+	struct splice sp_info;
+	const struct umod *mod = NULL, *seen[4];
+	int nseen = 0;
+	size_t n = 0, limit = MIN(max, (size_t)UNWIND_MAX_DEPTH);
+	bool exact = true;        /* look up pc itself, not pc-1 */
+	uint32_t next_flags;
+
+	memset(res, 0, sizeof(*res));
+	u->stats.samples++;
+	res->method = UNWIND_M_DWARF;
+	if (!limit) {
+		res->quality = UNWIND_Q_TRUNCATED;
+		return;
+	}
+	if (mode == UNWIND_MODE_FP) {
+		fp_only(in, frames, limit, res);
+		return;
+	}
+	if ((valid & ((1u << UNW_RIP) | (1u << UNW_RSP))) != ((1u << UNW_RIP) | (1u << UNW_RSP))) {
+		/* No user registers (e.g. a kernel thread): nothing to unwind. */
+		if (mode == UNWIND_MODE_HYBRID && in->fp_chain_len) {
+			fp_only(in, frames, limit, res);
+			return;
+		}
+		res->quality = UNWIND_Q_BROKEN;
+		return;
+	}
+	memcpy(regs, in->regs.r, sizeof(regs));
+	c.stack = in->stack;
+	c.base = regs[UNW_RSP];
+	c.end = in->stack ? c.base + in->stack_size : c.base;
+	if (c.end < c.base)
+		c.end = UINT64_MAX;
+	c.fault = FAULT_NONE;
+	if (mode == UNWIND_MODE_HYBRID)
+		splice_prepare(in, &sp_info);
+	else
+		sp_info.valid = false;
+
+	uint64_t pc = regs[UNW_RIP], sp = regs[UNW_RSP], rbp = regs[UNW_RBP];
+	frames[n].pc = pc;
+	frames[n].flags = 0;
+	n++;
+
+	for (;;) {
+		uint64_t lookup = exact ? pc : pc - 1;
+		uint64_t cfa = 0, ra, nsp, nrbp = rbp;
+		bool cfa_known = false, signal = false;
+		uint32_t nvalid = valid;
+		const struct urule *r;
+
+		if (n >= limit) {
+			res->quality = UNWIND_Q_TRUNCATED;
+			goto stop;
+		}
+		if (!mod || lookup < mod->start || lookup >= mod->end) {
+			/* Within one sample the address space is fixed: the
+			 * mappings already found stay valid (a stack goes back
+			 * and forth between the program and libc). */
+			mod = NULL;
+			for (int i = 0; i < nseen; i++)
+				if (lookup >= seen[i]->start && lookup < seen[i]->end) {
+					mod = seen[i];
+					break;
+				}
+			if (!mod) {
+				mod = module_for(u, in, lookup);
+				if (mod)
+					seen[nseen < 4 ? nseen++ : (int)(n & 3)] = mod;
+			}
+		}
+		if (mod && mod->t) {
+			uint64_t key = (lookup & 0xffffffffffffull) | mod->gen;
+			struct rule_slot *rs = &u->cache[(key * 0x9e3779b97f4a7c15ull) >> 54];
+			if (rs->key == key) {
+				r = rs->rule;
+			} else {
+				r = utable_find(mod->t, lookup - mod->bias);
+				rs->key = key;
+				rs->rule = r;
+			}
+		} else {
+			r = NULL;
+		}
+
+		switch (r ? r->kind : UR_FP) {
+		case UR_NORMAL:
+		case UR_PLT:
+			if (r->kind == UR_PLT) {
+				cfa = sp + (uint64_t)(int64_t)r->cfa_off +
+				      ((pc & 15) >= r->plt_thresh ? 8 : 0);
+			} else if (r->cfa_reg == UNW_RSP) {
+				cfa = sp + (uint64_t)(int64_t)r->cfa_off;
+			} else {
+				if (!(valid & (1u << UNW_RBP))) {
+					res->quality = UNWIND_Q_BROKEN;
+					goto stop;
+				}
+				cfa = rbp + (uint64_t)(int64_t)r->cfa_off;
+			}
+			cfa_known = true;
+			if (!copy_read(&c, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
+				goto fault;
+			if (r->rbp == URBP_CFA) {
+				if (!copy_read(&c, cfa + (uint64_t)(int64_t)r->rbp_off, &nrbp))
+					goto fault;
+				nvalid |= 1u << UNW_RBP;
+			} else if (r->rbp == URBP_UNDEF) {
+				nvalid &= ~(1u << UNW_RBP);
+			}
+			nsp = cfa;
+			/* Only rsp, rbp and rip are tracked by compiled rules;
+			 * the others are unknown in the caller. */
+			nvalid &= (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
+			break;
+		case UR_STOP:
+			res->quality = UNWIND_Q_COMPLETE;
+			goto done;
+		case UR_SIGNAL: {
+			uint64_t nr[UNW_NREGS];
+			if (x86_signal_regs(sp, copy_read_cb, &c, nr, &nvalid) < 0) {
+				cfa_known = false;
+				goto fault;
+			}
+			memcpy(regs, nr, sizeof(regs));
+			ra = nr[UNW_RIP];
+			nsp = nr[UNW_RSP];
+			nrbp = nr[UNW_RBP];
+			signal = true;
+			/* The trampoline is symbolized at its exact pc. */
+			if (n > 1)
+				frames[n - 1].flags = (frames[n - 1].flags & ~UNWIND_F_RA) |
+						      UNWIND_F_SIGTRAMP;
+			break;
+		}
+		case UR_SLOW: {
+			struct cfi_row row;
+			struct cfi_cie cie;
+			uint64_t nr[UNW_NREGS];
+			regs[UNW_RIP] = pc;
+			regs[UNW_RSP] = sp;
+			regs[UNW_RBP] = rbp;
+			if (utable_slow_row(mod->t, lookup - mod->bias, &row, &cie) < 0) {
+				res->quality = UNWIND_Q_BROKEN;
+				goto stop;
+			}
+			cfa = 0;
+			int e = x86_apply_row(&row, regs, valid, copy_read_cb, &c, nr, &nvalid, &cfa);
+			cfa_known = cfa != 0;
+			if (e == -ENOENT) {
+				res->quality = UNWIND_Q_COMPLETE;
+				goto done;
+			}
+			if (e == -EFAULT && c.fault != FAULT_NONE)
+				goto fault;
+			if (e < 0) {
+				res->quality = UNWIND_Q_BROKEN;
+				goto stop;
+			}
+			memcpy(regs, nr, sizeof(regs));
+			ra = nr[UNW_RIP];
+			nsp = (nvalid & (1u << UNW_RSP)) ? nr[UNW_RSP] : cfa;
+			nvalid |= 1u << UNW_RSP;
+			nrbp = nr[UNW_RBP];
+			break;
+		}
+		case UR_FP:
+		default:
+			/* No CFI here (JIT code, stripped code): follow the frame
+			 * pointer for this one frame, if it is plausible. */
+			if (!(valid & (1u << UNW_RBP)) || rbp < sp) {
+				res->quality = UNWIND_Q_BROKEN;
+				goto stop;
+			}
+			cfa = rbp + 16;
+			cfa_known = true;
+			if (!copy_read(&c, rbp + 8, &ra) || !copy_read(&c, rbp, &nrbp))
+				goto fault;
+			nsp = cfa;
+			nvalid = (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
+			break;
+		}
+
+		if (!signal && nsp <= sp) {
+			/* The stack pointer must move towards the caller. */
+			res->quality = UNWIND_Q_BROKEN;
+			goto stop;
+		}
+		if (ra == 0) {
+			/* A zero return address ends a chain by convention. */
+			res->quality = signal ? UNWIND_Q_BROKEN : UNWIND_Q_COMPLETE;
+			if (signal)
+				goto stop;
+			goto done;
+		}
+		next_flags = signal ? UNWIND_F_SIGNAL : UNWIND_F_RA;
+		exact = signal;
+		pc = ra;
+		sp = nsp;
+		rbp = nrbp;
+		valid = nvalid | (1u << UNW_RIP) | (1u << UNW_RSP);
+		frames[n].pc = pc;
+		frames[n].flags = next_flags;
+		n++;
+		continue;
+
+	fault:
+		if (c.fault == FAULT_BEYOND && cfa_known && splice_matches(&sp_info, cfa)) {
+			res->dwarf_frames = n;
+			size_t i = sp_info.next;
+			for (; i < in->fp_chain_len && n < limit; i++) {
+				frames[n].pc = in->fp_chain[i];
+				frames[n].flags = UNWIND_F_RA;
+				n++;
+			}
+			res->method = UNWIND_M_SPLICED;
+			u->stats.spliced++;
+			if (i < in->fp_chain_len) {
+				res->quality = UNWIND_Q_TRUNCATED;
+				res->stop_pc = frames[n - 1].pc;
+			} else if (n > res->dwarf_frames && is_root(u, in, frames[n - 1].pc)) {
+				res->quality = UNWIND_Q_COMPLETE;
+			} else {
+				res->quality = UNWIND_Q_TRUNCATED;
+				res->stop_pc = frames[n - 1].pc;
+			}
+			res->n = n;
+			return;
+		}
+		res->quality = c.fault == FAULT_BEYOND ? UNWIND_Q_TRUNCATED : UNWIND_Q_BROKEN;
+		goto stop;
+	}
+stop:
+	res->stop_pc = pc;
+done:
+	res->n = n;
+	if (res->method != UNWIND_M_SPLICED)
+		res->dwarf_frames = n;
+}
+
+const char *unwind_quality_name(enum unwind_quality q)
+{
+	switch (q) {
+	case UNWIND_Q_UNKNOWN: return "unknown";
+	case UNWIND_Q_COMPLETE: return "complete";
+	case UNWIND_Q_TRUNCATED: return "truncated";
+	case UNWIND_Q_BROKEN: return "broken";
+	}
+	return "?";
+}
+
+const char *unwind_method_name(enum unwind_method m)
+{
+	switch (m) {
+	case UNWIND_M_FP: return "fp";
+	case UNWIND_M_DWARF: return "dwarf";
+	case UNWIND_M_SPLICED: return "spliced";
+	}
+	return "?";
+}

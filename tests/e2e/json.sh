@@ -1,0 +1,76 @@
+#!/bin/sh
+# json.sh - every query command's --json output is valid JSON, also with
+# filters, and agrees with the text output on the totals.
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "--json output parses" "python3 is not installed"
+	exit 0
+fi
+
+stax record -o "$T/j.data" -- "$PROG/forkexec-fp" "$PROG/callgraph-fp" 0.3 >/dev/null 2>"$T/rec.err" ||
+	fail "record forkexec-fp for the JSON checks" "$(first_line "$T/rec.err")"
+
+# json_name: the odd comm as json.dumps writes it inside a string
+json_name() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1])[1:-1])' "$odd"; }
+
+# check NAME ARGS...: stax ARGS --json parses as JSON
+check() {
+	name=$1
+	shift
+	stax "$@" --json -i "$T/j.data" >"$T/out.json" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail "$name --json" "status $rc: $(first_line "$T/err")"
+	elif python3 -m json.tool "$T/out.json" >/dev/null 2>"$T/perr"; then
+		ok "$name --json parses"
+	else
+		fail "$name --json parses" "$(tail -n 1 "$T/perr"); output starts: $(head -c 150 "$T/out.json" | tr '\n' ' ')"
+	fi
+}
+
+check "top" top
+check "top -n 0 --sort total" top -n 0 --sort total
+check "flame" flame
+check "flame -d 3 --threshold 5" flame -d 3 --threshold 5
+check "threads" threads
+check "info" info
+check "script" script
+for cmd in top flame threads script; do
+	check "$cmd --comm no-such-name (no samples)" $cmd --comm no-such-name
+done
+check "top --comm callgraph-fp" top --comm callgraph-fp
+check "threads --pid 1 (no samples)" threads --pid 1
+
+# A comm with a quote, a backslash and a tab must be escaped.
+odd=$(printf 'q"b\\t\tx')
+cp "$PROG/callgraph-fp" "$T/$odd"
+stax record -o "$T/odd.data" -- "$T/$odd" 0.2 >/dev/null 2>"$T/odd.err"
+for cmd in threads top flame script; do
+	stax $cmd --json -i "$T/odd.data" >"$T/odd.json" 2>"$T/err"
+	if python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert sys.argv[2] in json.dumps(d, ensure_ascii=False) or sys.argv[3] == "top", "name missing"' "$T/odd.json" "$(json_name)" "$cmd" 2>"$T/perr"; then
+		ok "$cmd --json escapes a comm with quote, backslash and tab"
+	else
+		fail "$cmd --json escapes a comm with quote, backslash and tab" "$(tail -n 1 "$T/perr"): $(head -c 200 "$T/odd.json")"
+	fi
+done
+
+# JSON and text agree: the threads' samples add up to the folded total.
+n=$(stax flame --folded -i "$T/j.data" 2>/dev/null | samples /dev/stdin)
+stax threads --json -i "$T/j.data" >"$T/t.json" 2>/dev/null
+m=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = d.get("threads", d) if isinstance(d, dict) else d
+print(sum(int(r.get("samples", 0)) for r in rows))' "$T/t.json" 2>"$T/perr")
+if [ -n "$m" ] && [ "$n" -gt 0 ] && [ "$m" -eq "$n" ]; then
+	ok "threads --json samples add up to the folded total ($n)"
+else
+	fail "threads --json samples add up to the folded total" "json '$m', folded $n: $(tail -n 1 "$T/perr")"
+fi
+
+done_testing

@@ -1,0 +1,122 @@
+# lib.sh - helpers for the end-to-end tests (POSIX sh; dash is fine).
+#
+# Each tests/e2e/NAME.sh starts with
+#     . "$(dirname "$0")/lib.sh"
+# and prints one line per check, counted by tests/run.sh:
+#     ok - NAME: check            not ok - NAME: check: why
+#     skip - NAME: check: why     (only for what the machine lacks)
+# It exits 1 when a check failed. Sampling is statistical: assert shares
+# with honest margins, and retry once with a longer run before failing.
+
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+STAX=$ROOT/stax
+PROG=$ROOT/tests/programs/build
+TEST=$(basename "$0" .sh)
+FAILED=0
+BG_PIDS=""
+
+# A private temp dir, removed on exit. 755 so tests may run programs as
+# another user from inside it.
+T=$(mktemp -d "${TMPDIR:-/tmp}/stax-e2e-$TEST.XXXXXX") || exit 1
+chmod 755 "$T"
+
+cleanup() {
+	for p in $BG_PIDS; do
+		kill -9 "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap 'cleanup' EXIT
+trap 'exit 130' INT TERM HUP
+
+ok() { echo "ok - $TEST: $1"; }
+fail() { echo "not ok - $TEST: $1: $2"; FAILED=1; }
+skip() { echo "skip - $TEST: $1: $2"; }
+done_testing() { exit "$FAILED"; }
+
+# Remember a background pid so cleanup kills it (only ones we started).
+bg_add() { BG_PIDS="$BG_PIDS $1"; }
+
+# The test cannot run at all without ./stax and the programs: one failure
+# (not a skip: make check builds both, so their absence is a bug).
+require_stax() {
+	if [ ! -x "$STAX" ]; then
+		fail "setup" "$STAX is missing (run make)"
+		exit 1
+	fi
+	if [ ! -x "$PROG/callgraph-fp" ]; then
+		fail "setup" "$PROG is missing (run make -C tests/programs)"
+		exit 1
+	fi
+}
+
+# stax with a time limit, so a hang fails one check, not the whole file.
+stax() { timeout 120 "$STAX" "$@"; }
+
+# share FOLDED PATTERN: percent (one decimal) of the samples in the folded
+# file ("comm;root;...;leaf COUNT" lines) whose stack matches the awk ERE
+# PATTERN. The pattern goes through the environment: no escape processing.
+# Kernel frames end in "_[k]"; $K matches any run of them at the leaf end,
+# so ";b;leaf_b$K" ends in leaf_b after stripping kernel frames.
+K='(;[^;]*_[[]k[]])*$'
+share() {
+	PAT=$2 awk '
+	NF { n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); t += n; if (s ~ ENVIRON["PAT"]) m += n }
+	END { if (t == 0) print "0.0"; else printf "%.1f\n", 100 * m / t }' "$1"
+}
+
+# samples FOLDED [PATTERN]: the number of samples (matching PATTERN).
+samples() {
+	PAT=${2:-} awk '
+	NF { n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); if (ENVIRON["PAT"] == "" || s ~ ENVIRON["PAT"]) t += n }
+	END { print t + 0 }' "$1"
+}
+
+# between VALUE LO HI: true when LO <= VALUE <= HI (decimals allowed).
+between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v + 0 >= lo + 0 && v + 0 <= hi + 0) }'; }
+
+# col_values FILE HEADER: the values of the column titled HEADER in a text
+# table (the first line that has HEADER as a word is the header; every
+# later line with as many fields is a row). Works for stax top/threads.
+col_values() {
+	H=$2 awk '
+	!hdr { for (i = 1; i <= NF; i++) if ($i == ENVIRON["H"]) { hdr = NR; col = i; nf = NF }; next }
+	NF >= nf && $0 !~ /^\.\.\./ { print $col }' "$1"
+}
+
+# row_where FILE HEADER VALUE WANT: in a text table, the WANT column of
+# the first row whose HEADER column equals VALUE.
+row_where() {
+	H=$2 V=$3 W=$4 awk '
+	!hdr { for (i = 1; i <= NF; i++) { if ($i == ENVIRON["H"]) hc = i; if ($i == ENVIRON["W"]) wc = i }
+	       if (hc && wc) hdr = NR; next }
+	$hc == ENVIRON["V"] { print $wc; exit }' "$1"
+}
+
+# one_line_error STDERR_FILE: true when the file is exactly one line that
+# starts with "stax: error: " (the error style every failure must follow).
+one_line_error() {
+	[ "$(wc -l <"$1")" -eq 1 ] && head -n 1 "$1" | grep -q '^stax: error: '
+}
+
+# crashed STDERR_FILE STATUS: true when the status or stderr shows a crash
+# (signal, sanitizer report, abort) rather than a handled error.
+crashed() {
+	[ "$2" -ge 128 ] && return 0
+	grep -Eq 'Segmentation|AddressSanitizer|UndefinedBehavior|runtime error:|Aborted|core dumped|double free|malloc\(\)|stack smashing' "$1"
+}
+
+# first_line FILE: a file's first line, for failure messages.
+first_line() { head -n 1 "$1" 2>/dev/null | cut -c1-200; }
+
+# wait_for COND SECONDS: poll the shell command COND every 0.1 s.
+wait_for() {
+	_w=0
+	while ! eval "$1"; do
+		_w=$((_w + 1))
+		[ "$_w" -ge $(($2 * 10)) ] && return 1
+		sleep 0.1
+	done
+	return 0
+}

@@ -1,0 +1,628 @@
+/* test_symbol.c - the symbolizer against real binaries: this test itself,
+ * libc, the vDSO, /proc/kallsyms, and small programs built here with cc
+ * (split debug info with debuglink, MiniDebugInfo, corrupted copies).
+ *
+ * Fixture programs are written to a temporary directory and built with
+ *   cc -g -O1 [-Wl,--build-id=none] -o prog prog.c
+ * then split with objcopy/strip as each test says.
+ */
+
+#include "symbol/symbol.h"
+#include "test.h"
+
+#include <dlfcn.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, noclone, used))
+
+struct test_map {
+	uint64_t start, end, pgoff;
+	char path[4096];
+};
+
+static volatile int sink;
+
+NOINLINE int sym_test_global_fn(int n)
+{
+	int i, acc = 0;
+	for (i = 0; i < n; i++)
+		acc += i * sink + (acc >> 3);
+	return acc;
+}
+
+NOINLINE static int sym_test_static_fn(int n)
+{
+	int i, acc = 1;
+	for (i = 0; i < n; i++)
+		acc ^= i * 7 + sink;
+	return acc;
+}
+
+/* Mapping of this process that contains addr, from /proc/self/maps. */
+static int find_map(uint64_t addr, struct test_map *m)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4352];
+	int found = 0;
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long s, e, off;
+		int pos = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &s, &e, &off, &pos) < 3)
+			continue;
+		if (addr < s || addr >= e)
+			continue;
+		m->start = s;
+		m->end = e;
+		m->pgoff = off;
+		snprintf(m->path, sizeof(m->path), "%s", pos ? line + pos : "");
+		m->path[strcspn(m->path, "\n")] = '\0';
+		found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+static void lookup_self(struct sym_session *s, const void *p, struct sym_result *r,
+			struct test_map *m)
+{
+	struct sym_module_ref ref = { 0 };
+	uint64_t addr = (uint64_t)(uintptr_t)p;
+	memset(r, 0, sizeof(*r));
+	if (!find_map(addr, m)) {
+		m->path[0] = '\0';
+		return;
+	}
+	ref.path = m->path;
+	ref.start = m->start;
+	ref.end = m->end;
+	ref.pgoff = m->pgoff;
+	sym_lookup(s, &ref, addr, r);
+}
+
+static int streq(const char *a, const char *b)
+{
+	return a && b && !strcmp(a, b);
+}
+
+static void test_self(void)
+{
+	struct sym_session *s = sym_session_new();
+	struct sym_result r;
+	struct test_map m;
+	const char *src;
+	size_t n;
+	struct sym_module_ref ref = { 0 };
+
+	lookup_self(s, (const void *)sym_test_global_fn, &r, &m);
+	CHECK(streq(r.name, "sym_test_global_fn") && r.sym_offset == 0,
+	      "self: global function by its start");
+	CHECK(streq(r.source, "symtab"), "self: source is symtab");
+	CHECK(streq(r.module, "test_symbol") || (r.module && strstr(m.path, r.module)),
+	      "self: module is the binary's base name");
+	CHECK(r.file_offset == (uint64_t)(uintptr_t)sym_test_global_fn - m.start + m.pgoff,
+	      "self: file offset");
+
+	lookup_self(s, (const char *)sym_test_static_fn + 5, &r, &m);
+	CHECK(streq(r.name, "sym_test_static_fn") && r.sym_offset == 5,
+	      "self: static function, address in the middle");
+
+	lookup_self(s, (const void *)test_self, &r, &m);
+	CHECK(streq(r.name, "test_self"), "self: another static function");
+
+	ref.path = m.path;
+	ref.start = m.start;
+	ref.end = m.end;
+	ref.pgoff = m.pgoff;
+	CHECK(sym_module_info(s, &ref, &src, &n) && streq(src, "symtab") && n > 10,
+	      "self: module info");
+	ref.path = "/nonexistent/stax-test";
+	ref.start = 0;
+	ref.pgoff = 0;
+	CHECK(!sym_module_info(s, &ref, &src, &n) && streq(src, "none") && n == 0,
+	      "module info of a missing file is false");
+	sym_lookup(s, &ref, 0x1234, &r);
+	CHECK(!r.name && streq(r.module, "stax-test") && r.file_offset == 0x1234,
+	      "missing file: no name, module and offset still set");
+	sym_session_free(s);
+}
+
+static void test_speed(void)
+{
+	struct sym_session *s = sym_session_new();
+	struct sym_module_ref ref = { 0 };
+	struct sym_result r;
+	struct test_map m;
+	uint64_t base = (uint64_t)(uintptr_t)sym_test_global_fn;
+	struct timespec t0, t1;
+	long i, hits = 0, n = 2000000;
+	double secs;
+
+	if (!find_map(base, &m)) {
+		SKIP("speed", "no mapping for the test binary");
+		return;
+	}
+	ref.path = m.path;
+	ref.start = m.start;
+	ref.end = m.end;
+	ref.pgoff = m.pgoff;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 0; i < n; i++) {
+		uint64_t a = m.start + (uint64_t)(i * 7919) % (m.end - m.start);
+		sym_lookup(s, &ref, a, &r);
+		hits += r.name != NULL;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	printf("# %ld lookups in %.3fs (%ld named)\n", n, secs, hits);
+	CHECK(hits > 0 && secs < 10, "speed: 2M lookups in one module");
+
+	/* Alternate between two modules: the cache, not the fast path. */
+	{
+		struct sym_module_ref ref2 = ref;
+		struct test_map m2;
+		void *qs = dlsym(RTLD_DEFAULT, "qsort");
+		if (qs && find_map((uint64_t)(uintptr_t)qs, &m2)) {
+			ref2.path = m2.path;
+			ref2.start = m2.start;
+			ref2.end = m2.end;
+			ref2.pgoff = m2.pgoff;
+			hits = 0;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			for (i = 0; i < n; i++) {
+				const struct sym_module_ref *rr = i & 1 ? &ref2 : &ref;
+				uint64_t a = rr->start + (uint64_t)(i * 7919) % (rr->end - rr->start);
+				sym_lookup(s, rr, a, &r);
+				hits += r.name != NULL;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+			printf("# %ld alternating lookups in %.3fs (%ld named)\n", n, secs, hits);
+			CHECK(hits > 0 && secs < 20, "speed: 2M lookups alternating two modules");
+		}
+	}
+	sym_session_free(s);
+}
+
+static void test_libc(void)
+{
+	struct sym_session *s = sym_session_new();
+	struct sym_result r;
+	struct test_map m, base_map;
+	void *qs = dlsym(RTLD_DEFAULT, "qsort");
+	void *ml = dlsym(RTLD_DEFAULT, "malloc");
+	char cmd[4200], line[512];
+	FILE *p;
+	uint64_t prev_start = 0, prev_end = 0, gap = 0, load = 0;
+	int found = 0;
+
+	lookup_self(s, (const char *)qs + 3, &r, &m);
+	CHECK(r.name && strstr(r.name, "qsort") && r.sym_offset == 3, "libc: qsort");
+	printf("# libc source: %s, module %s\n", r.source, r.module);
+	lookup_self(s, ml, &r, &m);
+	CHECK(r.name && strstr(r.name, "malloc"), "libc: malloc");
+
+	/* An address in alignment padding right after a sized function:
+	 * no symbol covers it, so the name must be NULL and not the
+	 * function before it. Found with nm, independently of our code. */
+	snprintf(cmd, sizeof(cmd),
+		 "nm -D --defined-only -S -n '%s' 2>/dev/null", m.path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long a, sz;
+		char t;
+		if (sscanf(line, "%llx %llx %c", &a, &sz, &t) != 3)
+			continue;
+		if (t != 'T' && t != 't' && t != 'W' && t != 'i')
+			continue;
+		if (!found && prev_end && a > prev_end && a - prev_end < 16 && prev_start) {
+			gap = prev_end;
+			found = 1;
+		}
+		if (a >= prev_end) {
+			prev_start = a;
+			prev_end = a + sz;
+		}
+	}
+	if (p)
+		pclose(p);
+	/* libc's first PT_LOAD has offset 0 and vaddr 0: base = mapping
+	 * with pgoff 0. */
+	{
+		FILE *f = fopen("/proc/self/maps", "r");
+		while (f && fgets(line, sizeof(line), f)) {
+			unsigned long s0, e0, off;
+			if (strstr(line, m.path) &&
+			    sscanf(line, "%lx-%lx %*s %lx", &s0, &e0, &off) == 3 && off == 0) {
+				load = s0;
+				break;
+			}
+		}
+		if (f)
+			fclose(f);
+	}
+	if (!found || !load || !find_map(load + gap, &base_map)) {
+		SKIP("libc: padding between functions has no name", "no gap found with nm -D");
+	} else {
+		lookup_self(s, (const void *)(uintptr_t)(load + gap), &r, &m);
+		CHECK(!r.name, "libc: padding between functions has no name");
+		if (r.name)
+			printf("# padding at %#" PRIx64 " named %s by %s\n", gap, r.name, r.source);
+	}
+	sym_session_free(s);
+}
+
+static void test_kernel(void)
+{
+	struct sym_session *s = sym_session_new();
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256], type;
+	unsigned long long addr = 0, a;
+	struct sym_result r;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
+		    (type == 'T' || type == 't') && !strcmp(name, "schedule")) {
+			addr = a;
+			break;
+		}
+	if (f)
+		fclose(f);
+	if (!addr) {
+		sym_lookup_kernel(s, 0xffffffff81000000ull, &r);
+		CHECK(!r.name && streq(r.module, "[kernel.kallsyms]"),
+		      "kernel: hidden kallsyms gives no name");
+		SKIP("kernel: schedule", "kallsyms unreadable or hidden by kptr_restrict");
+	} else {
+		sym_lookup_kernel(s, addr + 2, &r);
+		CHECK(streq(r.name, "schedule") && r.sym_offset == 2 &&
+		      streq(r.module, "[kernel.kallsyms]") && streq(r.source, "kallsyms"),
+		      "kernel: schedule");
+		sym_lookup_kernel(s, 0x10, &r);
+		CHECK(!r.name, "kernel: user address has no kernel name");
+	}
+	sym_session_free(s);
+}
+
+static void test_vdso(void)
+{
+	struct sym_session *s = sym_session_new();
+	void *h = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	void *fn = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	struct sym_result r;
+	struct test_map m;
+
+	if (!fn) {
+		SKIP("vdso: clock_gettime", "no vDSO symbol via dlsym");
+	} else {
+		lookup_self(s, (const char *)fn + 1, &r, &m);
+		CHECK(streq(m.path, "[vdso]") && r.name && strstr(r.name, "clock_gettime") &&
+		      streq(r.module, "[vdso]") && r.sym_offset == 1,
+		      "vdso: clock_gettime");
+	}
+	if (h)
+		dlclose(h);
+	sym_session_free(s);
+}
+
+static void test_demangle(void)
+{
+	char *d;
+
+	d = sym_demangle("_ZN3foo3barEv");
+	CHECK(streq(d, "foo::bar()"), "demangle: C++");
+	free(d);
+	d = sym_demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+	CHECK(streq(d, "core::fmt::write"), "demangle: Rust legacy");
+	free(d);
+	d = sym_demangle("_RNvNtCs1cm4JkEbg6R_3std2io5stdio");
+	CHECK(streq(d, "std::io::stdio"), "demangle: Rust v0");
+	free(d);
+	d = sym_demangle("_ZNSt6vectorIiSaIiEE9push_backERKi@GLIBCXX_3.4");
+	CHECK(d && strstr(d, "std::vector<int") && strstr(d, "@GLIBCXX_3.4"),
+	      "demangle: version suffix kept");
+	free(d);
+	CHECK(sym_demangle("main") == NULL && sym_demangle("_Zgarbage") == NULL,
+	      "demangle: plain and invalid names give NULL");
+}
+
+static void test_build_id(void)
+{
+	uint8_t bid[64];
+	char hex[129] = "", line[512], want[129] = "";
+	size_t n, i;
+	FILE *p = popen("readelf -n /bin/ls 2>/dev/null", "r");
+
+	while (p && fgets(line, sizeof(line), p)) {
+		char *b = strstr(line, "Build ID: ");
+		if (b)
+			sscanf(b + 10, "%128s", want);
+	}
+	if (p)
+		pclose(p);
+	n = sym_read_build_id("/bin/ls", bid, sizeof(bid));
+	for (i = 0; i < n && i < 64; i++)
+		sprintf(hex + 2 * i, "%02x", bid[i]);
+	if (!want[0])
+		SKIP("build-id of /bin/ls", "readelf shows none");
+	else
+		CHECK(n == 20 && !strcmp(hex, want), "build-id of /bin/ls matches readelf");
+	CHECK(sym_read_build_id("/nonexistent", bid, sizeof(bid)) == 0,
+	      "build-id of a missing file is 0");
+}
+
+/* Run a shell command; 0 on success. */
+static int sh(const char *fmt, const char *dir)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), fmt, dir, dir, dir, dir, dir, dir, dir, dir, dir, dir);
+	return system(cmd);
+}
+
+static const char prog_src[] =
+	"#include <stdio.h>\n"
+	"#include <string.h>\n"
+	"static volatile int v;\n"
+	"__attribute__((noinline, noclone)) static int hidden_worker(int n)\n"
+	"{ int i, a = 0; for (i = 0; i < n; i++) a += i ^ v; return a; }\n"
+	"int main(void)\n"
+	"{\n"
+	"\tchar line[4352]; unsigned long s, e, off, a = (unsigned long)hidden_worker;\n"
+	"\tFILE *f = fopen(\"/proc/self/maps\", \"r\");\n"
+	"\twhile (fgets(line, sizeof(line), f))\n"
+	"\t\tif (sscanf(line, \"%lx-%lx %*s %lx\", &s, &e, &off) == 3 && a >= s && a < e)\n"
+	"\t\t\tprintf(\"%lx %lx %lx %lx\\n\", a, s, e, off);\n"
+	"\treturn hidden_worker(3) == 12345;\n"
+	"}\n";
+
+/* Run prog and build a ref for the mapping of its hidden_worker. */
+static int run_prog(const char *path, struct sym_module_ref *ref, uint64_t *addr)
+{
+	FILE *p = popen(path, "r");
+	unsigned long a, s, e, off;
+	int ok = p && fscanf(p, "%lx %lx %lx %lx", &a, &s, &e, &off) == 4;
+	if (p)
+		pclose(p);
+	if (!ok)
+		return 0;
+	memset(ref, 0, sizeof(*ref));
+	ref->path = path;
+	ref->start = s;
+	ref->end = e;
+	ref->pgoff = off;
+	*addr = a;
+	return 1;
+}
+
+static void check_prog(const char *path, const char *want_source, const char *name)
+{
+	struct sym_session *s = sym_session_new();
+	struct sym_module_ref ref;
+	struct sym_result r;
+	uint64_t addr;
+	char what[256];
+
+	snprintf(what, sizeof(what), "%s: static function via %s", name, want_source);
+	if (!run_prog(path, &ref, &addr)) {
+		CHECK(0, what);
+	} else {
+		sym_lookup(s, &ref, addr + 1, &r);
+		CHECK(streq(r.name, "hidden_worker") && r.sym_offset == 1 &&
+		      streq(r.source, want_source), what);
+		if (!streq(r.source, want_source))
+			printf("# got %s from %s\n", r.name ? r.name : "(null)", r.source);
+	}
+	sym_session_free(s);
+}
+
+static void test_fixtures(const char *dir)
+{
+	char path[4200], buf[4200];
+	FILE *f;
+	struct sym_session *s;
+	struct sym_module_ref ref;
+	struct sym_result r;
+	uint64_t addr;
+
+	snprintf(path, sizeof(path), "%s/prog.c", dir);
+	f = fopen(path, "w");
+	if (!f || fputs(prog_src, f) < 0) {
+		SKIP("fixtures", "cannot write the fixture source");
+		if (f)
+			fclose(f);
+		return;
+	}
+	fclose(f);
+	if (sh("cd %s && cc -g -O1 -o prog prog.c && cp prog prog_full && "
+	       "cc -g -O1 -Wl,--build-id=none -o prog_nobid prog.c && "
+	       "cp prog prog_mini && cp prog prog_dotdebug", dir)) {
+		SKIP("fixtures", "cc failed");
+		return;
+	}
+	check_prog(strcat(strcpy(buf, dir), "/prog_full"), "symtab", "unstripped");
+
+	/* Split debug info, found by debuglink (build-id checked). */
+	if (sh("cd %s && objcopy --only-keep-debug prog prog.debug && strip --strip-all prog && "
+	       "objcopy --add-gnu-debuglink=prog.debug prog", dir))
+		SKIP("debuglink", "objcopy/strip failed");
+	else
+		check_prog(strcat(strcpy(buf, dir), "/prog"), "debuglink", "debuglink");
+
+	/* No build-id: the debuglink CRC decides. */
+	if (sh("cd %s && objcopy --only-keep-debug prog_nobid prog_nobid.debug && "
+	       "strip --strip-all prog_nobid && "
+	       "objcopy --add-gnu-debuglink=prog_nobid.debug prog_nobid", dir))
+		SKIP("debuglink crc", "objcopy/strip failed");
+	else
+		check_prog(strcat(strcpy(buf, dir), "/prog_nobid"), "debuglink", "debuglink crc");
+
+	/* Debug file in .debug/ next to the binary. */
+	if (sh("cd %s && mkdir -p .debug && objcopy --only-keep-debug prog_dotdebug dd.debug && "
+	       "strip --strip-all prog_dotdebug && "
+	       "objcopy --add-gnu-debuglink=dd.debug prog_dotdebug && mv dd.debug .debug/", dir))
+		SKIP("debuglink .debug/", "objcopy/strip failed");
+	else
+		check_prog(strcat(strcpy(buf, dir), "/prog_dotdebug"), "debuglink", "debuglink .debug/");
+
+	/* A debug file of another build under the linked name must be
+	 * refused (CRC mismatch), or it would name the wrong functions. */
+	snprintf(path, sizeof(path), "%s/prog_nobid", dir);
+	if (!run_prog(path, &ref, &addr) ||
+	    sh("cd %s && sed 's/a += i/a -= 3 * i/' prog.c > other.c && "
+	       "cc -g -O1 -Wl,--build-id=none -o other other.c && "
+	       "objcopy --only-keep-debug other prog_nobid.debug", dir)) {
+		SKIP("debuglink crc mismatch", "cannot build the other program");
+	} else {
+		s = sym_session_new();
+		sym_lookup(s, &ref, addr + 1, &r);
+		CHECK(!r.name && !streq(r.source, "debuglink"),
+		      "debuglink: debug file of another build is refused");
+		sym_session_free(s);
+	}
+
+	/* MiniDebugInfo: an xz-compressed ELF with .symtab. */
+	if (sh("cd %s && objcopy --only-keep-debug prog_mini mini && strip --strip-debug mini && "
+	       "rm -f mini.xz && xz mini && strip --strip-all prog_mini && "
+	       "objcopy --add-section .gnu_debugdata=mini.xz prog_mini", dir))
+		SKIP("minidebuginfo", "objcopy/strip/xz failed");
+	else
+		check_prog(strcat(strcpy(buf, dir), "/prog_mini"), "minidebuginfo", "minidebuginfo");
+
+	/* A build-id that does not match the file: no names from it. */
+	snprintf(path, sizeof(path), "%s/prog_full", dir);
+	if (run_prog(path, &ref, &addr)) {
+		static const uint8_t wrong[20] = { 0xde, 0xad, 0xbe, 0xef };
+		ref.build_id = wrong;
+		ref.build_id_size = sizeof(wrong);
+		s = sym_session_new();
+		sym_lookup(s, &ref, addr, &r);
+		CHECK(!r.name && streq(r.source, "none"), "wrong build-id: file not used");
+		sym_session_free(s);
+	}
+}
+
+static uint32_t rnd_state = 12345;
+static uint32_t rnd(void)
+{
+	rnd_state = rnd_state * 1103515245u + 12345u;
+	return rnd_state >> 8;
+}
+
+/* Junk, truncated and bit-flipped ELF files: no crash, no names from
+ * junk. */
+static void test_corrupt(const char *dir)
+{
+	char path[4200], src[4200];
+	struct sym_module_ref ref = { 0 };
+	struct sym_result r;
+	uint8_t bid[64], *img = NULL;
+	FILE *f;
+	long size = 0, i, iter, named = 0;
+	int ok = 1;
+
+	snprintf(path, sizeof(path), "%s/junk", dir);
+	f = fopen(path, "w");
+	for (i = 0; f && i < 10000; i++)
+		fputc(i == 0 ? 0x7f : (int)(rnd() & 0xff), f);
+	if (f)
+		fclose(f);
+	ref.path = path;
+	ref.start = 0x400000;
+	ref.end = 0x500000;
+	{
+		struct sym_session *s = sym_session_new();
+		sym_lookup(s, &ref, 0x401000, &r);
+		CHECK(!r.name && streq(r.source, "none"), "junk file: no name");
+		CHECK(sym_read_build_id(path, bid, sizeof(bid)) == 0, "junk file: no build-id");
+		sym_session_free(s);
+	}
+
+	/* Mutate the unstripped fixture (or this binary) many ways. */
+	snprintf(src, sizeof(src), "%s/prog_full", dir);
+	f = fopen(src, "rb");
+	if (!f)
+		f = fopen("/proc/self/exe", "rb");
+	if (f) {
+		fseek(f, 0, SEEK_END);
+		size = ftell(f);
+		fseek(f, 0, SEEK_SET);
+		img = malloc((size_t)size);
+		if (fread(img, 1, (size_t)size, f) != (size_t)size)
+			size = 0;
+		fclose(f);
+	}
+	if (!size) {
+		SKIP("corrupt ELF files", "no binary to mutate");
+		free(img);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/mutant", dir);
+	for (iter = 0; iter < 300; iter++) {
+		uint8_t *m = malloc((size_t)size);
+		long len = size, k;
+		struct sym_session *s;
+		memcpy(m, img, (size_t)size);
+		if (iter % 3 == 0) {
+			len = (long)(rnd() % (uint32_t)size);
+		} else {
+			/* Flip bytes, mostly in headers and tables. */
+			for (k = 0; k < 1 + (long)(rnd() % 20); k++) {
+				long at = iter % 3 == 1 ? (long)(rnd() % 64)
+						      : (long)(rnd() % (uint32_t)size);
+				m[at] = (uint8_t)rnd();
+			}
+			if (iter % 2)
+				for (k = 0; k < 8; k++)
+					m[size - 1 - (long)(rnd() % 4096 % size)] = (uint8_t)rnd();
+		}
+		f = fopen(path, "wb");
+		if (!f || fwrite(m, 1, (size_t)len, f) != (size_t)len)
+			ok = 0;
+		if (f)
+			fclose(f);
+		free(m);
+		s = sym_session_new();
+		ref.path = path;
+		ref.pgoff = 0;
+		for (k = 0; k < 64; k++) {
+			sym_lookup(s, &ref, ref.start + (uint64_t)(rnd() % 0x10000), &r);
+			named += r.name != NULL;
+		}
+		sym_read_build_id(path, bid, sizeof(bid));
+		sym_session_free(s);
+	}
+	printf("# %ld names from mutated files\n", named);
+	CHECK(ok, "corrupt ELF files: 300 mutants, no crash");
+	free(img);
+}
+
+int main(void)
+{
+	char dir[] = "/tmp/stax-test-symbol-XXXXXX";
+	char cmd[128];
+
+	sink = sym_test_global_fn(1) + sym_test_static_fn(1);
+	test_self();
+	test_libc();
+	test_kernel();
+	test_vdso();
+	test_demangle();
+	test_build_id();
+	if (!mkdtemp(dir)) {
+		SKIP("fixtures", "mkdtemp failed");
+	} else {
+		test_fixtures(dir);
+		test_corrupt(dir);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+		if (system(cmd))
+			printf("# could not remove %s\n", dir);
+	}
+	test_speed();
+	TEST_DONE();
+}
