@@ -58,6 +58,10 @@ int cmd_help(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		fputs(cmd_help_help, stdout);
+		return 0;
+	}
 	c = cmd_find(argv[1]);
 	if (!c)
 		die("help: unknown command '%s' (see 'stax help')", argv[1]);

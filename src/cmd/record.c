@@ -8,7 +8,8 @@
 #include <string.h>
 
 const char cmd_record_help[] =
-"usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind fp] [--duration SECONDS]\n"
+"usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
+"                   [--stack-size BYTES] [--duration SECONDS]\n"
 "                   (-p PID[,PID...] | -- CMD ARGS...)\n"
 "\n"
 "Sample the call stacks of CMD (and every thread, fork and exec it makes)\n"
@@ -28,8 +29,17 @@ const char cmd_record_help[] =
 "  -o FILE           output file (default stax.data)\n"
 "  -p PID[,PID...]   attach to running processes and their threads;\n"
 "                    stop with Ctrl-C, or when they all exit\n"
-"  --unwind fp       how stacks are walked: fp (the kernel's frame-pointer\n"
-"                    chain)\n"
+"  --unwind MODE     how user stacks are walked:\n"
+"                    hybrid (default) DWARF CFI on a copy of the top of\n"
+"                      the stack, unwound while recording, continued by\n"
+"                      the kernel's frame-pointer chain where the copy\n"
+"                      ends; full stacks without frame pointers\n"
+"                    dwarf  DWARF CFI only: stops where the copy ends\n"
+"                    fp     the kernel's frame-pointer chain only (cheapest;\n"
+"                      code built without frame pointers loses callers)\n"
+"  --stack-size B    bytes of user stack copied per sample for hybrid and\n"
+"                    dwarf (default 32768, at most 65528); the copy is\n"
+"                    unwound in memory and never written to the file\n"
 "  --duration SEC    stop recording after SEC seconds\n"
 "  -q, --quiet       no summary at the end\n"
 "\n"
@@ -60,7 +70,7 @@ int cmd_record(int argc, char **argv)
 	o.output = "stax.data";
 	o.event = "cpu-clock";
 	o.freq = 999;
-	o.unwind = UNWIND_MODE_FP;
+	o.unwind = UNWIND_MODE_HYBRID;
 	o.stack_size = 32768;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -85,8 +95,18 @@ int cmd_record(int argc, char **argv)
 			const char *v = cmd_value("record", argc, argv, &i);
 			if (!strcmp(v, "fp"))
 				o.unwind = UNWIND_MODE_FP;
+			else if (!strcmp(v, "dwarf"))
+				o.unwind = UNWIND_MODE_DWARF;
+			else if (!strcmp(v, "hybrid"))
+				o.unwind = UNWIND_MODE_HYBRID;
 			else
-				die("record: --unwind takes fp, not '%s'", v);
+				die("record: --unwind takes hybrid, dwarf or fp, not '%s'", v);
+		} else if (!strcmp(a, "--stack-size")) {
+			const char *v = cmd_value("record", argc, argv, &i);
+			uint64_t n;
+			if (parse_u64(v, &n) || n < 64 || n > 65528)
+				die("record: --stack-size takes 64 to 65528 bytes (the kernel's limit), not '%s'", v);
+			o.stack_size = (uint32_t)(n & ~7ull);
 		} else if (!strcmp(a, "--duration")) {
 			const char *v = cmd_value("record", argc, argv, &i);
 			char *end;

@@ -99,9 +99,9 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.find_arg = g;
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
-	for (k = 0; k < res.n; k++)
+	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
-	*nu = res.n;
+	*nu = k;
 	out->quality = (uint8_t)res.quality;
 	out->method = (uint8_t)res.method;
 	return true;
@@ -127,10 +127,17 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 			ctx = a;
 			continue;
 		}
-		if (ctx == PERF_CONTEXT_KERNEL && nk < INGEST_MAX_FRAMES)
+		if (ctx == PERF_CONTEXT_KERNEL && nk < INGEST_MAX_FRAMES) {
 			g->kframes[nk++] = a;
-		else if (ctx == PERF_CONTEXT_USER && nu < INGEST_MAX_FRAMES)
+		} else if (ctx == PERF_CONTEXT_USER && nu < INGEST_MAX_FRAMES) {
+			/* A zero (or page-zero) return address ends the chain:
+			 * the outermost frame pointer was 0 or garbage. */
+			if (a < 4096) {
+				ctx = PERF_CONTEXT_MAX; /* ignore the rest */
+				continue;
+			}
 			g->uframes[nu++] = a;
+		}
 	}
 	if (!nk && !nu && (f->sample_type & PERF_SAMPLE_IP)) {
 		if ((s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)

@@ -232,7 +232,9 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 		case STB_WEAK: c->bind_rank = 1; break;
 		default: c->bind_rank = 0; break;
 		}
-		c->name = sym_arena_strdup(arena, name);
+		/* "memcpy@@GLIBC_2.14": the symbol version is not part of
+		 * the function's name (perf shows it bare too). */
+		c->name = sym_arena_strndup(arena, name, strcspn(name, "@"));
 		added++;
 	}
 out:

@@ -108,7 +108,7 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct fold_line *)a)->text, ((const struct fold_line *)b)->text);
 }
 
-static void print_folded(const struct profile *p, const struct tree *t, FILE *out)
+static void print_folded(const struct profile *p, const struct tree *t, size_t max_depth, FILE *out)
 {
 	/* a stack's own count is its count minus its children's */
 	uint64_t *self = xcalloc(t->keys.n + 1, sizeof(*self));
@@ -125,7 +125,7 @@ static void print_folded(const struct profile *p, const struct tree *t, FILE *ou
 	}
 	for (id = 1; id <= t->keys.n; id++) {
 		uint32_t chain[MAX_DEPTH];
-		size_t depth = 0;
+		size_t depth = 0, lo;
 		uint32_t cur = (uint32_t)id;
 		if (!self[id])
 			continue;
@@ -134,7 +134,10 @@ static void print_folded(const struct profile *p, const struct tree *t, FILE *ou
 			cur = stack_node(&t->keys, cur)->parent;
 		}
 		buf_reset(&b);
-		while (depth-- > 0) {
+		/* -d N keeps the N outermost levels; deeper samples are
+		 * counted in their ancestor at that level (merged below) */
+		lo = max_depth && depth > max_depth ? depth - max_depth : 0;
+		while (depth-- > lo) {
 			const struct rec_node *n = stack_node(&t->keys, chain[depth]);
 			const char *s = label(p, t, n);
 			size_t k;
@@ -221,7 +224,7 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 	bool first = true;
 
 	if (o->folded) {
-		print_folded(p, &t, out);
+		print_folded(p, &t, o->max_depth, out);
 		tree_release(&t);
 		return;
 	}
