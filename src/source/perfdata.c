@@ -7,11 +7,13 @@
  */
 #include "source/perfdata.h"
 #include "record/ingest.h"
+#include "symbol/symbol.h"
 #include "lib/cursor.h"
 #include "lib/hash.h"
 #include "lib/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -70,6 +72,11 @@ struct pd_in {
 	size_t cap, lo, hi;     /* buf[lo..hi) holds the input from offset pos */
 	uint64_t pos;
 	bool eof;
+	bool mapped;            /* mem is our mapping of a file: pages read
+				 * and done with are dropped as we go */
+	uint64_t dropped;       /* mem[0..dropped) was dropped */
+	volatile uint64_t drop_to; /* for the prefault thread to drop up to */
+	bool helper;            /* a prefault thread runs (see import_mem) */
 	int err;                /* errno of a failed read */
 };
 
@@ -209,7 +216,7 @@ struct pd_build_id {
 struct pd_event {              /* a queued kernel record */
 	uint64_t time, seq;
 	uint32_t attr;
-	struct perf_event_header *rec;  /* xmalloc'd copy */
+	struct perf_event_header *rec;  /* xmalloc'd copy, or in the mapped input */
 };
 
 struct pd {
@@ -249,6 +256,20 @@ struct pd {
 	uint64_t nrec, progress_start, progress_last;
 	bool progress_shown;
 };
+
+/* Records read from memory (a mapped file) are used in place when
+ * aligned; only copies are freed. */
+static bool in_mem(const struct pd *pd, const void *p)
+{
+	return pd->in.fd < 0 && (const uint8_t *)p >= pd->in.mem &&
+	       (const uint8_t *)p < pd->in.mem + pd->in.size;
+}
+
+static void rec_free(struct pd *pd, struct perf_event_header *rec)
+{
+	if (!in_mem(pd, rec))
+		free(rec);
+}
 
 static int fail(struct pd *pd, uint64_t off, const char *fmt, ...) PRINTF(3, 4);
 static int fail(struct pd *pd, uint64_t off, const char *fmt, ...)
@@ -673,7 +694,7 @@ static void flush_upto(struct pd *pd, uint64_t limit)
 	for (i = 0; i < pd->nq && pd->q[i].time <= limit; i++) {
 		deliver(pd, pd->q[i].attr, pd->q[i].rec);
 		pd->qbytes -= pd->q[i].rec->size;
-		free(pd->q[i].rec);
+		rec_free(pd, pd->q[i].rec);
 	}
 	if (i) {
 		pd->flushed_to = MAX(pd->flushed_to, pd->q[i - 1].time);
@@ -773,6 +794,8 @@ static int start(struct pd *pd, uint64_t off)
 	put_meta_u64(pd->w, "freq", a->freq ? a->sample_freq : 0);
 	store_put_meta(pd->w, "unwind", pd->st->unwind);
 	store_put_meta(pd->w, "kernel_frames", a->exclude_kernel ? "0" : "1");
+	if (!a->exclude_kernel && !pd->o->no_binaries)
+		sym_kernel_prefetch(); /* named at the end, read meanwhile */
 	if (pd->hostname)
 		store_put_meta(pd->w, "hostname", pd->hostname);
 	return 0;
@@ -851,10 +874,10 @@ static int kernel_record(struct pd *pd, struct perf_event_header *rec, uint64_t 
 	enqueue(pd, (uint32_t)a, rec, t);
 	return 0;
 drop:
-	free(rec);
+	rec_free(pd, rec);
 	return 0;
 fail:
-	free(rec);
+	rec_free(pd, rec);
 	return -1;
 }
 
@@ -1003,7 +1026,7 @@ static int record(struct pd *pd, struct perf_event_header *rec, uint64_t off, ui
 		pd->st->unknown++;
 		break;
 	}
-	free(rec);
+	rec_free(pd, rec);
 	return ret;
 }
 
@@ -1021,6 +1044,27 @@ static void progress(struct pd *pd)
 		fprintf(stderr, "\rstax: reading %s: %3.0f%%", pd->name, 100.0 * pd->in.pos / pd->in.size);
 	else
 		fprintf(stderr, "\rstax: reading %s: %" PRIu64 " MiB", pd->name, pd->in.pos >> 20);
+}
+
+/* A mapped file's pages count in the resident set once touched; drop
+ * those below the oldest record still queued, so memory stays bounded by
+ * the queue however large the file (they stay in the page cache). */
+#define DROP_STEP (16ull << 20)
+static void drop_pages(struct pd *pd)
+{
+	uint64_t lo = pd->in.pos;
+	size_t i;
+	for (i = 0; i < pd->nq; i++)
+		if (in_mem(pd, pd->q[i].rec))
+			lo = MIN(lo, (uint64_t)((const uint8_t *)pd->q[i].rec - pd->in.mem));
+	lo &= ~(uint64_t)4095;
+	if (pd->in.helper) {
+		pd->in.drop_to = lo; /* the prefault thread drops them */
+		pd->in.dropped = lo;
+	} else if (lo > pd->in.dropped &&
+		   !madvise((void *)(pd->in.mem + pd->in.dropped), lo - pd->in.dropped, MADV_DONTNEED)) {
+		pd->in.dropped = lo;
+	}
 }
 
 /* Records from the current position up to limit (or the end of input). */
@@ -1055,8 +1099,12 @@ static int read_records(struct pd *pd, uint64_t limit)
 			cut(pd, off, "a record");
 			return 0;
 		}
-		rec = xmalloc(h.size);
-		memcpy(rec, p, h.size);
+		if (pd->in.fd < 0 && !((uintptr_t)p & 7)) {
+			rec = (struct perf_event_header *)p; /* in place */
+		} else {
+			rec = xmalloc(h.size);
+			memcpy(rec, p, h.size);
+		}
 		in_skip(&pd->in, h.size);
 		if (record(pd, rec, off, &extra))
 			return -1;
@@ -1071,6 +1119,8 @@ static int read_records(struct pd *pd, uint64_t limit)
 			return fail(pd, off, "cannot write the recording: %s", strerror(-pd->w->err));
 		if (!(++pd->nrec & 255))
 			store_maybe_flush(pd->w);
+		if (pd->in.mapped && pd->in.pos - pd->in.dropped >= DROP_STEP)
+			drop_pages(pd);
 		progress(pd);
 	}
 }
@@ -1297,7 +1347,7 @@ static void release(struct pd *pd)
 	if (pd->progress_shown)
 		fputs("\r\033[K", stderr);
 	for (i = 0; i < pd->nq; i++)
-		free(pd->q[i].rec);
+		rec_free(pd, pd->q[i].rec);
 	free(pd->q);
 	for (i = 0; i < pd->nattrs; i++)
 		free(pd->attrs[i].name);
@@ -1367,9 +1417,40 @@ int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 	return import(&pd);
 }
 
-int perfdata_import_mem(const void *data, size_t size, const char *name,
-			struct store_writer *w, const struct perfdata_opts *o,
-			struct perfdata_stats *st, char *err, size_t errlen)
+/* Page faults on a mapped file, and dropping pages again, cost half of
+ * reading it; a second thread does both, touching one byte per page at
+ * most PREFAULT_AHEAD ahead of the reader and dropping what the reader
+ * is done with (drop_to), so they overlap with parsing and unwinding. */
+#define PREFAULT_AHEAD (32ull << 20)
+struct prefault {
+	struct pd_in *in;
+	volatile bool stop;
+};
+
+static void *prefault_main(void *arg)
+{
+	struct prefault *pf = arg;
+	struct pd_in *in = pf->in;
+	const volatile uint8_t *mem = in->mem;
+	uint64_t at = 0, dropped = 0;
+	uint8_t sum = 0;
+	while (!pf->stop) {
+		uint64_t to = in->drop_to;
+		if (to > dropped && !madvise((void *)(in->mem + dropped), to - dropped, MADV_DONTNEED))
+			dropped = to;
+		if (at >= in->size || at >= *(volatile uint64_t *)&in->pos + PREFAULT_AHEAD) {
+			usleep(200);
+			continue;
+		}
+		sum += mem[at];
+		at += 4096;
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+static int import_mem(const void *data, size_t size, bool mapped, const char *name,
+		      struct store_writer *w, const struct perfdata_opts *o,
+		      struct perfdata_stats *st, char *err, size_t errlen)
 {
 	struct pd pd;
 	memset(&pd, 0, sizeof(pd));
@@ -1383,7 +1464,27 @@ int perfdata_import_mem(const void *data, size_t size, const char *name,
 	pd.in.mem = data;
 	pd.in.size = size;
 	pd.in.seekable = true;
+	pd.in.mapped = mapped;
+	if (mapped && size > PREFAULT_AHEAD && sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		struct prefault pf = { &pd.in, false };
+		pthread_t t;
+		int ret;
+		if (pthread_create(&t, NULL, prefault_main, &pf))
+			return import(&pd);
+		pd.in.helper = true;
+		ret = import(&pd);
+		pf.stop = true;
+		pthread_join(t, NULL);
+		return ret;
+	}
 	return import(&pd);
+}
+
+int perfdata_import_mem(const void *data, size_t size, const char *name,
+			struct store_writer *w, const struct perfdata_opts *o,
+			struct perfdata_stats *st, char *err, size_t errlen)
+{
+	return import_mem(data, size, false, name, w, o, st, err, errlen);
 }
 
 int perfdata_import(const char *path, struct store_writer *w,
@@ -1391,6 +1492,8 @@ int perfdata_import(const char *path, struct store_writer *w,
 		    char *err, size_t errlen)
 {
 	int fd, ret;
+	struct stat sb;
+	void *map;
 	if (!strcmp(path, "-"))
 		return perfdata_import_fd(0, "standard input", w, o, st, err, errlen);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -1398,6 +1501,16 @@ int perfdata_import(const char *path, struct store_writer *w,
 		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
 		memset(st, 0, sizeof(*st));
 		return -1;
+	}
+	/* A regular file is mapped: records are used in place, and the
+	 * stack copies of DWARF samples are only touched where unwinding
+	 * reads them (perf.data files are mostly those bytes). */
+	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+	    (map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
+		close(fd);
+		ret = import_mem(map, (size_t)sb.st_size, true, path, w, o, st, err, errlen);
+		munmap(map, (size_t)sb.st_size);
+		return ret;
 	}
 	ret = perfdata_import_fd(fd, path, w, o, st, err, errlen);
 	close(fd);

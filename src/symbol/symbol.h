@@ -58,6 +58,11 @@ void sym_lookup(struct sym_session *s, const struct sym_module_ref *m,
  * addresses; module is "[kernel.kallsyms]" (or "[modname]"). */
 void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *out);
 
+/* Start reading kernel symbols on a thread of its own, for the first
+ * sym_lookup_kernel() of any session to take (call it where kernel
+ * addresses are certain to come, before the long work). */
+void sym_kernel_prefetch(void);
+
 /* Build-id of an ELF file: returns its size (0 when none or unreadable),
  * copies at most max bytes into out. */
 size_t sym_read_build_id(const char *path, uint8_t *out, size_t max);
