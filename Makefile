@@ -8,7 +8,7 @@
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Isrc -D_GNU_SOURCE -MMD -MP
-LDLIBS = -ldw -lelf -lzstd -lz -llzma -liberty -lpthread
+LDLIBS = -ldw -lelf -ldebuginfod -lcapstone -lzstd -lz -llzma -liberty -lmicrohttpd -lpthread
 
 B = build
 SRC := $(shell find src -name '*.c' | sort)
@@ -39,6 +39,10 @@ $(B)/unit/%: tests/unit/%.c $(LIBOBJ)
 
 unit: $(UNIT_BIN)
 
+# the web page is written as HTML and compiled in as a string
+src/serve/page.c: src/serve/page.html src/serve/gen-page.sh
+	sh src/serve/gen-page.sh src/serve/page.html >$@
+
 programs:
 	@$(MAKE) -s -C tests/programs
 
@@ -55,7 +59,8 @@ check: all test-deps unit programs
 	@sh tests/run.sh
 
 bench: all programs
-	@sh bench/run.sh
+	@sh scripts/deps.sh --bench
+	@QUICK=$(QUICK) sh bench/run.sh
 
 fuzz: all
 	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-300}

@@ -10,6 +10,12 @@
  * (cold time printed), then unwinds the same sample many times and prints
  * ns per frame. The find callback answers from a sorted array of
  * /proc/self/maps, as the recorder's state module would.
+ *
+ * With -DHAVE_LIBUNWIND and -lunwind (Debian libunwind-dev; bench/run.sh
+ * does this), it also times libunwind on the same stack, live, at the
+ * bottom of the same recursion: unw_step() from unw_init_local() (how a
+ * profiler walks with libunwind) and unw_backtrace() (its cached fast
+ * path), both warm, best of 5 rounds.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -20,6 +26,11 @@
 
 #include "lib/util.h"
 #include "unwind/unwind.h"
+
+#ifdef HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+#endif
 
 #define NOFP __attribute__((noinline, noclone, optimize("omit-frame-pointer")))
 #define KEEP() __asm__ volatile("" ::: "memory")
@@ -90,11 +101,51 @@ static NOFP void capture(void)
 				 (1u << UNW_R9) | (1u << UNW_R10) | (1u << UNW_R11));
 }
 
+#ifdef HAVE_LIBUNWIND
+/* Warm libunwind on the live stack: best of 5 rounds, ns per frame. */
+static double lu_step_ns, lu_trace_ns;
+static int lu_step_frames, lu_trace_frames;
+
+static NOFP void libunwind_bench(int iters)
+{
+	static void *ips[UNWIND_MAX_DEPTH];
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_GLOBAL);
+	for (int round = 0; round < 5; round++) {
+		uint64_t t0 = now_ns();
+		int n = 0;
+		for (int i = 0; i < iters; i++) {
+			unw_context_t ctx;
+			unw_cursor_t cur;
+			unw_getcontext(&ctx);
+			unw_init_local(&cur, &ctx);
+			n = 1;
+			while (unw_step(&cur) > 0 && n < UNWIND_MAX_DEPTH)
+				n++;
+		}
+		double ns = (double)(now_ns() - t0) / iters / n;
+		if (!round || ns < lu_step_ns)
+			lu_step_ns = ns;
+		lu_step_frames = n;
+		t0 = now_ns();
+		for (int i = 0; i < iters; i++)
+			n = unw_backtrace(ips, UNWIND_MAX_DEPTH);
+		ns = (double)(now_ns() - t0) / iters / (n ? n : 1);
+		if (!round || ns < lu_trace_ns)
+			lu_trace_ns = ns;
+		lu_trace_frames = n;
+	}
+	KEEP();
+}
+#endif
+
 static NOFP int recurse(int n)
 {
 	int r;
 	if (n == 0) {
 		capture();
+#ifdef HAVE_LIBUNWIND
+		libunwind_bench(20000);
+#endif
 		r = 0;
 	} else {
 		r = recurse(n - 1) + 1;
@@ -161,6 +212,12 @@ int main(int argc, char **argv)
 	}
 	printf("warm: %.2f ns/sample, %.2f ns/frame (best of 5 x %d samples of %zu frames)\n",
 	       (double)best / iters, (double)best / iters / res.n, iters, res.n);
+#ifdef HAVE_LIBUNWIND
+	printf("libunwind unw_step: %.2f ns/frame (best of 5 x 20000 walks of %d frames)\n",
+	       lu_step_ns, lu_step_frames);
+	printf("libunwind unw_backtrace: %.2f ns/frame (best of 5 x 20000 walks of %d frames)\n",
+	       lu_trace_ns, lu_trace_frames);
+#endif
 	unwinder_free(u);
 	return frames_total ? 0 : 1;
 }

@@ -14,12 +14,25 @@ libzstd-dev:/usr/include/zstd.h
 libiberty-dev:/usr/include/libiberty/demangle.h
 zlib1g-dev:/usr/include/zlib.h
 liblzma-dev:/usr/include/lzma.h
+libmicrohttpd-dev:/usr/include/microhttpd.h
+libdebuginfod-dev:/usr/include/elfutils/debuginfod.h
+libcapstone-dev:/usr/include/capstone/capstone.h
 libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 [ "${1:-}" = "--test" ] && need="$need
 linux-perf:/usr/bin/perf
 util-linux:/usr/bin/setpriv
 binutils:/usr/bin/objdump
+golang-go:/usr/bin/go
+chromium:/usr/bin/chromium
+libxml2-utils:/usr/bin/xmllint
+npm:/usr/bin/npm
+"
+# make bench: perf is the reference, libunwind the unwinder to compare with
+[ "${1:-}" = "--bench" ] && need="$need
+linux-perf:/usr/bin/perf
+xz-utils:/usr/bin/xz
+libunwind-dev:/usr/include/x86_64-linux-gnu/libunwind.h
 "
 missing=""
 for item in $need; do

@@ -15,6 +15,11 @@ static const struct cmd commands[] = {
 	{ "script", cmd_script, "every sample with its stack, like perf script", cmd_script_help },
 	{ "import", cmd_import, "convert a perf.data file into a stax recording", cmd_import_help },
 	{ "doctor", cmd_doctor, "why stacks are incomplete, and what to do", cmd_doctor_help },
+	{ "export", cmd_export, "write pprof, speedscope, folded or Chrome trace files", cmd_export_help },
+	{ "diff", cmd_diff, "what changed between two recordings", cmd_diff_help },
+	{ "serve", cmd_serve, "a local web page with the flamegraph, top and threads", cmd_serve_help },
+	{ "wait", cmd_wait, "block until a running recording has N samples, S seconds or a function", cmd_wait_help },
+	{ "annotate", cmd_annotate, "a function's instructions with samples and source lines", cmd_annotate_help },
 	{ "help", cmd_help, "help on a command", cmd_help_help },
 };
 

@@ -26,20 +26,31 @@ int cmd_script(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_help(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
+extern const char cmd_annotate_help[];
+int cmd_wait(int argc, char **argv);
+extern const char cmd_wait_help[];
+int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
 	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[],
 	cmd_import_help[];
 
+extern const char cmd_export_help[], cmd_diff_help[], cmd_serve_help[];
+
 const struct cmd *cmd_find(const char *name);
 const struct cmd *cmd_table(size_t *n);
 
 /* Options every query command takes: -i FILE, --json, --pid, --tid,
- * --comm, --no-demangle, -h/--help. */
+ * --comm, --no-demangle, --no-inline, --lines, -h/--help. */
 struct query_opts {
 	const char *input;
 	bool json;
 	bool no_demangle;
+	bool no_inline;        /* --no-inline: fold inlined functions into their caller */
+	bool lines;            /* --lines: one row/frame per source line */
 	struct view_filter filter;
 };
 

@@ -1,13 +1,16 @@
 /* flame.c - stax flame: the call tree as text, or folded stacks. */
 #include "cmd/cmd.h"
+#include "view/flame_svg.h"
 #include "lib/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 const char cmd_flame_help[] =
-"usage: stax flame [-i FILE] [--folded] [-d DEPTH] [--threshold PCT] [--json]\n"
+"usage: stax flame [-i FILE] [--folded | --svg [-o FILE] [--title TEXT]] [-d DEPTH]\n"
+"                  [--threshold PCT] [--json]\n"
 "                  [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "\n"
 "The call tree, root first: each line is a frame with the share and count\n"
@@ -17,16 +20,34 @@ const char cmd_flame_help[] =
 "  --folded          print 'comm;root;...;leaf COUNT' lines, the format\n"
 "                    FlameGraph's flamegraph.pl and speedscope read; kernel\n"
 "                    frames end in _[k]\n"
+"  --svg             write an interactive flamegraph (SVG with its own script,\n"
+"                    no outside files): click a frame to zoom, Search or\n"
+"                    Ctrl-F to highlight a regular expression, hover for\n"
+"                    samples and percent; kernel frames are blue-green.\n"
+"                    Frames narrower than --threshold (default 0.1 pixel)\n"
+"                    are merged and the subtitle says how many\n"
+"  -o FILE           write to FILE instead of standard output\n"
+"  --title TEXT      the flamegraph's title\n"
 "  -d DEPTH          show at most DEPTH levels\n"
 "  --threshold PCT   hide subtrees under PCT percent (default 0.5)\n"
+"  --off-cpu         where threads waited (record --off-cpu): weights are\n"
+"                    milliseconds off the CPU, each stack ends in a frame\n"
+"                    [off-cpu: REASON]; --folded counts microseconds\n"
+"  --wall            wall time per thread: the root is NAME/TID, on-CPU\n"
+"                    samples count their period as time, off-CPU intervals\n"
+"                    their duration (ending in [off-cpu: REASON])\n"
 "  --json            print the tree as JSON\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
 
 int cmd_flame(int argc, char **argv)
 {
 	struct query_opts q;
-	struct flame_opts o = { false, false, 0, 0.5 };
+	struct flame_opts o = { .threshold = 0.5 };
+	struct svg_opts so = { NULL, NULL, -1, false };
 	struct profile p;
+	const char *output = NULL;
+	bool svg = false, threshold_set = false;
+	FILE *out = stdout;
 	int i;
 
 	query_init(&q);
@@ -36,6 +57,16 @@ int cmd_flame(int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "--folded")) {
 			o.folded = true;
+		} else if (!strcmp(argv[i], "--off-cpu")) {
+			o.weight = FLAME_OFFCPU;
+		} else if (!strcmp(argv[i], "--wall")) {
+			o.weight = FLAME_WALL;
+		} else if (!strcmp(argv[i], "--svg")) {
+			svg = true;
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			output = cmd_value("flame", argc, argv, &i);
+		} else if (!strcmp(argv[i], "--title")) {
+			so.title = cmd_value("flame", argc, argv, &i);
 		} else if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--depth")) {
 			uint64_t n;
 			const char *v = cmd_value("flame", argc, argv, &i);
@@ -48,13 +79,28 @@ int cmd_flame(int argc, char **argv)
 			o.threshold = strtod(v, &end);
 			if (*end || o.threshold < 0 || o.threshold > 100)
 				die("flame: --threshold needs a percentage from 0 to 100, not '%s'", v);
+			threshold_set = true;
 		} else {
 			cmd_bad_option("flame", argv[i]);
 		}
 	}
 	o.json = q.json;
+	if (svg && (o.folded || o.json))
+		die("flame: --svg cannot be combined with --folded or --json (pick one output)");
+	if (threshold_set)
+		so.min_pct = o.threshold;
 	query_load(&q, &p);
-	view_flame(&p, &q.filter, &o, stdout);
+	if (output && !(out = fopen(output, "w")))
+		die("flame: cannot write %s: %s (check the directory exists and is writable)", output, strerror(errno));
+	if (svg) {
+		size_t merged = view_flame_svg(&p, &q.filter, &so, out);
+		if (output)
+			note("wrote %s (%zu frames merged as too narrow to see)", output, merged);
+	} else {
+		view_flame(&p, &q.filter, &o, out);
+	}
+	if (out != stdout && fclose(out))
+		die("flame: cannot write %s: %s", output, strerror(errno));
 	profile_release(&p);
 	return 0;
 }

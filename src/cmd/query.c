@@ -43,6 +43,10 @@ bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, 
 		q->json = true;
 	else if (!strcmp(a, "--no-demangle"))
 		q->no_demangle = true;
+	else if (!strcmp(a, "--no-inline"))
+		q->no_inline = true;
+	else if (!strcmp(a, "--lines"))
+		q->lines = true;
 	else if (!strcmp(a, "--pid"))
 		q->filter.pid = int_value(cmd, argc, argv, i);
 	else if (!strcmp(a, "--tid"))
@@ -72,7 +76,10 @@ void query_load(const struct query_opts *q, struct profile *p)
 	} else if (profile_load(p, q->input)) {
 		exit(1);
 	}
-	profile_symbolize(p, !q->no_demangle);
+	{
+		struct prof_sym_opts so = { !q->no_demangle, q->no_inline, q->lines };
+		profile_symbolize_opts(p, &so);
+	}
 }
 
 void cmd_maybe_help(const char *cmd, const char *arg)

@@ -9,12 +9,12 @@
 
 const char cmd_record_help[] =
 "usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
-"                   [--stack-size BYTES] [--duration SECONDS]\n"
-"                   (-p PID[,PID...] | -- CMD ARGS...)\n"
+"                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
+"                   (-p PID[,PID...] | -a [-- CMD ARGS...] | -- CMD ARGS...)\n"
 "\n"
 "Sample the call stacks of CMD (and every thread, fork and exec it makes)\n"
 "or of running processes, and write a recording that every query command\n"
-"reads, even while it is still growing. stax exits with CMD's exit status\n"
+"reads, even while it is still growing (or, with -a, every process). stax exits with CMD's exit status\n"
 "(128+N when a signal N killed it). Ctrl-C on the terminal reaches CMD\n"
 "directly; stax keeps recording until CMD exits, then finishes the file.\n"
 "A SIGINT or SIGTERM sent to stax alone is forwarded to CMD once.\n"
@@ -41,6 +41,17 @@ const char cmd_record_help[] =
 "                    dwarf (default 32768, at most 65528); the copy is\n"
 "                    unwound in memory and never written to the file\n"
 "  --duration SEC    stop recording after SEC seconds\n"
+"  --off-cpu         also record where threads wait: every switch-out with\n"
+"                    its user and kernel stack (4 KiB of user stack,\n"
+"                    unwound like samples), ended by the switch-in, with a\n"
+"                    reason (lock, read, write, sleep, poll, fault,\n"
+"                    preempted, other); see stax threads, stax top\n"
+"                    --off-cpu, stax flame --off-cpu and --wall. Needs root,\n"
+"                    CAP_PERFMON or kernel.perf_event_paranoid <= 1\n"
+"  -a, --all-cpus    record every process on every cpu (root, CAP_PERFMON\n"
+"                    or kernel.perf_event_paranoid <= 0); stops with\n"
+"                    Ctrl-C, --duration, or when CMD exits if one is given;\n"
+"                    filter the views with --pid, --tid or --comm\n"
 "  -q, --quiet       no summary at the end\n"
 "\n"
 "As a user without privileges (kernel.perf_event_paranoid 2), stax records\n"
@@ -113,6 +124,10 @@ int cmd_record(int argc, char **argv)
 			o.duration = strtod(v, &end);
 			if (*end || o.duration <= 0)
 				die("record: --duration needs a positive number of seconds, not '%s'", v);
+		} else if (!strcmp(a, "--off-cpu")) {
+			o.off_cpu = 1;
+		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {
+			o.system_wide = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			o.quiet = 1;
 		} else {
@@ -123,7 +138,9 @@ int cmd_record(int argc, char **argv)
 		o.argv = argv + i;
 	if (o.argv && o.npids)
 		die("record: give either -p PID or a command, not both");
-	if (!o.argv && !o.npids)
+	if (o.system_wide && o.npids)
+		die("record: give either -a or -p PID, not both (-a records every process; filter the views with --pid)");
+	if (!o.argv && !o.npids && !o.system_wide)
 		die("record: nothing to record (give a command after --, or -p PID; see 'stax help record')");
 	if (record_run(&o, &status))
 		return 1;

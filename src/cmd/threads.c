@@ -8,6 +8,14 @@ const char cmd_threads_help[] =
 "\n"
 "Per thread: tid, pid, name, samples, share and CPU milliseconds (for\n"
 "clock events: the sum of sample periods), busiest first.\n"
+"\n"
+"For a recording made with --off-cpu the columns are where each thread's\n"
+"wall time went: SAMPLES, CPU_MS (samples times their period), OFF_MS\n"
+"(time off the CPU), WALL_MS (the two together), ONCPU% (CPU_MS over\n"
+"WALL_MS), then OFF_MS by reason: LOCK (futex, kernel mutexes), READ,\n"
+"WRITE, SLEEP (nanosleep), POLL (poll, select, epoll, wait4, waitid),\n"
+"FAULT (page faults), PREEMPTED (still runnable, waiting for a cpu) and\n"
+"OTHER.\n"
 "Reads stax.data unless -i is given; --json prints JSON.\n";
 
 int cmd_threads(int argc, char **argv)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 const char cmd_top_help[] =
-"usage: stax top [-i FILE] [-n N] [--sort self|total] [--json]\n"
+"usage: stax top [-i FILE] [-n N] [--sort self|total] [--off-cpu] [--json]\n"
 "                [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "\n"
 "Functions with their self samples (the function was running) and total\n"
@@ -15,13 +15,17 @@ const char cmd_top_help[] =
 "\n"
 "  -n N              show the N first rows (default 20, 0 for all)\n"
 "  --sort self|total order by self (default) or total samples\n"
+"  --off-cpu         functions by time off the CPU (record --off-cpu):\n"
+"                    self is the innermost frame where threads waited\n"
+"                    (often a kernel function), total any frame on the\n"
+"                    way; milliseconds and percent of the off-CPU time\n"
 "  --json            print JSON\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
 
 int cmd_top(int argc, char **argv)
 {
 	struct query_opts q;
-	struct top_opts o = { 20, false, false };
+	struct top_opts o = { .limit = 20 };
 	struct profile p;
 	int i;
 
@@ -36,6 +40,8 @@ int cmd_top(int argc, char **argv)
 			if (parse_u64(v, &n))
 				die("top: -n needs a number, not '%s' (see 'stax help top')", v);
 			o.limit = (size_t)n;
+		} else if (!strcmp(argv[i], "--off-cpu")) {
+			o.off_cpu = true;
 		} else if (!strcmp(argv[i], "--sort")) {
 			const char *v = cmd_value("top", argc, argv, &i);
 			if (!strcmp(v, "total"))

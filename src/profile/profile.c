@@ -18,6 +18,11 @@ static const char *own(struct profile *p, const char *s, size_t n)
 	return c;
 }
 
+const char *profile_own(struct profile *p, const char *s, size_t n)
+{
+	return own(p, s, n);
+}
+
 struct loader {
 	struct profile *p;
 	struct store_reader r;
@@ -29,6 +34,45 @@ static int corrupt(struct loader *l, const struct store_record *rec, const char 
 		 "%s: corrupt %s record at offset %" PRIu64 "+%zu (the file is damaged; record again)",
 		 l->r.path, what, rec->chunk_offset, rec->offset);
 	return -1;
+}
+
+/* REC_SYMBOL_SRC belongs to the REC_SYMBOL just before it. */
+static int load_symbol_src(struct loader *l, const struct store_record *rec, struct cursor *c)
+{
+	struct profile *p = l->p;
+	struct rec_symbol_src rs;
+	struct prof_sym *sym;
+	const char *s1, *s2;
+	size_t n1, n2, i, first = p->nsym_inl;
+
+	cur_get(c, &rs, sizeof(rs));
+	cur_str(c, &s1, &n1);
+	if (c->bad || rs.ninline > cur_left(c) / 8)
+		return corrupt(l, rec, "symbol source");
+	sym = p->nsyms ? &p->syms[p->nsyms - 1] : NULL;
+	if (!sym || sym->rs.addr != rs.addr || sym->rs.mapping != rs.mapping || sym->rs.flags != rs.flags ||
+	    sym->file || sym->ninl)
+		return 0; /* not right after its symbol: ignore, as documented */
+	for (i = 0; i < rs.ninline; i++) {
+		uint32_t line = cur_u32(c);
+		cur_str(c, &s2, &n2);
+		cur_str(c, &s1, &n1);
+		if (c->bad) {
+			p->nsym_inl = first;
+			return corrupt(l, rec, "symbol source");
+		}
+		GROW(p->sym_inl, p->sym_inlcap, p->nsym_inl + 1);
+		p->sym_inl[p->nsym_inl++] = (struct prof_inline){ n2 ? own(p, s2, n2) : NULL,
+								  n1 ? own(p, s1, n1) : NULL, line };
+	}
+	cur_init(c, rec->payload, rec->size);
+	cur_get(c, &rs, sizeof(rs));
+	cur_str(c, &s1, &n1);
+	sym->file = n1 ? own(p, s1, n1) : NULL;
+	sym->line = rs.line;
+	sym->inl = (uint32_t)first;
+	sym->ninl = rs.ninline;
+	return 0;
 }
 
 static int load_record(struct loader *l, const struct store_record *rec)
@@ -118,6 +162,8 @@ static int load_record(struct loader *l, const struct store_record *rec)
 			nd->flags = rn.flags;
 			nd->func = 0;
 			nd->depth = rn.parent ? p->nodes[rn.parent - 1].depth + 1 : 0;
+			nd->line = 0;
+			nd->file = NULL;
 		}
 		break;
 	case REC_SAMPLES:
@@ -136,6 +182,20 @@ static int load_record(struct loader *l, const struct store_record *rec)
 			if (s->time > p->last_time)
 				p->last_time = s->time;
 			p->nsamples++;
+		}
+		break;
+	case REC_OFFCPU:
+		count = cur_u32(&c);
+		cur_u32(&c);
+		if (c.bad || count > cur_left(&c) / sizeof(struct rec_offcpu))
+			return corrupt(l, rec, "off-cpu");
+		GROW(p->offcpu, p->offcpucap, p->noffcpu + count);
+		for (i = 0; i < count; i++) {
+			struct rec_offcpu *o = &p->offcpu[p->noffcpu];
+			cur_get(&c, o, sizeof(*o));
+			if (o->stack > p->nnodes || o->reason >= OFFCPU_NREASONS)
+				return corrupt(l, rec, "off-cpu");
+			p->noffcpu++;
 		}
 		break;
 	case REC_LOST: {
@@ -166,12 +226,21 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		if (c.bad || rs.mapping > p->nmaps)
 			return corrupt(l, rec, "symbol");
 		GROW(p->syms, p->symcap, p->nsyms + 1);
-		p->sym_names = xrealloc(p->sym_names, p->symcap * sizeof(*p->sym_names));
-		p->sym_modules = xrealloc(p->sym_modules, p->symcap * sizeof(*p->sym_modules));
-		p->syms[p->nsyms] = rs;
-		p->sym_names[p->nsyms] = own(p, s1, n1);
-		p->sym_modules[p->nsyms] = own(p, s2, n2);
+		memset(&p->syms[p->nsyms], 0, sizeof(p->syms[0]));
+		p->syms[p->nsyms].rs = rs;
+		p->syms[p->nsyms].name = own(p, s1, n1);
+		p->syms[p->nsyms].module = own(p, s2, n2);
 		p->nsyms++;
+		break;
+	}
+	case REC_SYMBOL_SRC:
+		return load_symbol_src(l, rec, &c);
+	case REC_PERFMAP: {
+		uint32_t pid = cur_u32(&c), size = cur_u32(&c);
+		if (c.bad || size > cur_left(&c))
+			return corrupt(l, rec, "perf map");
+		GROW(p->perfmaps, p->perfmapcap, p->nperfmaps + 1);
+		p->perfmaps[p->nperfmaps++] = (struct prof_perfmap){ pid, own(p, (const char *)c.p, size), size };
 		break;
 	}
 	default:
@@ -270,15 +339,24 @@ void profile_release(struct profile *p)
 	free(p->meta);
 	free(p->nodes);
 	free(p->samples);
+	free(p->offcpu);
 	free(p->maps);
 	free(p->comms);
 	free(p->forks);
 	free(p->syms);
-	free(p->sym_names);
-	free(p->sym_modules);
+	free(p->sym_inl);
+	free(p->perfmaps);
 	free(p->funcs);
 	hmap_release(&p->func_index);
 	memset(p, 0, sizeof(*p));
+}
+
+void profile_add_meta(struct profile *p, const char *key, const char *value)
+{
+	GROW(p->meta, p->metacap, p->nmeta + 1);
+	p->meta[p->nmeta].key = own(p, key, strlen(key));
+	p->meta[p->nmeta].value = own(p, value, strlen(value));
+	p->nmeta++;
 }
 
 const char *profile_meta(const struct profile *p, const char *key)
@@ -335,111 +413,7 @@ const char *profile_comm(const struct profile *p, uint32_t pid, uint32_t tid, ui
 	return "[unknown]";
 }
 
-/* ---- symbolization ---- */
-
-static uint32_t func_intern(struct profile *p, const char *name, const char *module,
-			    bool known, bool kernel)
-{
-	uint64_t h = hash_mix(hash_bytes(name, strlen(name)), hash_bytes(module, strlen(module)));
-	uint32_t id;
-	h = hash_mix(h, (known ? 1 : 0) | (kernel ? 2 : 0));
-	/* probe a chain of keys until the exact function is found or a free one */
-	for (;; h = hash_mix(h, 0x51)) {
-		const struct prof_func *f;
-		if (!hmap_get(&p->func_index, h, &id))
-			break;
-		f = &p->funcs[id - 1];
-		if (!strcmp(f->name, name) && !strcmp(f->module, module) &&
-		    f->known == known && f->kernel == kernel)
-			return id;
-	}
-	GROW(p->funcs, p->funccap, p->nfuncs + 1);
-	p->funcs[p->nfuncs] = (struct prof_func){ own(p, name, strlen(name)),
-						   own(p, module, strlen(module)), known, kernel };
-	id = (uint32_t)++p->nfuncs;
-	hmap_put(&p->func_index, h, id);
-	return id;
-}
-
-static uint32_t func_for(struct profile *p, const char *name, uint64_t offset,
-			 const char *module, bool known, bool kernel)
-{
-	char buf[512];
-	if (!module || !*module)
-		module = kernel ? "[kernel.kallsyms]" : "[unknown]";
-	if (known && name && *name)
-		return func_intern(p, name, module, true, kernel);
-	snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, module, offset);
-	return func_intern(p, buf, module, false, kernel);
-}
-
-void profile_symbolize(struct profile *p, bool demangle)
-{
-	struct stack_table keys;  /* (mapping, addr, ra|kind) -> key id */
-	uint32_t *keyfunc = NULL;
-	size_t keycap = 0, i;
-	struct sym_session *ss = NULL;
-
-	stack_table_init(&keys);
-	/* symbols stored in the file come first */
-	for (i = 0; i < p->nsyms; i++) {
-		const struct rec_symbol *rs = &p->syms[i];
-		uint32_t kind = rs->flags & 0xff, k;
-		bool kernel = kind == NODE_KERNEL;
-		if (kind != NODE_KERNEL && kind != NODE_USER)
-			continue;
-		k = stack_intern(&keys, rs->mapping, rs->addr, kind, rs->flags & NODE_F_RA);
-		GROW(keyfunc, keycap, k + 1);
-		keyfunc[k] = func_for(p, p->sym_names[i], rs->offset, p->sym_modules[i],
-				      rs->flags & SYMBOL_F_KNOWN, kernel);
-	}
-	for (i = 0; i < p->nnodes; i++) {
-		struct prof_node *nd = &p->nodes[i];
-		uint32_t kind = nd->flags & 0xff, k;
-		size_t before = keys.n;
-		struct sym_result res;
-		uint64_t a;
-		if (kind == NODE_ROOT)
-			continue;
-		k = stack_intern(&keys, nd->mapping, nd->addr, kind, nd->flags & NODE_F_RA);
-		GROW(keyfunc, keycap, k + 1);
-		if (keys.n == before) {
-			nd->func = keyfunc[k];
-			continue;
-		}
-		/* not in the file: resolve from the binaries as they are now */
-		if (p->no_live_symbols) {
-			keyfunc[k] = func_for(p, NULL, nd->addr, kind == NODE_KERNEL ? NULL : "[unknown]",
-					      false, kind == NODE_KERNEL);
-			nd->func = keyfunc[k];
-			continue;
-		}
-		if (!ss) {
-			ss = sym_session_new();
-			sym_set_demangle(ss, demangle);
-		}
-		a = nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0);
-		memset(&res, 0, sizeof(res));
-		if (kind == NODE_KERNEL) {
-			sym_lookup_kernel(ss, a, &res);
-		} else if (nd->mapping && nd->mapping <= p->nmaps) {
-			const struct prof_mapping *m = &p->maps[nd->mapping - 1];
-			struct sym_module_ref ref = { m->path, m->build_id_size ? m->build_id : NULL,
-						      m->build_id_size, m->start, m->end, m->pgoff };
-			sym_lookup(ss, &ref, a, &res);
-		} else {
-			res.module = "[unknown]";
-			res.file_offset = a;
-		}
-		keyfunc[k] = func_for(p, res.name, res.name ? res.sym_offset : res.file_offset,
-				      res.module, res.name != NULL, kind == NODE_KERNEL);
-		nd->func = keyfunc[k];
-	}
-	if (ss)
-		sym_session_free(ss);
-	free(keyfunc);
-	stack_table_release(&keys);
-}
+/* ---- symbolization: see symbolize.c ---- */
 
 size_t profile_stack_funcs(const struct profile *p, uint32_t stack, uint32_t *out, size_t max)
 {

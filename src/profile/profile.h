@@ -19,13 +19,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Inline frames: profile_symbolize() gives a node whose address lies in
+ * inlined code the innermost inlined function, and appends one node per
+ * enclosing function (ids above nnodes_loaded), chained through parent up
+ * to the node's original caller. So every walk of parents sees inlined
+ * functions as frames of their own; those nodes carry NODE_F_INLINE (an
+ * in-memory flag, never in a file) and the same addr and mapping as the
+ * node they expand. After symbolization a parent's id may be larger than
+ * its child's. */
+#define NODE_F_INLINE 0x200u
+
 struct prof_node {
 	uint64_t addr;
 	uint32_t parent;     /* caller node id, 0 for roots */
 	uint32_t mapping;    /* mapping id (roots: image number) */
-	uint32_t flags;      /* node_kind | NODE_F_RA */
+	uint32_t flags;      /* node_kind | NODE_F_RA | NODE_F_INLINE */
 	uint32_t func;       /* function id after profile_symbolize(), 0 = none */
 	uint32_t depth;      /* 0 for roots */
+	uint32_t line;       /* source line of this frame, 0 unknown */
+	const char *file;    /* source file of this frame (DWARF path), NULL unknown */
 };
 
 struct prof_mapping {
@@ -48,6 +60,37 @@ struct prof_func {
 	const char *module;  /* module base name */
 	bool known;          /* name came from a symbol */
 	bool kernel;
+	/* With prof_sym_opts.lines a function is one per source line: file
+	 * and line are set and label is "name (file.c:LINE)"; else file is
+	 * NULL and label == name. Views print label. */
+	const char *file;
+	uint32_t line;
+	const char *label;
+};
+
+/* A symbol from the file's symbols chunk, with its source line and
+ * inline chain (REC_SYMBOL_SRC) when the recorder had DWARF. */
+struct prof_inline {
+	const char *name, *file;
+	uint32_t line;
+};
+struct prof_sym {
+	struct rec_symbol rs;
+	const char *name, *module;
+	const char *file;     /* NULL unknown */
+	uint32_t line;
+	uint32_t inl, ninl;   /* p->sym_inl[inl .. inl + ninl), innermost first */
+};
+struct prof_perfmap {
+	uint32_t pid;
+	const char *data;     /* a copy of /tmp/perf-PID.map made at stop */
+	size_t size;
+};
+
+struct prof_sym_opts {
+	bool demangle;       /* live symbolization only: the file has names as they were */
+	bool no_inline;      /* fold inlined functions into the function holding the code */
+	bool lines;          /* one function per (name, file, line) */
 };
 
 struct prof_meta {
@@ -62,15 +105,22 @@ struct profile {
 	size_t nnodes, nodecap;
 	struct rec_sample *samples;
 	size_t nsamples, samplecap;
+	struct rec_offcpu *offcpu;      /* off-CPU intervals (record --off-cpu) */
+	size_t noffcpu, offcpucap;
 	struct prof_mapping *maps;      /* maps[id - 1] */
 	size_t nmaps, mapcap;
 	struct prof_comm *comms;        /* sorted by (tid, time) after load */
 	size_t ncomms, commcap;
 	struct rec_task *forks;
 	size_t nforks, forkcap;
-	struct rec_symbol *syms;        /* from the symbols chunk */
-	const char **sym_names, **sym_modules;
+	struct prof_sym *syms;          /* from the symbols chunk */
 	size_t nsyms, symcap;
+	struct prof_inline *sym_inl;
+	size_t nsym_inl, sym_inlcap;
+	struct prof_perfmap *perfmaps;
+	size_t nperfmaps, perfmapcap;
+	size_t nnodes_loaded;           /* nodes from the file; above: inline frames */
+	bool symbolized;
 	struct prof_func *funcs;        /* funcs[id - 1] */
 	size_t nfuncs, funccap;
 	struct hmap func_index;
@@ -89,10 +139,18 @@ int profile_load(struct profile *p, const char *path);
 int profile_load_mem(struct profile *p, const char *name, const void *data,
 		     size_t size, char *err, size_t errlen);
 void profile_release(struct profile *p);
-/* Give every node a function. demangle applies to live symbolization. */
+/* Give every node a function, its source line, and (unless no_inline)
+ * nodes for inlined functions. Once per profile; a second call does
+ * nothing. profile_symbolize() is the default: inline frames on, no
+ * per-line functions. */
 void profile_symbolize(struct profile *p, bool demangle);
+void profile_symbolize_opts(struct profile *p, const struct prof_sym_opts *o);
 
 const char *profile_meta(const struct profile *p, const char *key);
+/* A copy of s[0..n) owned by the profile (for its modules). */
+const char *profile_own(struct profile *p, const char *s, size_t n);
+/* Add a META entry (key and value copied). */
+void profile_add_meta(struct profile *p, const char *key, const char *value);
 /* Name of thread tid (of process pid) at time t; never NULL. */
 const char *profile_comm(const struct profile *p, uint32_t pid, uint32_t tid, uint64_t t);
 static inline const struct prof_node *profile_node(const struct profile *p, uint32_t id)
@@ -107,5 +165,19 @@ static inline const struct prof_func *profile_func(const struct profile *p, uint
 /* Frames of a sample's stack, leaf first, as function ids (roots excluded).
  * Returns the count (at most max). */
 size_t profile_stack_funcs(const struct profile *p, uint32_t stack, uint32_t *out, size_t max);
+
+/* One frame of a stack as views need it. */
+struct prof_frame {
+	uint32_t node;       /* node id */
+	uint32_t func;       /* function id */
+	const char *file;    /* source file, NULL unknown */
+	uint32_t line;       /* 0 unknown */
+	bool inlined;        /* inlined into the next frame (its caller) */
+	bool kernel;
+};
+/* Frames of a stack, leaf first (roots excluded); returns the count (at
+ * most max). */
+size_t profile_stack_frames(const struct profile *p, uint32_t stack, struct prof_frame *out,
+			    size_t max);
 
 #endif

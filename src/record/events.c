@@ -117,6 +117,30 @@ bool event_kernel_allowed(void)
 	return sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
 }
 
+bool event_system_allowed(void)
+{
+	if (geteuid() == 0 || has_cap(CAP_PERFMON) || has_cap(CAP_SYS_ADMIN))
+		return true;
+	return sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2) <= 0;
+}
+
+void event_attr_switch(struct perf_event_attr *a, const struct perf_event_attr *main,
+		       uint32_t stack_user)
+{
+	*a = *main;
+	a->type = PERF_TYPE_SOFTWARE;
+	a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a->freq = 0;
+	a->sample_period = 1;
+	if (a->sample_type & PERF_SAMPLE_STACK_USER)
+		a->sample_stack_user = stack_user;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;
+	a->context_switch = 1;
+	/* the switch happens in the kernel: excluding it would see none */
+	a->exclude_kernel = 0;
+	a->exclude_callchain_kernel = 0;
+}
+
 void event_attr(struct perf_event_attr *a, const struct event_spec *ev,
 		uint64_t freq, bool kernel, bool enable_on_exec,
 		uint64_t sample_regs_user, uint32_t stack_user)

@@ -15,6 +15,9 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	stack_table_init(&g->stacks);
 	if (mode != UNWIND_MODE_FP)
 		g->unwinder = unwinder_new();
+	hmap_init(&g->switch_ids);
+	hmap_init(&g->pend_index);
+	hmap_init(&g->kreason);
 }
 
 void ingest_release(struct ingest *g)
@@ -23,7 +26,16 @@ void ingest_release(struct ingest *g)
 		unwinder_free(g->unwinder);
 	state_release(&g->st);
 	stack_table_release(&g->stacks);
+	hmap_release(&g->switch_ids);
+	hmap_release(&g->pend_index);
+	hmap_release(&g->kreason);
+	free(g->pend);
+	if (g->ksyms)
+		sym_session_free(g->ksyms);
 }
+
+static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, size_t nk);
+static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid);
 
 /* ---- stacks ---- */
 
@@ -112,7 +124,7 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 	struct perf_sample s;
 	struct rec_sample rs;
 	uint64_t i, ctx = PERF_CONTEXT_USER;
-	size_t nk = 0, nu = 0;
+	size_t nk = 0, nu = 0, nchain = 0;
 	uint32_t node;
 	bool unwound = false;
 
@@ -127,6 +139,7 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 			ctx = a;
 			continue;
 		}
+		nchain++;
 		if (ctx == PERF_CONTEXT_KERNEL && nk < INGEST_MAX_FRAMES) {
 			g->kframes[nk++] = a;
 		} else if (ctx == PERF_CONTEXT_USER && nu < INGEST_MAX_FRAMES) {
@@ -139,6 +152,10 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 			g->uframes[nu++] = a;
 		}
 	}
+	/* The kernel stops both chains together at sample_max_stack entries
+	 * (kernel.perf_event_max_stack): callers beyond it are lost. */
+	if (g->max_stack && nchain >= g->max_stack)
+		g->chains_capped++;
 	if (!nk && !nu && (f->sample_type & PERF_SAMPLE_IP)) {
 		if ((s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
 			g->kframes[nk++] = s.ip;
@@ -170,6 +187,10 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 				    NODE_KERNEL | (i ? NODE_F_RA : 0));
 	rs.stack = node;
 	put_new_nodes(g);
+	if (g->offcpu && hmap_get(&g->switch_ids, s.id, &node)) {
+		offcpu_out_sample(g, &rs, nk);
+		return;
+	}
 	store_put_sample(g->w, &rs);
 	g->samples++;
 	if (!g->first_time || rs.time < g->first_time)
@@ -292,11 +313,192 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 	}
 	memcpy(&t, h + 1, 24);
 	if (h->type == PERF_RECORD_FORK) {
+		uint32_t at;
+		if (g->offcpu && hmap_get(&g->pend_index, t.tid, &at))
+			g->pend[at].dead = false; /* a tid used again */
 		state_fork(&g->st, t.pid, t.ppid);
 		store_put_task(g->w, REC_FORK, &t);
 	} else {
 		store_put_task(g->w, REC_EXIT, &t);
+		/* a thread's last switch-out is its death, not a wait */
+		if (g->offcpu) {
+			struct offcpu_pending *p = pending(g, t.pid, t.tid);
+			p->out_time = 0;
+			p->dead = true;
+		}
 	}
+}
+
+/* ---- off-CPU intervals ---- */
+
+void ingest_enable_offcpu(struct ingest *g)
+{
+	g->offcpu = true;
+	if (!g->ksyms)
+		g->ksyms = sym_session_new();
+}
+
+void ingest_add_switch_id(struct ingest *g, uint64_t id)
+{
+	hmap_put(&g->switch_ids, id, 1);
+}
+
+static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid)
+{
+	uint32_t at;
+	if (!hmap_get(&g->pend_index, tid, &at)) {
+		GROW(g->pend, g->pendcap, g->npend + 1);
+		memset(&g->pend[g->npend], 0, sizeof(*g->pend));
+		g->pend[g->npend].tid = tid;
+		at = (uint32_t)g->npend++;
+		hmap_put(&g->pend_index, tid, at);
+	}
+	g->pend[at].pid = pid;
+	return &g->pend[at];
+}
+
+/* Kernel functions that say why a thread blocked, matched as substrings
+ * of the frames from the leaf up; the first frame that matches decides.
+ * Page faults come first: a fault taken inside read() is a fault. */
+static const struct { const char *pat; uint8_t reason; } reason_pats[] = {
+	{ "exc_page_fault", OFFCPU_FAULT }, { "handle_mm_fault", OFFCPU_FAULT },
+	{ "do_user_addr_fault", OFFCPU_FAULT }, { "__do_fault", OFFCPU_FAULT },
+	{ "futex", OFFCPU_LOCK }, { "__mutex_lock", OFFCPU_LOCK }, { "rwsem_down", OFFCPU_LOCK },
+	{ "rt_mutex", OFFCPU_LOCK }, { "flock", OFFCPU_LOCK }, { "fcntl_setlk", OFFCPU_LOCK },
+	{ "nanosleep", OFFCPU_SLEEP }, { "msleep", OFFCPU_SLEEP }, { "_sys_alarm", OFFCPU_SLEEP },
+	{ "do_poll", OFFCPU_POLL }, { "do_sys_poll", OFFCPU_POLL }, { "do_select", OFFCPU_POLL },
+	{ "core_sys_select", OFFCPU_POLL }, { "ep_poll", OFFCPU_POLL }, { "epoll_wait", OFFCPU_POLL },
+	{ "do_wait", OFFCPU_POLL }, { "wait4", OFFCPU_POLL }, { "waitid", OFFCPU_POLL },
+	{ "sigsuspend", OFFCPU_POLL }, { "sys_pause", OFFCPU_POLL }, { "sigtimedwait", OFFCPU_POLL },
+	{ "wait_for_completion", OFFCPU_POLL }, { "io_uring_enter", OFFCPU_POLL },
+	{ "pipe_read", OFFCPU_READ }, { "pipe_write", OFFCPU_WRITE },
+	{ "vfs_read", OFFCPU_READ }, { "ksys_read", OFFCPU_READ }, { "_sys_read", OFFCPU_READ },
+	{ "_sys_pread", OFFCPU_READ }, { "do_readv", OFFCPU_READ }, { "do_preadv", OFFCPU_READ },
+	{ "recvmsg", OFFCPU_READ }, { "recvfrom", OFFCPU_READ }, { "sock_read_iter", OFFCPU_READ },
+	{ "filemap_read", OFFCPU_READ }, { "tty_read", OFFCPU_READ }, { "unix_stream_read", OFFCPU_READ },
+	{ "skb_recv", OFFCPU_READ }, { "accept", OFFCPU_READ },
+	{ "vfs_write", OFFCPU_WRITE }, { "ksys_write", OFFCPU_WRITE }, { "_sys_write", OFFCPU_WRITE },
+	{ "_sys_pwrite", OFFCPU_WRITE }, { "do_writev", OFFCPU_WRITE }, { "do_pwritev", OFFCPU_WRITE },
+	{ "sendmsg", OFFCPU_WRITE }, { "sendto", OFFCPU_WRITE }, { "sock_write_iter", OFFCPU_WRITE },
+	{ "fsync", OFFCPU_WRITE }, { "fdatasync", OFFCPU_WRITE }, { "sync_file_range", OFFCPU_WRITE },
+	{ "tty_write", OFFCPU_WRITE }, { "unix_stream_sendmsg", OFFCPU_WRITE },
+};
+
+/* Reason of one kernel address (0xff: no opinion), cached. */
+static uint8_t addr_reason(struct ingest *g, uint64_t addr)
+{
+	struct sym_result res;
+	uint32_t v;
+	uint8_t r = 0xff;
+	size_t i;
+	if (hmap_get(&g->kreason, addr, &v))
+		return (uint8_t)v;
+	if (!g->ksyms)
+		g->ksyms = sym_session_new();
+	memset(&res, 0, sizeof(res));
+	sym_lookup_kernel(g->ksyms, addr - 1, &res);
+	for (i = 0; res.name && i < ARRAY_SIZE(reason_pats); i++)
+		if (strstr(res.name, reason_pats[i].pat)) {
+			r = reason_pats[i].reason;
+			break;
+		}
+	hmap_put(&g->kreason, addr, r);
+	return r;
+}
+
+enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
+{
+	size_t i;
+	for (i = 0; i < nk; i++) {
+		uint8_t r = addr_reason(g, kframes[i]);
+		if (r != 0xff)
+			return (enum offcpu_reason)r;
+	}
+	return OFFCPU_OTHER;
+}
+
+/* Switch-outs closer than this to the sample are the same switch. */
+#define SAME_SWITCH_NS 1000000ull
+
+static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, size_t nk)
+{
+	struct offcpu_pending *p;
+	if (!rs->tid)
+		return; /* the idle task */
+	p = pending(g, rs->pid, rs->tid);
+	if (rs->time < p->last_in || p->dead)
+		return; /* reached us after the switch-in that ended it, or the exit */
+	if (!(p->out_time && !p->stack && rs->time - p->out_time < SAME_SWITCH_NS)) {
+		p->out_time = rs->time;
+		p->preempt = false;
+	}
+	p->stack = rs->stack;
+	p->cpu = rs->cpu;
+	p->qm = (uint8_t)((rs->quality & 3) | (rs->method & 3) << 2);
+	p->reason = (uint8_t)ingest_offcpu_reason(g, g->kframes, nk);
+}
+
+static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end, uint8_t flags)
+{
+	struct rec_offcpu o;
+	memset(&o, 0, sizeof(o));
+	o.start = p->out_time;
+	o.duration = end - p->out_time;
+	o.pid = p->pid;
+	o.tid = p->tid;
+	o.stack = p->stack;
+	o.cpu = p->cpu;
+	o.reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
+	o.flags = (uint8_t)(flags | (p->qm << 4));
+	store_put_offcpu(g->w, &o);
+	g->offcpu_intervals++;
+	g->offcpu_ns += o.duration;
+	p->out_time = 0;
+	p->stack = 0;
+}
+
+/* PERF_RECORD_SWITCH and SWITCH_CPU_WIDE: the sample_id names the thread
+ * that switches (out: the one leaving; in: the one arriving). */
+static void on_switch(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)
+{
+	struct perf_sample id;
+	struct offcpu_pending *p;
+	if (!g->offcpu)
+		return;
+	if (perf_sample_id_parse(f, h, &id)) {
+		g->bad_records++;
+		return;
+	}
+	if (!id.tid)
+		return;
+	p = pending(g, id.pid, id.tid);
+	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		if (id.time < p->last_in || p->dead)
+			return;
+		if (!p->out_time || id.time - p->out_time >= SAME_SWITCH_NS) {
+			/* no stack sample (yet): an interval without a stack */
+			p->out_time = id.time;
+			p->stack = 0;
+			p->reason = OFFCPU_OTHER;
+			p->qm = 0;
+			p->cpu = (uint16_t)id.cpu;
+		}
+		p->preempt = (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+	} else {
+		if (p->out_time && id.time >= p->out_time)
+			offcpu_emit(g, p, id.time, 0);
+		p->out_time = 0;
+		if (id.time > p->last_in)
+			p->last_in = id.time;
+	}
+}
+
+void ingest_finish(struct ingest *g, uint64_t end_time)
+{
+	size_t i;
+	for (i = 0; i < g->npend; i++)
+		if (g->pend[i].out_time && g->pend[i].out_time <= end_time)
+			offcpu_emit(g, &g->pend[i], end_time, OFFCPU_F_OPEN);
 }
 
 void ingest_record(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)
@@ -321,6 +523,10 @@ void ingest_record(struct ingest *g, const struct perf_format *f, const struct p
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		on_task(g, h);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		on_switch(g, f, h);
 		break;
 	case PERF_RECORD_LOST:
 	case PERF_RECORD_LOST_SAMPLES:
@@ -391,73 +597,4 @@ void ingest_seed_proc(struct ingest *g, int pid, uint64_t time)
 	fclose(f);
 }
 
-/* ---- symbols at stop ---- */
-
-struct symkey {
-	uint64_t addr;
-	uint32_t mapping;
-	uint32_t flags;   /* node kind | NODE_F_RA */
-};
-
-static int cmp_symkey(const void *a, const void *b)
-{
-	const struct symkey *x = a, *y = b;
-	if (x->mapping != y->mapping)
-		return x->mapping < y->mapping ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (x->flags > y->flags) - (x->flags < y->flags);
-}
-
-void ingest_put_symbols(struct ingest *g)
-{
-	struct sym_session *ss = sym_session_new();
-	struct symkey *keys = xmalloc((g->stacks.n + 1) * sizeof(*keys));
-	size_t n = 0, i;
-
-	for (i = 0; i < g->stacks.n; i++) {
-		const struct rec_node *nd = &g->stacks.nodes[i];
-		if ((nd->flags & 0xff) == NODE_ROOT)
-			continue;
-		keys[n].addr = nd->addr;
-		keys[n].mapping = nd->mapping;
-		keys[n].flags = nd->flags & (0xff | NODE_F_RA);
-		n++;
-	}
-	if (n)
-		qsort(keys, n, sizeof(*keys), cmp_symkey);
-	for (i = 0; i < n; i++) {
-		struct sym_result res;
-		struct rec_symbol rs;
-		uint64_t a = keys[i].addr - ((keys[i].flags & NODE_F_RA) ? 1 : 0);
-		const struct state_mapping *m;
-		if (i && !cmp_symkey(&keys[i - 1], &keys[i]))
-			continue;
-		memset(&res, 0, sizeof(res));
-		if ((keys[i].flags & 0xff) == NODE_KERNEL) {
-			sym_lookup_kernel(ss, a, &res);
-		} else if ((m = state_mapping(&g->st, keys[i].mapping))) {
-			struct sym_module_ref ref = {
-				m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
-				m->start, m->end, m->pgoff,
-			};
-			sym_lookup(ss, &ref, a, &res);
-		} else {
-			res.module = "[unknown]";
-			res.file_offset = a;
-		}
-		memset(&rs, 0, sizeof(rs));
-		rs.addr = keys[i].addr;
-		rs.mapping = keys[i].mapping;
-		rs.flags = keys[i].flags;
-		if (res.name) {
-			rs.flags |= SYMBOL_F_KNOWN;
-			rs.offset = res.sym_offset;
-		} else {
-			rs.offset = res.file_offset;
-		}
-		store_put_symbol(g->w, &rs, res.name ? res.name : "", res.module ? res.module : "");
-	}
-	free(keys);
-	sym_session_free(ss);
-}
+/* ---- symbols at stop: see symbols.c ---- */

@@ -21,6 +21,19 @@
 
 #define INGEST_MAX_FRAMES 1024
 
+/* A thread switched out whose switch-in has not been seen yet. */
+struct offcpu_pending {
+	uint32_t pid, tid;
+	uint64_t out_time;   /* switch-out time, 0 = not off the CPU */
+	uint64_t last_in;    /* last switch-in: older switch-outs are stale */
+	uint32_t stack;
+	uint16_t cpu;
+	uint8_t reason;      /* from the kernel stack (enum offcpu_reason) */
+	uint8_t qm;          /* quality | method << 2 of the stack */
+	bool preempt;        /* the switch-out record said still runnable */
+	bool dead;           /* exited: its last switch-out is no wait */
+};
+
 struct ingest {
 	struct store_writer *w;
 	struct state st;
@@ -30,7 +43,18 @@ struct ingest {
 	uint64_t samples, lost, lost_samples, throttles, unthrottles;
 	uint64_t unknown_records, bad_records;
 	uint64_t quality[4], method[3];
+	uint64_t max_stack;            /* the events' sample_max_stack (0: unknown) */
+	uint64_t chains_capped;        /* samples whose kernel chain hit max_stack */
 	uint64_t first_time, last_time;
+	/* off-CPU: samples of these event ids are switch-outs, not samples */
+	bool offcpu;
+	struct hmap switch_ids;
+	struct offcpu_pending *pend;
+	size_t npend, pendcap;
+	struct hmap pend_index;        /* tid -> index in pend */
+	struct hmap kreason;           /* kernel address -> reason + 1 */
+	struct sym_session *ksyms;
+	uint64_t offcpu_intervals, offcpu_ns;
 	uint32_t cur_pid;
 	uint64_t kframes[INGEST_MAX_FRAMES], uframes[INGEST_MAX_FRAMES];
 	struct unwind_frame frames[INGEST_MAX_FRAMES];
@@ -40,6 +64,18 @@ struct ingest {
  * samples that carry them. */
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode);
 void ingest_release(struct ingest *g);
+
+/* Off-CPU recording: samples whose id is a switch id are the stacks of
+ * threads switching out; PERF_RECORD_SWITCH(_CPU_WIDE) records end the
+ * intervals. Each interval is written as a rec_offcpu. */
+void ingest_enable_offcpu(struct ingest *g);
+void ingest_add_switch_id(struct ingest *g, uint64_t id);
+/* Write the intervals still open at end_time (flagged OFFCPU_F_OPEN). */
+void ingest_finish(struct ingest *g, uint64_t end_time);
+/* Reason bucket of a kernel stack (leaf first), from the names of its
+ * frames in /proc/kallsyms (cached per address); OFFCPU_OTHER when no
+ * frame says. Preemption is not in the stack: the caller checks it. */
+enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk);
 
 /* Handle one record laid out by f. Malformed records are counted in
  * bad_records and skipped, unknown types in unknown_records. */

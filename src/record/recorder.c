@@ -6,6 +6,7 @@
 #include "store/writer.h"
 #include "lib/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -91,6 +92,8 @@ static void restore_signals(void)
 static size_t ring_pages(const struct recorder *r)
 {
 	size_t pages = r->o->unwind != UNWIND_MODE_FP ? 1024 : 256;
+	if (r->o->off_cpu)
+		pages *= 4; /* a switch-heavy program writes in bursts */
 	if (geteuid() != 0) {
 		/* stay under kernel.perf_event_mlock_kb for all cpus together */
 		long kb = sysctl_read("/proc/sys/kernel/perf_event_mlock_kb", 516);
@@ -112,6 +115,11 @@ static void add_fd(struct recorder *r, int fd)
 static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 {
 	int cpu, opened = 0;
+	/* Wake the recorder when a quarter of the ring is full, not on every
+	 * sample: each wakeup preempts the profiled threads (seen as off-CPU
+	 * "preempted" time) and a sample with a stack copy is larger than a
+	 * small watermark. The loop polls every 100 ms anyway. */
+	attr->wakeup_watermark = (uint32_t)(ring_pages(r) * (size_t)sysconf(_SC_PAGESIZE) / 4);
 	for (cpu = 0; cpu < r->ncpus; cpu++) {
 		int fd = event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
@@ -138,6 +146,26 @@ static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 		return error("cannot open perf events: no usable cpu");
 	return 0;
 }
+
+/* Open the off-CPU event for pid (or -1 with -a) next to the sampling
+ * one, into the same rings, and tell the ingester its ids. */
+static int open_switch(struct recorder *r, struct perf_event_attr *attr, int pid)
+{
+	size_t first = r->nfds, i;
+	if (open_task(r, attr, pid))
+		return -1;
+	for (i = first; i < r->nfds; i++) {
+		uint64_t id;
+		if (ioctl(r->fds[i], PERF_EVENT_IOC_ID, &id))
+			return error("cannot read the id of a perf event: %s", strerror(errno));
+		ingest_add_switch_id(&r->ing, id);
+	}
+	return 0;
+}
+
+/* Stack bytes copied per switch-out: the blocking frames are near the
+ * top, and a switch-heavy program must not flood the rings. */
+#define SWITCH_STACK_BYTES 4096
 
 /* perf_event_x86_regs numbering: AX BX CX DX SI DI BP SP IP FLAGS CS SS
  * DS ES FS GS R8..R15. We ask for AX..IP and R8..R15 (bits 0-8, 16-23). */
@@ -204,6 +232,29 @@ static void seed_process(struct recorder *r, int pid, const pid_t *tids, int nti
 	ingest_seed_proc(&r->ing, pid, t);
 }
 
+/* -a: names and mappings of every process that exists now; those that
+ * start later come with COMM, FORK and MMAP records. */
+static void seed_all(struct recorder *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	ingest_seed_comm(&r->ing, 0, 0, now_ns(), "swapper");
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		uint64_t pid;
+		pid_t *tids = NULL;
+		int nt;
+		if (parse_u64(e->d_name, &pid) || !pid || pid > 0x7fffffff)
+			continue;
+		nt = target_threads((pid_t)pid, &tids);
+		if (nt > 0)
+			seed_process(r, (int)pid, tids, nt);
+		free(tids);
+	}
+	closedir(d);
+}
+
 /* ---- the session ---- */
 
 static void put_meta_u64(struct store_writer *w, const char *key, uint64_t v)
@@ -220,10 +271,12 @@ static void put_header_meta(struct recorder *r)
 	char host[256] = "";
 	size_t i;
 
+	if (o->system_wide)
+		buf_printf(&cmd, "-a%s", o->argv ? " " : "");
 	if (o->argv) {
 		for (i = 0; o->argv[i]; i++)
 			buf_printf(&cmd, "%s%s", i ? " " : "", o->argv[i]);
-	} else {
+	} else if (!o->system_wide) {
 		buf_printf(&cmd, "-p");
 		for (i = 0; i < o->npids; i++)
 			buf_printf(&cmd, "%s%d", i ? "," : " ", o->pids[i]);
@@ -236,6 +289,10 @@ static void put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "unwind", o->unwind == UNWIND_MODE_FP ? "fp" :
 		       o->unwind == UNWIND_MODE_DWARF ? "dwarf" : "hybrid");
 	store_put_meta(&r->w, "kernel_frames", r->kernel ? "1" : "0");
+	if (o->off_cpu)
+		store_put_meta(&r->w, "off_cpu", "1");
+	if (o->system_wide)
+		store_put_meta(&r->w, "system_wide", "1");
 	gethostname(host, sizeof(host) - 1);
 	store_put_meta(&r->w, "hostname", host);
 	put_meta_u64(&r->w, "start_ns", r->start_ns);
@@ -265,6 +322,19 @@ static void summary(struct recorder *r)
 		r->ing.throttles, r->o->output, size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
 		r->o->output, r->o->output, r->o->output);
+	if (r->o->off_cpu)
+		fprintf(stderr, "stax: recorded %" PRIu64 " off-CPU intervals, %.1f ms off the CPU in all."
+			" Next: stax threads -i %s, stax flame --wall -i %s\n", r->ing.offcpu_intervals,
+			r->ing.offcpu_ns / 1e6, r->o->output, r->o->output);
+	if (r->ing.chains_capped) {
+		/* Offer, never change the system setting ourselves. */
+		long cap = (long)r->ing.max_stack;
+		note("%" PRIu64 " samples had call chains cut at kernel.perf_event_max_stack (%ld"
+		     " frames), so their outermost callers are missing; to record deeper stacks%s"
+		     " run: %ssysctl kernel.perf_event_max_stack=%ld", r->ing.chains_capped, cap,
+		     geteuid() == 0 ? " (you are root)" : "", geteuid() == 0 ? "" : "sudo ",
+		     cap < 512 ? 1024 : 4 * cap);
+	}
 	if (r->ing.lost + r->ing.lost_samples)
 		fprintf(stderr, "stax: warning: %" PRIu64 " records were lost because the ring buffer"
 			" filled up (lower -F, or record fewer processes)\n",
@@ -277,7 +347,7 @@ static bool targets_alive(struct recorder *r)
 	for (i = 0; i < r->o->npids; i++)
 		if (target_alive(r->o->pids[i]))
 			return true;
-	return false;
+	return r->o->system_wide;
 }
 
 /* A terminal's Ctrl-C already reached the target (same process group):
@@ -302,7 +372,7 @@ static void handle_signals(struct recorder *r)
 int record_run(const struct record_opts *o, int *exit_status)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
-	struct perf_event_attr attr;
+	struct perf_event_attr attr, swattr;
 	long maxrate;
 	size_t i;
 	int ret = -1, cpu;
@@ -327,6 +397,15 @@ int record_run(const struct record_opts *o, int *exit_status)
 		return event_open_error(ENOENT, r->ev, o->freq, 0);
 
 	r->kernel = event_kernel_allowed();
+	if (o->off_cpu && !r->kernel)
+		return error("cannot record off-CPU time: it needs kernel sampling, and kernel.perf_event_paranoid"
+			     " is %ld (run as root or with CAP_PERFMON, or: sudo sysctl kernel.perf_event_paranoid=1)",
+			     sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2));
+	if (o->system_wide && !event_system_allowed())
+		return error("cannot record the whole machine (-a): it needs per-cpu events, and"
+			     " kernel.perf_event_paranoid is %ld (run as root or with CAP_PERFMON, or:"
+			     " sudo sysctl kernel.perf_event_paranoid=0)",
+			     sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2));
 	r->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
@@ -347,16 +426,43 @@ int record_run(const struct record_opts *o, int *exit_status)
 	ingest_init(&r->ing, &r->w, o->unwind);
 	install_signals();
 
-	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL,
+	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,
 		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
+	if (o->system_wide)
+		attr.inherit = 0;
+	r->ing.max_stack = attr.sample_max_stack;
+	if (o->off_cpu) {
+		/* samples of both events share the rings: tell them apart by id */
+		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		event_attr_switch(&swattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
+		ingest_enable_offcpu(&r->ing);
+	}
 	r->fmt.sample_type = attr.sample_type;
 	r->fmt.read_format = attr.read_format;
 	r->fmt.regs_user_mask = attr.sample_regs_user;
 	r->fmt.sample_id_all = attr.sample_id_all;
-	if (o->argv) {
+	if (o->system_wide) {
+		if (o->argv && target_spawn(&r->child, o->argv))
+			goto out;
+		if (open_task(r, &attr, -1) || (o->off_cpu && open_switch(r, &swattr, -1))) {
+			if (o->argv)
+				target_abort(&r->child);
+			goto out;
+		}
+		seed_all(r);
+		r->start_ns = now_ns();
+		put_header_meta(r);
+		for (i = 0; i < r->nfds; i++)
+			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+		if (o->argv) {
+			if (target_release(&r->child, o->argv[0]))
+				goto out;
+			r->launched = true;
+		}
+	} else if (o->argv) {
 		if (target_spawn(&r->child, o->argv))
 			goto out;
-		if (open_task(r, &attr, r->child.pid)) {
+		if (open_task(r, &attr, r->child.pid) || (o->off_cpu && open_switch(r, &swattr, r->child.pid))) {
 			target_abort(&r->child);
 			goto out;
 		}
@@ -374,7 +480,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 				goto out;
 			}
 			for (j = 0; j < nt; j++) {
-				if (open_task(r, &attr, tids[j])) {
+				if (open_task(r, &attr, tids[j]) ||
+				    (o->off_cpu && open_switch(r, &swattr, tids[j]))) {
 					free(tids);
 					goto out;
 				}
@@ -435,6 +542,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	drain(r);
 	r->end_ns = now_ns();
+	if (o->off_cpu)
+		ingest_finish(&r->ing, r->end_ns);
 	put_meta_u64(&r->w, "end_ns", r->end_ns);
 	if (r->launched && !r->child_done) {
 		/* stopped early (second signal, --duration, write error): let it run */

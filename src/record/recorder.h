@@ -24,6 +24,8 @@ struct record_opts {
 	uint32_t stack_size;    /* bytes of user stack per sample (dwarf/hybrid) */
 	double duration;        /* stop after this many seconds; 0 = no limit */
 	int quiet;              /* no summary */
+	int off_cpu;            /* also record off-CPU intervals (switches) */
+	int system_wide;        /* -a: every process, per-cpu events */
 };
 
 /* Record; on success *exit_status is the launched command's status

@@ -76,6 +76,10 @@ enum rec_type {
 	REC_LOST = 8,     /* struct rec_lost */
 	REC_THROTTLE = 9, /* struct rec_throttle */
 	REC_SYMBOL = 10,  /* struct rec_symbol, str name, str module */
+	REC_OFFCPU = 11,  /* u32 count, u32 pad, count x struct rec_offcpu */
+	REC_SYMBOL_SRC = 12, /* struct rec_symbol_src, str file, ninline x
+			      * (u32 line, str name, str file) */
+	REC_PERFMAP = 13, /* u32 pid, u32 size, size bytes of /tmp/perf-PID.map */
 };
 
 struct rec_header {
@@ -160,6 +164,34 @@ struct rec_throttle {
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_throttle) == 16, "rec_throttle");
 
+/* Why a thread was off the CPU (rec_offcpu.reason), from its kernel
+ * stack at switch-out and whether it was still runnable. */
+enum offcpu_reason {
+	OFFCPU_OTHER = 0,
+	OFFCPU_LOCK = 1,      /* futex, kernel mutex or rwsem */
+	OFFCPU_READ = 2,      /* read, recv, pipe or socket read */
+	OFFCPU_WRITE = 3,     /* write, send, fsync */
+	OFFCPU_SLEEP = 4,     /* nanosleep, hrtimer sleep */
+	OFFCPU_POLL = 5,      /* poll, select, epoll, wait4, waitid, completions */
+	OFFCPU_FAULT = 6,     /* page fault */
+	OFFCPU_PREEMPT = 7,   /* preempted: still runnable when switched out */
+	OFFCPU_NREASONS = 8,
+};
+#define OFFCPU_F_OPEN 1u      /* still off the CPU when recording stopped */
+
+/* One interval a thread spent off the CPU: from its switch-out to its
+ * next switch-in. The stack is where it blocked (user and kernel). */
+struct rec_offcpu {
+	uint64_t start;    /* switch-out time */
+	uint64_t duration; /* ns until the switch-in (or the end of recording) */
+	uint32_t pid, tid;
+	uint32_t stack;    /* leaf node id, 0 if the switch had no stack */
+	uint16_t cpu;      /* cpu it left */
+	uint8_t reason;    /* enum offcpu_reason */
+	uint8_t flags;     /* OFFCPU_F_*; bits 4-5 quality, 6-7 method of the stack */
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_offcpu) == 32, "rec_offcpu");
+
 #define SYMBOL_F_KNOWN 0x10000u  /* name holds a function; else module+offset */
 
 /* Symbol for the address of one node kind: (mapping, addr, RA flag). */
@@ -170,5 +202,20 @@ struct rec_symbol {
 	uint32_t flags;    /* node_kind | NODE_F_RA | SYMBOL_F_KNOWN */
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_symbol) == 24, "rec_symbol");
+
+/* Source line and inline chain of the address of the REC_SYMBOL record
+ * just before it (same addr, mapping, flags; ignored otherwise). The
+ * inline frames follow, innermost first: the first one's line is the
+ * address's own line; line here is the call site in the symbol's
+ * function. Readers that do not know this type skip it and see the
+ * function alone. */
+struct rec_symbol_src {
+	uint64_t addr;
+	uint32_t mapping;
+	uint32_t flags;    /* as in rec_symbol */
+	uint32_t line;     /* 0 unknown */
+	uint32_t ninline;  /* inline frames that follow the file name */
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_symbol_src) == 24, "rec_symbol_src");
 
 #endif

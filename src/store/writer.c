@@ -131,6 +131,32 @@ void store_put_symbol(struct store_writer *w, const struct rec_symbol *s,
 	rec_end(w, at);
 }
 
+void store_put_symbol_src(struct store_writer *w, const struct rec_symbol_src *s,
+			  const char *file, const struct store_inline *inl)
+{
+	size_t at;
+	uint32_t i;
+	rec_begin(w, REC_SYMBOL_SRC, &at);
+	buf_add(&w->raw, s, sizeof(*s));
+	buf_add_str(&w->raw, file ? file : "");
+	for (i = 0; i < s->ninline; i++) {
+		buf_add_u32(&w->raw, inl[i].line);
+		buf_add_str(&w->raw, inl[i].name ? inl[i].name : "");
+		buf_add_str(&w->raw, inl[i].file ? inl[i].file : "");
+	}
+	rec_end(w, at);
+}
+
+void store_put_perfmap(struct store_writer *w, uint32_t pid, const void *data, uint32_t size)
+{
+	size_t at;
+	rec_begin(w, REC_PERFMAP, &at);
+	buf_add_u32(&w->raw, pid);
+	buf_add_u32(&w->raw, size);
+	buf_add(&w->raw, data, size);
+	rec_end(w, at);
+}
+
 void store_put_node(struct store_writer *w, uint32_t id, const struct rec_node *n)
 {
 	if (id != w->nodes_first + w->nodes.len / sizeof(*n))
@@ -142,6 +168,11 @@ void store_put_sample(struct store_writer *w, const struct rec_sample *s)
 {
 	buf_add(&w->samples, s, sizeof(*s));
 	w->nsamples++;
+}
+
+void store_put_offcpu(struct store_writer *w, const struct rec_offcpu *o)
+{
+	buf_add(&w->offcpu, o, sizeof(*o));
 }
 
 /* Move pending nodes and samples into the raw buffer as batch records. */
@@ -165,6 +196,14 @@ static void put_batches(struct store_writer *w)
 		buf_add(&w->raw, w->samples.data, w->samples.len);
 		rec_end(w, at);
 		buf_reset(&w->samples);
+	}
+	if (w->offcpu.len) {
+		rec_begin(w, REC_OFFCPU, &at);
+		buf_add_u32(&w->raw, (uint32_t)(w->offcpu.len / sizeof(struct rec_offcpu)));
+		buf_add_u32(&w->raw, 0);
+		buf_add(&w->raw, w->offcpu.data, w->offcpu.len);
+		rec_end(w, at);
+		buf_reset(&w->offcpu);
 	}
 }
 
@@ -211,7 +250,7 @@ int store_flush(struct store_writer *w, enum chunk_kind kind)
 
 int store_maybe_flush(struct store_writer *w)
 {
-	size_t pending = w->raw.len + w->nodes.len + w->samples.len;
+	size_t pending = w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len;
 	if (pending >= FLUSH_BYTES ||
 	    (pending && now_ns() - w->last_flush_ns >= FLUSH_INTERVAL_NS))
 		return store_flush(w, CHUNK_DATA);
@@ -231,6 +270,7 @@ int store_writer_close(struct store_writer *w)
 	buf_release(&w->raw);
 	buf_release(&w->nodes);
 	buf_release(&w->samples);
+	buf_release(&w->offcpu);
 	buf_release(&w->comp);
 	return ret;
 }

@@ -25,6 +25,7 @@ struct store_writer {
 	struct buf nodes;      /* pending struct rec_node */
 	uint32_t nodes_first;  /* id of the first pending node */
 	struct buf samples;    /* pending struct rec_sample */
+	struct buf offcpu;     /* pending struct rec_offcpu */
 	struct buf comp;
 	void *cctx;            /* ZSTD_CCtx */
 	uint64_t last_flush_ns;
@@ -45,10 +46,22 @@ void store_put_task(struct store_writer *w, enum rec_type type, const struct rec
 /* Nodes must be put with consecutive ids starting at 1. */
 void store_put_node(struct store_writer *w, uint32_t id, const struct rec_node *n);
 void store_put_sample(struct store_writer *w, const struct rec_sample *s);
+/* Off-CPU intervals are batched like samples (after them in a chunk). */
+void store_put_offcpu(struct store_writer *w, const struct rec_offcpu *o);
 void store_put_lost(struct store_writer *w, const struct rec_lost *l);
 void store_put_throttle(struct store_writer *w, const struct rec_throttle *t);
 void store_put_symbol(struct store_writer *w, const struct rec_symbol *s,
 		      const char *name, const char *module);
+/* One inlined function of a REC_SYMBOL_SRC record. */
+struct store_inline {
+	const char *name, *file;  /* NULL is written as "" */
+	uint32_t line;
+};
+/* Put right after the store_put_symbol() of the same address. */
+void store_put_symbol_src(struct store_writer *w, const struct rec_symbol_src *s,
+			  const char *file, const struct store_inline *inl);
+/* A copy of a JIT perf map (size bytes) for process pid. */
+void store_put_perfmap(struct store_writer *w, uint32_t pid, const void *data, uint32_t size);
 
 /* Write what is buffered as one chunk (no-op when empty). */
 int store_flush(struct store_writer *w, enum chunk_kind kind);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <elfutils/debuginfod.h>
 
 #define DEBUG_DIR "/usr/lib/debug"
 /* MiniDebugInfo is a small symbol table; refuse to inflate beyond this. */
@@ -42,7 +43,7 @@ static bool same_build_id(Elf *e, const uint8_t *bid, size_t len)
 	return n == len && n <= sizeof(got) && !memcmp(got, bid, len);
 }
 
-Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd)
+Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd, char **found)
 {
 	char *hex, *path;
 	Elf *e;
@@ -58,7 +59,10 @@ Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd)
 		*fd = -1;
 		e = NULL;
 	}
-	free(path);
+	if (e && found)
+		*found = path;
+	else
+		free(path);
 	free(hex);
 	return e;
 }
@@ -116,7 +120,7 @@ static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
 }
 
 Elf *sym_debug_by_link(Elf *e, const char *path, const uint8_t *bid,
-		       size_t bidlen, int *fd)
+		       size_t bidlen, int *fd, char **found)
 {
 	const char *name;
 	uint32_t want_crc;
@@ -160,6 +164,10 @@ Elf *sym_debug_by_link(Elf *e, const char *path, const uint8_t *bid,
 		sym_elf_close(d, *fd);
 		*fd = -1;
 		d = NULL;
+	}
+	if (d && found) {
+		*found = cand[i];
+		cand[i] = NULL;
 	}
 	for (i = 0; i < ARRAY_SIZE(cand); i++)
 		free(cand[i]);
@@ -217,4 +225,40 @@ fail:
 	lzma_end(&strm);
 	free(out);
 	return NULL;
+}
+
+bool sym_elf_has_dwarf(Elf *e)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = e ? sym_elf_section(e, ".debug_info", &sh) : NULL;
+	return scn && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
+}
+
+/* debuginfod: the client library caches files (and misses, for
+ * cache_miss_s) under ~/.cache/debuginfod_client; we add a timeout so a
+ * dead server cannot stall a query for the library's default 90 s. */
+#define DEBUGINFOD_TIMEOUT_S "10"
+
+char *sym_debuginfod_find(const uint8_t *bid, size_t len)
+{
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	debuginfod_client *c;
+	char *path = NULL;
+	int fd;
+
+	if (!urls || !*urls || !bid || !len)
+		return NULL;
+	if (!getenv("DEBUGINFOD_TIMEOUT"))
+		setenv("DEBUGINFOD_TIMEOUT", DEBUGINFOD_TIMEOUT_S, 0);
+	c = debuginfod_begin();
+	if (!c)
+		return NULL;
+	fd = debuginfod_find_debuginfo(c, bid, (int)len, &path);
+	debuginfod_end(c);
+	if (fd < 0) {
+		free(path);
+		return NULL;
+	}
+	close(fd);
+	return path;
 }

@@ -72,6 +72,7 @@ struct sym_seg {
 #define SYM_SRC_DEBUGLINK "debuglink"
 #define SYM_SRC_MINIDEBUGINFO "minidebuginfo"
 #define SYM_SRC_DYNSYM "dynsym"
+#define SYM_SRC_DEBUGINFOD "debuginfod"
 #define SYM_SRC_KALLSYMS "kallsyms"
 #define SYM_SRC_NONE "none"
 
@@ -86,7 +87,30 @@ struct sym_module {
 	size_t nsegs;
 	struct sym_table table;
 	struct sym_arena strings;
+	char *dwarf_path;         /* file with .debug_info, NULL none found */
+	const char *dwarf_source; /* one of SYM_DW_* */
+	struct sym_dwarf *dwarf;  /* opened on first use */
+	bool dwarf_tried;
 };
+
+#define SYM_DW_BINARY "binary"
+#define SYM_DW_DEBUG_FILE "debug-file"
+#define SYM_DW_DEBUGLINK "debuglink"
+#define SYM_DW_DEBUGINFOD "debuginfod"
+#define SYM_DW_NONE "none"
+
+/* dwarf.c */
+struct sym_frame;
+struct sym_dwarf;
+/* NULL when path has no usable DWARF. */
+struct sym_dwarf *sym_dwarf_open(const char *path);
+void sym_dwarf_free(struct sym_dwarf *d);
+/* The inline chain at ELF address addr, innermost first, the function
+ * holding the code last (inlined == false). Returns the number of frames
+ * (0 when DWARF does not cover addr). Names borrowed from libdw or put in
+ * arena a. */
+size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *out,
+			size_t max, struct sym_arena *a, bool demangle);
 
 /* elf.c */
 void sym_elf_init(void);
@@ -107,13 +131,19 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr);
 
 /* debuginfo.c */
-/* Open the separate debug file for build-id bid; NULL when there is none. */
-Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd);
+/* Open the separate debug file for build-id bid; NULL when there is none.
+ * *found (when found is not NULL) gets its malloc'd path. */
+Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd, char **found);
 /* Open the file named by e's .gnu_debuglink, looked for next to path, in
  * its .debug/ and in /usr/lib/debug/<dir>/. The candidate must match by
  * build-id when both have one, otherwise by CRC. */
 Elf *sym_debug_by_link(Elf *e, const char *path, const uint8_t *bid,
-		       size_t bidlen, int *fd);
+		       size_t bidlen, int *fd, char **found);
+/* Ask debuginfod (when DEBUGINFOD_URLS is set) for the debug file of
+ * build-id bid; returns its malloc'd path in the client cache, or NULL. */
+char *sym_debuginfod_find(const uint8_t *bid, size_t len);
+/* True when ELF e has DWARF (a .debug_info section with contents). */
+bool sym_elf_has_dwarf(Elf *e);
 /* Decompress .gnu_debugdata into an in-memory ELF. *buf owns the bytes
  * and must be freed after elf_end(). NULL when absent or corrupt. */
 Elf *sym_debug_mini(Elf *e, void **buf);

@@ -15,12 +15,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <errno.h>
 
 #define VDSO_NAME "[vdso]"
 #define MAX_BUILD_ID 64
 
 struct sym_session {
 	bool demangle;
+	bool lines;
+	bool debuginfod;
+	struct sym_frame frames[SYM_MAX_INLINE + 1]; /* last lookup's chain */
 	struct sym_module **mods;
 	size_t nmods, cap_mods;
 	struct hmap index; /* hash of module key -> index in mods */
@@ -33,12 +37,23 @@ struct sym_session {
 	size_t last_bid_size;
 
 	struct sym_kallsyms *kernel; /* loaded on first kernel lookup */
+
+	struct jit_proc *jits;        /* per process, JIT symbols */
+	size_t njits, cap_jits;
+};
+
+struct jit_proc {
+	uint32_t pid;
+	bool map_given, map_tried;
+	struct sym_jit *j;
 };
 
 struct sym_session *sym_session_new(void)
 {
 	struct sym_session *s = xcalloc(1, sizeof(*s));
 	s->demangle = true;
+	s->lines = true;
+	s->debuginfod = getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS");
 	hmap_init(&s->index);
 	sym_elf_init();
 	return s;
@@ -50,6 +65,8 @@ static void module_free(struct sym_module *m)
 	free(m->segs);
 	sym_table_release(&m->table);
 	sym_arena_release(&m->strings);
+	sym_dwarf_free(m->dwarf);
+	free(m->dwarf_path);
 	free(m);
 }
 
@@ -64,12 +81,25 @@ void sym_session_free(struct sym_session *s)
 	hmap_release(&s->index);
 	free(s->last_path);
 	sym_kallsyms_free(s->kernel);
+	for (i = 0; i < s->njits; i++)
+		sym_jit_free(s->jits[i].j);
+	free(s->jits);
 	free(s);
 }
 
 void sym_set_demangle(struct sym_session *s, bool on)
 {
 	s->demangle = on;
+}
+
+void sym_set_lines(struct sym_session *s, bool on)
+{
+	s->lines = on;
+}
+
+void sym_set_debuginfod(struct sym_session *s, bool on)
+{
+	s->debuginfod = on;
 }
 
 /* This process's vDSO, copied out of memory (the kernel maps the same
@@ -119,11 +149,64 @@ static bool use_debug(Elf *d, int fd, struct sym_module *m, const char *source)
 	return ok;
 }
 
+/* Take d as m's DWARF file when it has DWARF; closes d either way. */
+static bool take_dwarf(struct sym_module *m, Elf *d, int fd, char *found, const char *source)
+{
+	bool ok = d && sym_elf_has_dwarf(d);
+	if (ok) {
+		m->dwarf_path = found;
+		m->dwarf_source = source;
+	} else {
+		free(found);
+	}
+	sym_elf_close(d, fd);
+	return ok;
+}
+
+/* Where m's DWARF is, in the order of symbol.h. The symbols may have come
+ * from elsewhere (a binary stripped of its DWARF keeps .symtab). When
+ * debuginfod provides the file, it also fills a symbol table that is
+ * still empty or only the dynamic one. */
+static void find_dwarf(struct sym_module *m, Elf *e, const char *path, bool own_file,
+		       const uint8_t *bid, size_t bid_size, bool debuginfod)
+{
+	char *found = NULL;
+	int fd = -1;
+	Elf *d;
+
+	m->dwarf_source = SYM_DW_NONE;
+	if (e && own_file && sym_elf_has_dwarf(e)) {
+		m->dwarf_path = xstrdup(path);
+		m->dwarf_source = SYM_DW_BINARY;
+		return;
+	}
+	d = sym_debug_by_build_id(bid, bid_size, &fd, &found);
+	if (take_dwarf(m, d, fd, found, SYM_DW_DEBUG_FILE))
+		return;
+	if (e && own_file) {
+		found = NULL;
+		d = sym_debug_by_link(e, path, bid, bid_size, &fd, &found);
+		if (take_dwarf(m, d, fd, found, SYM_DW_DEBUGLINK))
+			return;
+	}
+	if (debuginfod && bid_size && (found = sym_debuginfod_find(bid, bid_size))) {
+		d = sym_elf_open(found, &fd);
+		if (d && (!strcmp(m->source, SYM_SRC_NONE) || !strcmp(m->source, SYM_SRC_DYNSYM)) &&
+		    sym_elf_add_symbols(d, SHT_SYMTAB, &m->table, &m->strings)) {
+			m->source = SYM_SRC_DEBUGINFOD;
+			if (!m->nsegs)
+				sym_elf_segments(d, m);
+			m->opened = true;
+		}
+		take_dwarf(m, d, fd, found, SYM_DW_DEBUGINFOD);
+	}
+}
+
 /* Fill m from the file at path. want is the build-id the recording saw
  * (may be NULL): a file with a different build-id is a different binary,
  * and its symbols are not used. */
 static void module_load(struct sym_module *m, const char *path,
-			const uint8_t *want, size_t want_size)
+			const uint8_t *want, size_t want_size, bool debuginfod)
 {
 	uint8_t bid[MAX_BUILD_ID];
 	size_t bid_size = 0;
@@ -153,7 +236,7 @@ static void module_load(struct sym_module *m, const char *path,
 	if (!e) {
 		/* The file is gone or replaced; a debug file for the right
 		 * build keeps the program headers and the symbol table. */
-		d = sym_debug_by_build_id(want, want_size, &dfd);
+		d = sym_debug_by_build_id(want, want_size, &dfd, NULL);
 		if (d) {
 			m->opened = true;
 			sym_elf_segments(d, m);
@@ -168,12 +251,12 @@ static void module_load(struct sym_module *m, const char *path,
 		goto out;
 	}
 	if (bid_size > 0 && bid_size <= MAX_BUILD_ID) {
-		d = sym_debug_by_build_id(bid, bid_size, &dfd);
+		d = sym_debug_by_build_id(bid, bid_size, &dfd, NULL);
 		if (use_debug(d, dfd, m, SYM_SRC_DEBUG_FILE))
 			goto out;
 	}
 	if (image == NULL) {
-		d = sym_debug_by_link(e, path, bid, bid_size, &dfd);
+		d = sym_debug_by_link(e, path, bid, bid_size, &dfd, NULL);
 		if (use_debug(d, dfd, m, SYM_SRC_DEBUGLINK))
 			goto out;
 	}
@@ -192,6 +275,7 @@ static void module_load(struct sym_module *m, const char *path,
 	if (sym_elf_add_symbols(e, SHT_DYNSYM, &m->table, &m->strings))
 		m->source = SYM_SRC_DYNSYM;
 out:
+	find_dwarf(m, e, path, e && !image, bid_size ? bid : NULL, bid_size, debuginfod);
 	sym_table_finish(&m->table);
 	sym_elf_close(e, fd);
 	free(image);
@@ -256,7 +340,7 @@ static struct sym_module *module_get(struct sym_session *s, const struct sym_mod
 		memcpy(m->key, key, len);
 		m->key_len = len;
 		m->name = sym_arena_strdup(&m->strings, path_base(path));
-		module_load(m, path, bid_size ? r->build_id : NULL, bid_size);
+		module_load(m, path, bid_size ? r->build_id : NULL, bid_size, s->debuginfod);
 		GROW(s->mods, s->cap_mods, s->nmods + 1);
 		if (!hmap_get(&s->index, h, &idx))
 			hmap_put(&s->index, h, (uint32_t)s->nmods);
@@ -296,25 +380,90 @@ static bool module_vaddr(const struct sym_module *m, uint64_t off, uint64_t *vad
 	return false;
 }
 
+static struct sym_dwarf *module_dwarf(struct sym_module *m)
+{
+	if (!m->dwarf_tried) {
+		m->dwarf_tried = true;
+		if (m->dwarf_path)
+			m->dwarf = sym_dwarf_open(m->dwarf_path);
+	}
+	return m->dwarf;
+}
+
 void sym_lookup(struct sym_session *s, const struct sym_module_ref *r,
 		uint64_t addr, struct sym_result *out)
 {
 	struct sym_module *m = module_get(s, r);
-	struct sym_entry *e;
+	struct sym_entry *e = NULL;
+	struct sym_dwarf *d;
 	uint64_t vaddr;
+	size_t n;
 
-	out->name = NULL;
-	out->sym_offset = 0;
+	memset(out, 0, sizeof(*out));
 	out->module = m->name;
 	out->file_offset = addr - r->start + r->pgoff;
 	out->source = m->source;
-	if (!m->table.nsyms || !module_vaddr(m, out->file_offset, &vaddr))
+	if (!module_vaddr(m, out->file_offset, &vaddr))
 		return;
-	e = sym_table_find(&m->table, vaddr);
-	if (!e)
+	if (m->table.nsyms && (e = sym_table_find(&m->table, vaddr)) != NULL) {
+		out->name = sym_entry_name(e, &m->strings, s->demangle);
+		out->sym_offset = vaddr - e->start;
+	}
+	if (!s->lines || !(d = module_dwarf(m)))
 		return;
-	out->name = sym_entry_name(e, &m->strings, s->demangle);
-	out->sym_offset = vaddr - e->start;
+	n = sym_dwarf_frames(d, vaddr, s->frames, ARRAY_SIZE(s->frames), &m->strings, s->demangle);
+	if (!n)
+		return;
+	out->file = s->frames[n - 1].file;
+	out->line = s->frames[n - 1].line;
+	out->inlined = s->frames;
+	out->ninlined = n - 1;
+	if (!out->name && s->frames[n - 1].name) {
+		/* DWARF knows a function the symbol tables do not */
+		out->name = s->frames[n - 1].name;
+		out->sym_offset = 0;
+	}
+}
+
+bool sym_function_range(struct sym_session *s, const struct sym_module_ref *r, uint64_t addr,
+			uint64_t *vaddr, uint64_t *size, uint64_t *file_offset)
+{
+	struct sym_module *m = module_get(s, r);
+	struct sym_entry *e;
+	uint64_t va, off = addr - r->start + r->pgoff;
+	size_t i;
+
+	if (!module_vaddr(m, off, &va) || !(e = sym_table_find(&m->table, va)))
+		return false;
+	*vaddr = e->start;
+	*size = e->end - e->start;
+	*file_offset = off - (va - e->start);
+	for (i = 0; i < m->nsegs; i++)
+		if (e->start >= m->segs[i].vaddr && e->start - m->segs[i].vaddr < m->segs[i].filesz)
+			*file_offset = e->start - m->segs[i].vaddr + m->segs[i].offset;
+	return true;
+}
+
+bool sym_source_line(struct sym_session *s, const struct sym_module_ref *r, uint64_t vaddr,
+		     const char **file, uint32_t *line)
+{
+	struct sym_module *m = module_get(s, r);
+	struct sym_dwarf *d = module_dwarf(m);
+	struct sym_frame f[SYM_MAX_INLINE + 1];
+	size_t n;
+
+	if (!d || !(n = sym_dwarf_frames(d, vaddr, f, ARRAY_SIZE(f), &m->strings, s->demangle)) ||
+	    !f[0].file)
+		return false;
+	*file = f[0].file;
+	*line = f[0].line;
+	return true;
+}
+
+const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_module_ref *r)
+{
+	struct sym_module *m = module_get(s, r);
+	return m->dwarf_source ? m->dwarf_source : SYM_DW_NONE;
 }
 
 void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *out)
@@ -354,4 +503,90 @@ bool sym_module_info(struct sym_session *s, const struct sym_module_ref *r,
 	*source = m->source;
 	*nsyms = m->table.nsyms;
 	return m->opened;
+}
+
+/* ---- JIT ---- */
+
+static struct jit_proc *jit_proc(struct sym_session *s, uint32_t pid)
+{
+	size_t i;
+	for (i = 0; i < s->njits; i++)
+		if (s->jits[i].pid == pid)
+			return &s->jits[i];
+	GROW(s->jits, s->cap_jits, s->njits + 1);
+	s->jits[s->njits] = (struct jit_proc){ pid, false, false, sym_jit_new() };
+	return &s->jits[s->njits++];
+}
+
+void sym_jit_set_perfmap(struct sym_session *s, uint32_t pid, const void *data, size_t size)
+{
+	struct jit_proc *jp = jit_proc(s, pid);
+	char what[64], err[256];
+	snprintf(what, sizeof(what), "perf-%u.map", pid);
+	if (sym_jit_add_perfmap(jp->j, data, size, what, err, sizeof(err)) < 0)
+		warn("%s", err);
+	jp->map_given = true;
+}
+
+void sym_jit_add_dump(struct sym_session *s, uint32_t pid, const char *path)
+{
+	struct jit_proc *jp = jit_proc(s, pid);
+	char why[512], err[512];
+	void *data;
+	size_t size;
+	int ret = sym_jit_read_file(path, &data, &size, why, sizeof(why));
+	if (ret == -EPERM || ret == -EFBIG || ret == -EINVAL)
+		warn("%s", why);
+	if (ret)
+		return;
+	if (sym_jit_add_jitdump(jp->j, data, size, path_base(path), err, sizeof(err)) < 0)
+		warn("%s", err);
+	free(data);
+}
+
+bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct sym_result *out)
+{
+	struct jit_proc *jp = jit_proc(s, pid);
+	const char *name;
+	uint64_t off;
+
+	if (!jp->map_given && !jp->map_tried) {
+		char path[64], why[512];
+		void *data;
+		size_t size;
+		int ret;
+		jp->map_tried = true;
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		ret = sym_jit_read_file(path, &data, &size, why, sizeof(why));
+		if (ret == -EPERM || ret == -EFBIG || ret == -EINVAL)
+			warn("%s", why);
+		if (!ret) {
+			sym_jit_set_perfmap(s, pid, data, size);
+			free(data);
+			jp = jit_proc(s, pid);
+		}
+	}
+	name = sym_jit_find(jp->j, addr, &off);
+	if (!name)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->name = name;
+	out->sym_offset = off;
+	out->module = sym_jit_source(jp->j);
+	out->file_offset = addr;
+	out->source = "jit";
+	return true;
+}
+
+bool sym_path_is_anon(const char *path)
+{
+	return !path || !*path || !strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5) ||
+	       !strncmp(path, "/memfd:", 7) || !strcmp(path, "[heap]");
+}
+
+bool sym_path_is_jitdump(const char *path)
+{
+	const char *b = path ? path_base(path) : "";
+	size_t n = strlen(b);
+	return !strncmp(b, "jit-", 4) && n > 9 && !strcmp(b + n - 5, ".dump");
 }

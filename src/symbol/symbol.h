@@ -16,6 +16,11 @@
  * .gnu_debuglink (next to the binary, in .debug/, in /usr/lib/debug/DIR),
  * MiniDebugInfo (.gnu_debugdata), then .dynsym. Names are demangled (C++,
  * Rust) unless demangling is turned off.
+ *
+ * Inline chains and source lines come from DWARF, found in the same order
+ * (the binary, /usr/lib/debug/.build-id, .gnu_debuglink) and last from
+ * debuginfod when DEBUGINFOD_URLS is set (sym_set_debuginfod; a build-id
+ * that failed is not asked again in the session).
  */
 #ifndef STAX_SYMBOL_SYMBOL_H
 #define STAX_SYMBOL_SYMBOL_H
@@ -35,17 +40,41 @@ struct sym_module_ref {
 	uint64_t pgoff;            /* file offset of start */
 };
 
+/* One frame of an address's inline chain. */
+struct sym_frame {
+	const char *name;    /* function (demangled unless turned off); may be NULL */
+	const char *file;    /* source file (path as DWARF has it); NULL unknown */
+	uint32_t line;       /* 0 unknown */
+	bool inlined;        /* code of this function was inlined into the next frame */
+};
+
+#define SYM_MAX_INLINE 32
+
 struct sym_result {
 	const char *name;    /* demangled function name; NULL if none covers addr */
 	uint64_t sym_offset; /* addr - function start (valid when name != NULL) */
 	const char *module;  /* module base name ("libc.so.6", "[kernel.kallsyms]") */
 	uint64_t file_offset; /* addr's offset in the module file: addr - start + pgoff */
 	const char *source;  /* where the symbols came from: "symtab", "debuglink", ... */
+	/* From DWARF, when the module has it (else NULL / 0 / 0): the source
+	 * line of addr in the function name (the call site when code was
+	 * inlined there), and the inlined functions at addr, innermost first;
+	 * inlined[0].line is addr's own line. inlined points into the session
+	 * and is valid until the next lookup. */
+	const char *file;
+	uint32_t line;
+	const struct sym_frame *inlined;
+	size_t ninlined;
 };
 
 struct sym_session *sym_session_new(void);
 void sym_session_free(struct sym_session *s);
 void sym_set_demangle(struct sym_session *s, bool on);
+/* Look up DWARF lines and inline chains (default on). */
+void sym_set_lines(struct sym_session *s, bool on);
+/* Ask debuginfod for missing debug info (default: on when
+ * DEBUGINFOD_URLS is set and not empty). */
+void sym_set_debuginfod(struct sym_session *s, bool on);
 
 /* Resolve a user-space address inside the mapping m. The [vdso] is read
  * from this process's own vDSO (same kernel), so it resolves after the
@@ -76,5 +105,55 @@ char *sym_demangle(const char *name);
  * opened. */
 bool sym_module_info(struct sym_session *s, const struct sym_module_ref *m,
 		     const char **source, size_t *nsyms);
+/* Where the module's DWARF (lines, inlines) comes from: "binary",
+ * "debug-file", "debuglink", "debuginfod", or "none". */
+const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_module_ref *m);
+
+/* Function covering addr in module m, for annotate: its ELF start address
+ * and size, and the file offset of its first byte. False when unknown. */
+bool sym_function_range(struct sym_session *s, const struct sym_module_ref *m, uint64_t addr,
+			uint64_t *vaddr, uint64_t *size, uint64_t *file_offset);
+/* Source line of an ELF virtual address of module m (innermost frame). */
+bool sym_source_line(struct sym_session *s, const struct sym_module_ref *m, uint64_t vaddr,
+		     const char **file, uint32_t *line);
+
+/* ---- JIT code: /tmp/perf-PID.map and jitdump (jit.c) ---- */
+
+#define SYM_JIT_MAX_FILE (32u << 20)
+
+/* A table of JIT symbols: fill with sym_jit_add_*(), then find. The adds
+ * return the number of functions added, or -EINVAL with a message in err
+ * (what names the input in it) when nothing in data could be read. */
+struct sym_jit;
+struct sym_jit *sym_jit_new(void);
+void sym_jit_free(struct sym_jit *j);
+int sym_jit_add_perfmap(struct sym_jit *j, const char *data, size_t size, const char *what,
+			char *err, size_t errlen);
+int sym_jit_add_jitdump(struct sym_jit *j, const void *data, size_t size, const char *what,
+			char *err, size_t errlen);
+/* Name covering addr (raw, as the JIT wrote it) or NULL. The first find
+ * freezes the table: later adds are ignored. */
+const char *sym_jit_find(struct sym_jit *j, uint64_t addr, uint64_t *offset);
+/* "perf-PID.map", "jit-PID.dump" or both, comma-separated. */
+const char *sym_jit_source(const struct sym_jit *j);
+/* Read a JIT file the profiled program wrote, only when it is a regular
+ * file owned by the caller or root and not writable by group or others
+ * (perf's rule). Returns 0 with a malloc'd *data, -ENOENT and friends when
+ * missing, or -EPERM / -EFBIG / -EINVAL with the reason in why. */
+int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, size_t whylen);
+
+/* Session-level JIT symbols of process pid. Sources: a perf map given
+ * with sym_jit_set_perfmap() (the copy in a recording), else
+ * /tmp/perf-PID.map read on first use; plus every jitdump file given with
+ * sym_jit_add_dump(). A file that fails the ownership rule is skipped with
+ * one warning on stderr. Returns true and fills out (module is the
+ * source, e.g. "perf-123.map") when a JIT symbol covers addr. */
+void sym_jit_set_perfmap(struct sym_session *s, uint32_t pid, const void *data, size_t size);
+void sym_jit_add_dump(struct sym_session *s, uint32_t pid, const char *path);
+bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct sym_result *out);
+/* True when a mapping path is anonymous memory where JIT code lives. */
+bool sym_path_is_anon(const char *path);
+/* True when path names a jitdump file ("jit-PID.dump"). */
+bool sym_path_is_jitdump(const char *path);
 
 #endif

@@ -102,7 +102,8 @@ void sym_table_finish(struct sym_table *t)
 {
 	size_t i, j, n = 0;
 
-	qsort(t->cand, t->ncand, sizeof(*t->cand), cand_cmp);
+	if (t->ncand)
+		qsort(t->cand, t->ncand, sizeof(*t->cand), cand_cmp);
 	t->syms = xcalloc(t->ncand ? t->ncand : 1, sizeof(*t->syms));
 	for (i = 0; i < t->ncand; i = j) {
 		const struct sym_cand *best = &t->cand[i];

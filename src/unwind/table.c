@@ -448,6 +448,9 @@ static void read_loads(Elf *elf, struct utable *t)
 	size_t n;
 	GElf_Phdr ph;
 
+	GElf_Ehdr eh;
+	if (gelf_getehdr(elf, &eh))
+		t->entry = eh.e_entry;
 	if (elf_getphdrnum(elf, &n) < 0)
 		return;
 	for (size_t i = 0; i < n && t->nload < (int)ARRAY_SIZE(t->load); i++) {
@@ -612,6 +615,50 @@ static void add_trampolines(Elf *elf, struct utable *t)
 	t->nsignal_tramp = (uint32_t)nhits;
 }
 
+/* Record where the functions that call main or a thread's start routine
+ * are. Returns false when elf has no .symtab to look in. */
+static bool find_root_callers(Elf *elf, struct utable *t)
+{
+	static const char *const names[] = {
+		"__libc_start_call_main", "__libc_start_main", "start_thread",
+		"__clone3", "__clone", "clone3", "clone", "__start", "_start",
+	};
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	bool have_symtab = false;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &shdr) ||
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) || !shdr.sh_entsize)
+			continue;
+		have_symtab |= shdr.sh_type == SHT_SYMTAB;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t n = d ? d->d_size / shdr.sh_entsize : 0;
+		for (size_t i = 0; i < n && t->nroots < (int)ARRAY_SIZE(t->roots); i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || !sym.st_size ||
+			    !(name = elf_strptr(elf, shdr.sh_link, sym.st_name)))
+				continue;
+			for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+				if (strcmp(name, names[k]) != 0)
+					continue;
+				int j = 0;
+				while (j < t->nroots && t->roots[j].start != sym.st_value)
+					j++;
+				if (j == t->nroots) {
+					t->roots[j].start = sym.st_value;
+					t->roots[j].end = sym.st_value + sym.st_size;
+					t->nroots++;
+				}
+				break;
+			}
+		}
+	}
+	return have_symtab;
+}
+
 static size_t vdso_size(const uint8_t *img)
 {
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
@@ -685,6 +732,14 @@ struct utable *utable_load(const char *path)
 		t->err = r < 0 ? r : -ENOENT;
 	}
 	add_trampolines(elf, t);
+	/* Distribution libraries keep local symbols (__libc_start_call_main,
+	 * start_thread) only in their separate debug files. */
+	if (!find_root_callers(elf, t) && fd >= 0) {
+		if (!de)
+			de = open_debug_file(elf, path, t, &dfd, &dpath);
+		if (de)
+			find_root_callers(de, t);
+	}
 out:
 	free(dpath);
 	if (de)

@@ -81,6 +81,12 @@ struct utable {
 	/* PT_LOAD segments, to map (mapping start, file offset) to vaddr. */
 	struct { uint64_t vaddr, off, filesz; } load[16];
 	int nload;
+	uint64_t entry;         /* ELF e_entry (vaddr), 0 when none */
+	/* Functions that call main or a thread's start routine (found by
+	 * name in the symbol table, or the debug file's): a kernel chain
+	 * that ends in one of them has reached the root. */
+	struct { uint64_t start, end; } roots[8];
+	int nroots;
 
 	/* Facts for reports and tests. */
 	const char *source;     /* ".eh_frame", ".debug_frame", "mixed", ... or NULL */
@@ -141,6 +147,16 @@ int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
 /* Load bias of a mapping of this file at start with file offset pgoff:
  * vaddr = pc - bias. Returns false when pgoff is in no PT_LOAD segment. */
 bool utable_bias(const struct utable *t, uint64_t start, uint64_t pgoff, uint64_t *bias);
+
+/* Is vaddr inside a function that calls main or a thread start routine
+ * (__libc_start_call_main, start_thread, clone3, ...)? */
+static inline bool utable_in_root_caller(const struct utable *t, uint64_t vaddr)
+{
+	for (int i = 0; i < t->nroots; i++)
+		if (vaddr >= t->roots[i].start && vaddr < t->roots[i].end)
+			return true;
+	return false;
+}
 
 /* x86_64.c: turn one interpreted CFI row into a rule (kind UR_NORMAL,
  * UR_PLT, UR_STOP, UR_SIGNAL or UR_SLOW). */

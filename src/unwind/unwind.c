@@ -23,6 +23,7 @@
 #include "unwind/x86_64.h"
 
 #define MOD_SLOTS 64
+#define ENTRY_WINDOW 64    /* bytes after e_entry that count as entry code */
 #define RULE_CACHE 1024   /* direct-mapped pc -> rule cache entries */
 
 /* A mapping seen recently, with its table and load bias. */
@@ -206,11 +207,16 @@ static void fp_only(const struct unwind_input *in, struct unwind_frame *frames,
 	res->method = UNWIND_M_FP;
 }
 
-/* Is ra (a return address) in an outermost frame? */
+/* Is ra (a return address, the last of the kernel's chain) in an
+ * outermost frame? Either its row has an undefined return address, or it
+ * is in the function that called main or a thread's start routine: the
+ * frame pointer convention zeroes rbp there (_start, clone3), so the
+ * kernel's chain ends exactly at that frame. */
 static bool is_root(struct unwinder *u, const struct unwind_input *in, uint64_t ra)
 {
 	const struct umod *m = module_for(u, in, ra - 1);
-	return m && m->t && utable_find(m->t, ra - 1 - m->bias)->kind == UR_STOP;
+	return m && m->t && (utable_find(m->t, ra - 1 - m->bias)->kind == UR_STOP ||
+			     utable_in_root_caller(m->t, ra - 1 - m->bias));
 }
 
 void unwind_sample(struct unwinder *u, enum unwind_mode mode,
@@ -325,9 +331,19 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			if (!copy_read(&c, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
 				goto fault;
 			if (r->rbp == URBP_CFA) {
-				if (!copy_read(&c, cfa + (uint64_t)(int64_t)r->rbp_off, &nrbp))
-					goto fault;
-				nvalid |= 1u << UNW_RBP;
+				uint64_t slot = cfa + (uint64_t)(int64_t)r->rbp_off;
+				/* In an epilogue gcc's CFI still says "saved at
+				 * CFA-k" after the pop: a slot below the stack
+				 * pointer was popped already, and rbp holds the
+				 * caller's value again (the copy starts at rsp,
+				 * so the stale slot is not even in it). */
+				if (slot < sp) {
+					nrbp = rbp;
+				} else {
+					if (!copy_read(&c, slot, &nrbp))
+						goto fault;
+					nvalid |= 1u << UNW_RBP;
+				}
 			} else if (r->rbp == URBP_UNDEF) {
 				nvalid &= ~(1u << UNW_RBP);
 			}
@@ -391,6 +407,15 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 		default:
 			/* No CFI here (JIT code, stripped code): follow the frame
 			 * pointer for this one frame, if it is plausible. */
+			if (mod && mod->t && mod->t->entry && (valid & (1u << UNW_RBP)) &&
+			    rbp == 0 && lookup - mod->bias - mod->t->entry < ENTRY_WINDOW) {
+				/* Entry code without CFI (ld.so's _start calls
+				 * _dl_start and _dl_init) with the zero frame
+				 * pointer the kernel starts a process with: the
+				 * outermost frame. */
+				res->quality = UNWIND_Q_COMPLETE;
+				goto done;
+			}
 			if (!(valid & (1u << UNW_RBP)) || rbp < sp) {
 				res->quality = UNWIND_Q_BROKEN;
 				goto stop;

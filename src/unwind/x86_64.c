@@ -163,6 +163,14 @@ int x86_apply_row(const struct cfi_row *row, const uint64_t *regs, uint32_t vali
 		case CFI_R_UNDEF:
 			continue;
 		case CFI_R_OFFSET:
+			/* A save slot below the stack pointer was popped
+			 * already (epilogue): the register holds its value. */
+			if ((valid & (1u << UNW_RSP)) && cfa + (uint64_t)x->off < regs[UNW_RSP]) {
+				if (!(valid & (1u << i)))
+					continue;
+				v = regs[i];
+				break;
+			}
 			if (!read(arg, cfa + (uint64_t)x->off, &v))
 				return -EFAULT;
 			break;

@@ -17,7 +17,7 @@ bool view_keep(const struct profile *p, const struct view_filter *f, const struc
 const char *view_func_name(const struct profile *p, uint32_t func)
 {
 	const struct prof_func *fn = profile_func(p, func);
-	return fn ? fn->name : "[unknown]";
+	return fn ? fn->label : "[unknown]";
 }
 
 double view_weight_ms(const struct profile *p, uint64_t weight)
@@ -26,4 +26,44 @@ double view_weight_ms(const struct profile *p, uint64_t weight)
 	if (clock && !strcmp(clock, "1"))
 		return weight / 1e6;
 	return 0;
+}
+
+bool view_keep_offcpu(const struct profile *p, const struct view_filter *f, const struct rec_offcpu *o)
+{
+	struct rec_sample s;
+	memset(&s, 0, sizeof(s));
+	s.time = o->start;
+	s.pid = o->pid;
+	s.tid = o->tid;
+	s.stack = o->stack;
+	return view_keep(p, f, &s);
+}
+
+static const char *const reasons[OFFCPU_NREASONS] = {
+	"other", "lock", "read", "write", "sleep", "poll", "fault", "preempted",
+};
+
+const char *view_offcpu_reason(enum offcpu_reason r)
+{
+	return (unsigned)r < OFFCPU_NREASONS ? reasons[r] : "other";
+}
+
+const char *view_offcpu_frame(enum offcpu_reason r)
+{
+	static const char *const frames[OFFCPU_NREASONS] = {
+		"[off-cpu: other]", "[off-cpu: lock]", "[off-cpu: read]", "[off-cpu: write]",
+		"[off-cpu: sleep]", "[off-cpu: poll]", "[off-cpu: fault]", "[off-cpu: preempted]",
+	};
+	return (unsigned)r < OFFCPU_NREASONS ? frames[r] : frames[0];
+}
+
+uint64_t view_sample_ns(const struct profile *p, const struct rec_sample *s)
+{
+	const char *clock = profile_meta(p, "event_is_clock"), *freq;
+	uint64_t hz;
+	if (clock && !strcmp(clock, "1"))
+		return s->weight;
+	freq = profile_meta(p, "freq");
+	hz = freq ? strtoull(freq, NULL, 10) : 0;
+	return hz ? 1000000000ull / hz : 0;
 }

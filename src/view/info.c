@@ -51,10 +51,52 @@ static struct module_row *module_row(struct module_row **rows, size_t *n, size_t
 	return &(*rows)[(*n)++];
 }
 
+/* Where a module's symbols and lines came from ("symtab, lines from
+ * binary"), as the recorder (META symbols:MODULE) or live symbolization
+ * noted it. */
+static const char *module_source(const struct profile *p, const char *module)
+{
+	char key[300];
+	const char *v;
+	snprintf(key, sizeof(key), "symbols:%s", module);
+	v = profile_meta(p, key);
+	if (v)
+		return v;
+	if (module[0] == '[')
+		return "kallsyms";
+	if (!strncmp(module, "perf-", 5) || !strncmp(module, "jit-", 4))
+		return "jit";
+	return "-";
+}
+
 static const char *meta_or(const struct profile *p, const char *key, const char *def)
 {
 	const char *v = profile_meta(p, key);
 	return v && *v ? v : def;
+}
+
+/* "off-cpu:" line: intervals, time by reason, stacks complete. */
+static void print_offcpu_line(const struct profile *p, const struct view_filter *f, FILE *out)
+{
+	uint64_t n = 0, ns = 0, complete = 0, reason[OFFCPU_NREASONS] = { 0 };
+	size_t i;
+	int r;
+	for (i = 0; i < p->noffcpu; i++) {
+		const struct rec_offcpu *o = &p->offcpu[i];
+		if (!view_keep_offcpu(p, f, o))
+			continue;
+		n++;
+		ns += o->duration;
+		reason[o->reason < OFFCPU_NREASONS ? o->reason : 0] += o->duration;
+		complete += ((o->flags >> 4) & 3) == 1;
+	}
+	if (!n)
+		return;
+	fprintf(out, "off-cpu:     %" PRIu64 " intervals, %.1f ms (", n, ns / 1e6);
+	for (r = 1; r <= OFFCPU_NREASONS; r++)
+		fprintf(out, "%s%s %.1f", r > 1 ? ", " : "", view_offcpu_reason((enum offcpu_reason)(r % OFFCPU_NREASONS)),
+			reason[r % OFFCPU_NREASONS] / 1e6);
+	fprintf(out, " ms); stacks complete %.1f%%\n", 100.0 * complete / n);
 }
 
 void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out)
@@ -126,6 +168,18 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
 			p->partial ? "partial" : "finished", secs, freq, eff, kept,
 			p->lost_records + p->lost_samples, p->throttles, npids, rooted);
+		if (p->noffcpu) {
+			uint64_t n = 0, ns = 0, complete = 0;
+			size_t j;
+			for (j = 0; j < p->noffcpu; j++)
+				if (view_keep_offcpu(p, f, &p->offcpu[j])) {
+					n++;
+					ns += p->offcpu[j].duration;
+					complete += ((p->offcpu[j].flags >> 4) & 3) == 1;
+				}
+			fprintf(out, ",\"off_cpu\":{\"intervals\":%" PRIu64 ",\"ms\":%.1f,\"complete\":%" PRIu64 "}",
+				n, ns / 1e6, complete);
+		}
 		fputs(",\"unwind\":", out);
 		json_str(out, meta_or(p, "unwind", "fp"));
 		fprintf(out, ",\"quality\":{\"unverified\":%" PRIu64 ",\"complete\":%" PRIu64
@@ -137,8 +191,11 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		for (i = 0; i < nmods; i++) {
 			fprintf(out, "%s{\"module\":", i ? "," : "");
 			json_str(out, mods[i].module);
-			fprintf(out, ",\"frames\":%" PRIu64 ",\"unsymbolized\":%" PRIu64 "}", mods[i].frames,
+			fprintf(out, ",\"frames\":%" PRIu64 ",\"unsymbolized\":%" PRIu64, mods[i].frames,
 				mods[i].unknown);
+			fputs(",\"symbols\":", out);
+			json_str(out, module_source(p, mods[i].module));
+			fputc('}', out);
 		}
 		fputs("]}\n", out);
 		free(mods);
@@ -157,6 +214,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
 		p->throttles == 1 ? "" : "s");
+	print_offcpu_line(p, f, out);
 	fprintf(out, "kernel:      %s\n", !strcmp(meta_or(p, "kernel_frames", "0"), "1") ?
 		"kernel frames recorded" :
 		"user-space frames only (perf_event_paranoid; record as root for kernel frames)");
@@ -167,10 +225,11 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		", unverified frame-pointer chains %" PRIu64 "\n", quality[1], quality[2], quality[3], quality[0]);
 	fprintf(out, "  method:    fp %" PRIu64 ", dwarf %" PRIu64 ", spliced %" PRIu64 "\n",
 		method[0], method[1], method[2]);
-	fprintf(out, "modules:     %-28s %10s %12s\n", "MODULE", "FRAMES", "UNSYMBOLIZED");
+	fprintf(out, "modules:     %-28s %10s %12s  %s\n", "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
 	for (i = 0; i < nmods; i++)
-		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%\n", mods[i].module, mods[i].frames,
-			mods[i].frames ? 100.0 * mods[i].unknown / mods[i].frames : 0.0);
+		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%  %s\n", mods[i].module, mods[i].frames,
+			mods[i].frames ? 100.0 * mods[i].unknown / mods[i].frames : 0.0,
+			module_source(p, mods[i].module));
 	for (i = 0; i < nmods; i++)
 		if (mods[i].unknown == mods[i].frames && mods[i].frames)
 			fprintf(out, "without symbols: %s\n", mods[i].module);

@@ -38,15 +38,26 @@ void view_script(const struct profile *p, const struct view_filter *f, bool json
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
+			bool inl = (nd->flags & NODE_F_INLINE) != 0;
 			if (json) {
 				fprintf(out, "%s{\"addr\":%" PRIu64 ",\"name\":", ff ? "" : ",", nd->addr);
 				json_str(out, fn ? fn->name : "[unknown]");
 				fputs(",\"module\":", out);
 				json_str(out, fn ? fn->module : "[unknown]");
-				fprintf(out, ",\"kernel\":%s}", fn && fn->kernel ? "true" : "false");
+				fprintf(out, ",\"kernel\":%s,\"inlined\":%s", fn && fn->kernel ? "true" : "false",
+					inl ? "true" : "false");
+				if (nd->file) {
+					fputs(",\"file\":", out);
+					json_str(out, nd->file);
+					fprintf(out, ",\"line\":%u", nd->line);
+				}
+				fputc('}', out);
 			} else {
-				fprintf(out, "\t%16" PRIx64 " %s (%s)\n", nd->addr, fn ? fn->name : "[unknown]",
+				fprintf(out, "\t%16" PRIx64 " %s (%s)", nd->addr, fn ? fn->name : "[unknown]",
 					fn ? fn->module : "[unknown]");
+				if (nd->file)
+					fprintf(out, " %s:%u", nd->file, nd->line);
+				fputs(inl ? " (inlined)\n" : "\n", out);
 			}
 			ff = false;
 		}

@@ -28,6 +28,51 @@ static int cmp_row(const void *a, const void *b)
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
+/* top --off-cpu: the same rows, weights in microseconds off the CPU. */
+static void print_offcpu(const struct profile *p, const struct top_row *rows, size_t limit,
+			 size_t n, uint64_t kept, bool json, FILE *out)
+{
+	size_t i;
+	if (json) {
+		fprintf(out, "{\"off_cpu_ms\":%.3f,\"functions\":[", kept / 1000.0);
+		for (i = 0; i < limit; i++) {
+			const struct top_row *r = &rows[i + 1];
+			const struct prof_func *fn = profile_func(p, r->func);
+			fprintf(out, "%s{\"name\":", i ? "," : "");
+			json_str(out, fn->name);
+			fputs(",\"module\":", out);
+			json_str(out, fn->module);
+			if (fn->file) {
+				fputs(",\"file\":", out);
+				json_str(out, fn->file);
+				fprintf(out, ",\"line\":%u", fn->line);
+			}
+			fprintf(out, ",\"kernel\":%s,\"self_ms\":%.3f,\"total_ms\":%.3f"
+				",\"self_pct\":%.2f,\"total_pct\":%.2f}",
+				fn->kernel ? "true" : "false", r->self / 1000.0, r->total / 1000.0,
+				kept ? 100.0 * r->self / kept : 0.0, kept ? 100.0 * r->total / kept : 0.0);
+		}
+		fputs("]}\n", out);
+		return;
+	}
+	if (!kept) {
+		fprintf(out, "no off-CPU time%s\n", p->noffcpu ? " matches the filter" :
+			" in this recording (record with stax record --off-cpu)");
+		return;
+	}
+	fprintf(out, "%7s %10s %7s %10s  %-40s %s\n", "SELF%", "SELF_MS", "TOTAL%", "TOTAL_MS",
+		"FUNCTION (off the CPU)", "MODULE");
+	for (i = 0; i < limit; i++) {
+		const struct top_row *r = &rows[i + 1];
+		const struct prof_func *fn = profile_func(p, r->func);
+		fprintf(out, "%6.2f%% %10.1f %6.2f%% %10.1f  %-40s %s\n",
+			100.0 * r->self / kept, r->self / 1000.0, 100.0 * r->total / kept, r->total / 1000.0,
+			fn->label, fn->module);
+	}
+	if (limit < n)
+		fprintf(out, "... %zu more functions (use -n 0 to see all)\n", n - limit);
+}
+
 void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out)
 {
 	struct top_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
@@ -38,21 +83,33 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 
 	for (i = 0; i <= p->nfuncs; i++)
 		rows[i].func = (uint32_t)i;
-	for (i = 0; i < p->nsamples; i++) {
-		const struct rec_sample *s = &p->samples[i];
+	/* with --off-cpu the items are intervals weighted by microseconds */
+	for (i = 0; i < (o->off_cpu ? p->noffcpu : p->nsamples); i++) {
+		uint32_t stack;
+		uint64_t w = 1;
 		size_t nf;
-		if (!view_keep(p, f, s))
-			continue;
-		kept++;
-		nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
+		if (o->off_cpu) {
+			const struct rec_offcpu *oc = &p->offcpu[i];
+			if (!view_keep_offcpu(p, f, oc))
+				continue;
+			stack = oc->stack;
+			w = oc->duration / 1000;
+		} else {
+			const struct rec_sample *s = &p->samples[i];
+			if (!view_keep(p, f, s))
+				continue;
+			stack = s->stack;
+		}
+		kept += w;
+		nf = profile_stack_funcs(p, stack, frames, MAX_DEPTH);
 		if (!nf)
 			continue;
-		rows[frames[0]].self++;
+		rows[frames[0]].self += w;
 		for (j = 0; j < nf; j++) {
 			if (stamp[frames[j]] == i + 1)
 				continue; /* recursion: count a function once per sample */
 			stamp[frames[j]] = i + 1;
-			rows[frames[j]].total++;
+			rows[frames[j]].total += w;
 		}
 	}
 	sort_by_total = o->sort_total;
@@ -61,6 +118,10 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		n++;
 	limit = o->limit && o->limit < n ? o->limit : n;
 
+	if (o->off_cpu) {
+		print_offcpu(p, rows, limit, n, kept, o->json, out);
+		goto out;
+	}
 	if (o->json) {
 		fprintf(out, "{\"samples\":%" PRIu64 ",\"functions\":[", kept);
 		for (i = 0; i < limit; i++) {
@@ -70,6 +131,11 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 			json_str(out, fn->name);
 			fputs(",\"module\":", out);
 			json_str(out, fn->module);
+			if (fn->file) {
+				fputs(",\"file\":", out);
+				json_str(out, fn->file);
+				fprintf(out, ",\"line\":%u", fn->line);
+			}
 			fprintf(out, ",\"kernel\":%s,\"self\":%" PRIu64 ",\"total\":%" PRIu64
 				",\"self_pct\":%.2f,\"total_pct\":%.2f}",
 				fn->kernel ? "true" : "false", r->self, r->total,
@@ -88,7 +154,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		const struct prof_func *fn = profile_func(p, r->func);
 		fprintf(out, "%6.2f%% %8" PRIu64 " %6.2f%% %8" PRIu64 "  %-40s %s\n",
 			100.0 * r->self / kept, r->self, 100.0 * r->total / kept, r->total,
-			fn->name, fn->module);
+			fn->label, fn->module);
 	}
 	if (limit < n)
 		fprintf(out, "... %zu more functions (use -n 0 to see all)\n", n - limit);

@@ -19,11 +19,13 @@ struct view_filter {
 };
 
 bool view_keep(const struct profile *p, const struct view_filter *f, const struct rec_sample *s);
+bool view_keep_offcpu(const struct profile *p, const struct view_filter *f, const struct rec_offcpu *o);
 
 struct top_opts {
 	size_t limit;          /* rows, 0 = all */
 	bool sort_total;
 	bool json;
+	bool off_cpu;          /* weigh off-CPU intervals by time instead */
 };
 void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out);
 
@@ -32,6 +34,7 @@ struct flame_opts {
 	bool json;
 	size_t max_depth;      /* 0 = unlimited */
 	double threshold;      /* percent below which subtrees are hidden */
+	enum { FLAME_SAMPLES, FLAME_OFFCPU, FLAME_WALL } weight;
 };
 void view_flame(const struct profile *p, const struct view_filter *f, const struct flame_opts *o, FILE *out);
 
@@ -41,8 +44,22 @@ void view_script(const struct profile *p, const struct view_filter *f, bool json
 /* Findings about stack quality, losses and symbols, most important first. */
 void view_doctor(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
 
-/* Display name of a function id ("name", kernel frames keep their name). */
+/* Disassembly of one function (by name, or by "0xADDR" of one of its
+ * frames) with samples per instruction and source lines; reads the binary
+ * the recording names. color: highlight the hottest lines (ANSI). Returns
+ * -1 with a message in err (what failed and what to do). */
+int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
+		  bool json, bool color, FILE *out, char *err, size_t errlen);
+
+/* Display name of a function id: its label ("name", or "name (file.c:LINE)"
+ * when the profile was symbolized with lines). */
 const char *view_func_name(const struct profile *p, uint32_t func);
+/* Off-CPU reasons: "lock", "read", ... and the leaf frame "[off-cpu: lock]". */
+const char *view_offcpu_reason(enum offcpu_reason r);
+const char *view_offcpu_frame(enum offcpu_reason r);
+/* Nanoseconds of CPU time one sample stands for: its period for clock
+ * events, else 1/freq seconds. */
+uint64_t view_sample_ns(const struct profile *p, const struct rec_sample *s);
 /* Milliseconds of CPU a sample weight stands for (clock events), else 0. */
 double view_weight_ms(const struct profile *p, uint64_t weight);
 

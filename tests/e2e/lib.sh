@@ -120,3 +120,22 @@ wait_for() {
 	done
 	return 0
 }
+
+# browser_setup: make node, the npm packages (speedscope, playwright-core,
+# ajv, installed into build/npm, which is gitignored) and chromium
+# available for tests/e2e/browser.js. Returns 1 with the reason in
+# $BROWSER_WHY when something cannot be had (the caller skips).
+NPM_DIR=$ROOT/build/npm
+BROWSER=$ROOT/tests/e2e/browser.js
+browser_setup() {
+	BROWSER_WHY=""
+	command -v node >/dev/null 2>&1 || { BROWSER_WHY="node is not installed (apt-get install nodejs npm)"; return 1; }
+	if [ ! -d "$NPM_DIR/node_modules/playwright-core" ] || [ ! -d "$NPM_DIR/node_modules/speedscope" ] ||
+	   [ ! -d "$NPM_DIR/node_modules/ajv" ]; then
+		mkdir -p "$NPM_DIR"
+		(cd "$NPM_DIR" && timeout 120 npm install --no-audit --no-fund --silent speedscope playwright-core ajv) \
+			>"$T/npm.log" 2>&1 || { BROWSER_WHY="npm install speedscope playwright-core ajv failed: $(tail -n 1 "$T/npm.log")"; return 1; }
+	fi
+	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { BROWSER_WHY="chromium is not installed (apt-get install chromium)"; return 1; }
+	return 0
+}

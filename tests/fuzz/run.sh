@@ -9,6 +9,8 @@ out=$top/build/fuzz
 mkdir -p "$out"
 cd "$top" || exit 1
 srcs=$(find src -name '*.c' ! -name main.c ! -path 'src/cmd/*' | sort)
+# the same libraries as ./stax (the Makefile's LDLIBS line)
+libs=$(sed -n 's/^LDLIBS = //p' Makefile)
 status=0
 for t in tests/fuzz/fuzz_*.c; do
 	name=$(basename "$t" .c)
@@ -16,7 +18,7 @@ for t in tests/fuzz/fuzz_*.c; do
 	mkdir -p "$corpus" "$out/$name.corpus"
 	if ! clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -o "$out/$name" "$t" $srcs \
-		-ldw -lelf -lzstd -lz -llzma -liberty -lpthread 2>"$out/$name.build.log"; then
+		$libs 2>"$out/$name.build.log"; then
 		echo "not ok - fuzz $name: build failed (see $out/$name.build.log)"
 		status=1
 		continue

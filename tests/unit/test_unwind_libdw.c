@@ -1,7 +1,8 @@
 /* test_unwind_libdw.c - differential check of compiled unwind tables
  * against libdw's own CFI interpreter (dwarf_cfi_addrframe).
  *
- * For every row of the compiled table of libc and of this test binary, at
+ * For every row of the compiled table of libc, of this test binary and of
+ * the unwinder's test programs (tests/programs/build/unwind_*), at
  * the row's first and last byte: libdw must give the same CFA rule, the
  * same return-address rule and the same rbp rule, unless the row is SLOW
  * (then the interpreter runs at unwind time) and must agree that gap rows
@@ -184,6 +185,20 @@ int main(void)
 	else
 		SKIP("libc", "no /lib/x86_64-linux-gnu/libc.so.6");
 	check_module("test binary", "/proc/self/exe");
+	/* The unwinder's test programs (make programs): gcc without frame
+	 * pointers, clang with, mixed in one binary, a PLT into a .so, and an
+	 * assembly function without CFI (a gap row). */
+	static const char *const progs[] = {
+		"tests/programs/build/unwind_qsort-nofp", "tests/programs/build/unwind_signal-fp",
+		"tests/programs/build/unwind_deep", "tests/programs/build/unwind_plt-nofp",
+		"tests/programs/build/libunwind_plt.so", "tests/programs/build/unwind_nocfi-nofp",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(progs); i++) {
+		if (access(progs[i], R_OK) == 0)
+			check_module(strrchr(progs[i], '/') + 1, progs[i]);
+		else
+			SKIP(progs[i], "missing (run make programs from the top directory)");
+	}
 
 	/* Building libc's table must take well under 50 ms. */
 	if (access(libc, R_OK) == 0) {

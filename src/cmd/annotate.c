@@ -1,0 +1,59 @@
+/* annotate.c - stax annotate: one function's instructions with samples. */
+#include "cmd/cmd.h"
+#include "lib/util.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_annotate_help[] =
+"usage: stax annotate FUNCTION|0xADDRESS [-i FILE] [--json] [--color|--no-color]\n"
+"                     [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
+"\n"
+"The disassembly of one sampled function (capstone) with the samples and\n"
+"percentage of each instruction (samples whose leaf frame is exactly that\n"
+"instruction), and the source lines from DWARF interleaved where they\n"
+"change: file:line, the text of the line when the source file is readable,\n"
+"and the line's share. The three hottest lines are listed first and, on a\n"
+"terminal, highlighted. FUNCTION is a name as stax top prints it (the\n"
+"function that holds the code, not an inlined helper); 0xADDRESS is an\n"
+"address of one of its frames, as stax script prints it. The binary must\n"
+"still be where the recording found it.\n"
+"Reads stax.data unless -i is given; --json prints JSON.\n";
+
+int cmd_annotate(int argc, char **argv)
+{
+	struct query_opts q;
+	struct profile p;
+	const char *what = NULL;
+	int i, color = -1;
+	char err[1024];
+
+	query_init(&q);
+	for (i = 1; i < argc; i++) {
+		cmd_maybe_help("annotate", argv[i]);
+		if (query_option(&q, "annotate", argc, argv, &i))
+			continue;
+		if (!strcmp(argv[i], "--color"))
+			color = 1;
+		else if (!strcmp(argv[i], "--no-color"))
+			color = 0;
+		else if (argv[i][0] == '-' && argv[i][1])
+			cmd_bad_option("annotate", argv[i]);
+		else if (!what)
+			what = argv[i];
+		else
+			die("annotate: one function at a time ('%s' and '%s'; see 'stax help annotate')", what, argv[i]);
+	}
+	if (!what)
+		die("annotate: which function? (stax annotate NAME; stax top lists them)");
+	/* the function holding the code is the one to disassemble */
+	q.no_inline = true;
+	query_load(&q, &p);
+	if (color < 0)
+		color = isatty(STDOUT_FILENO) && !q.json;
+	if (view_annotate(&p, &q.filter, what, q.json, color, stdout, err, sizeof(err)))
+		die("annotate: %s", err);
+	profile_release(&p);
+	return 0;
+}

@@ -1,0 +1,112 @@
+/* diff.c - stax diff: what changed between two recordings. */
+#include "cmd/cmd.h"
+#include "view/diff.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_diff_help[] =
+"usage: stax diff BASE.data NEW.data [-n N] [--json] [--svg [-o FILE]]\n"
+"                 [--fail-above PCT] [--pid PID] [--tid TID] [--comm NAME]\n"
+"\n"
+"Compare two recordings (stax or perf.data files): the functions whose\n"
+"share of the samples changed, largest change first, then the stacks.\n"
+"Shares are percentages of each recording's own samples, so recordings of\n"
+"different length compare; changes are percentage points (new - base).\n"
+"SELF is time in the function itself, TOTAL time with it on the stack.\n"
+"Functions and stacks match by name, so two builds of a program compare.\n"
+"\n"
+"  -n N              show N rows per table (default 20, 0 for all)\n"
+"  --json            print JSON\n"
+"  --svg             write a differential flamegraph instead: widths from\n"
+"                    NEW, red where a frame's share grew, blue where it\n"
+"                    shrank (deeper colour, larger change)\n"
+"  -o FILE           write to FILE instead of standard output\n"
+"  --fail-above PCT  exit 1 when a function's self share grew by more than\n"
+"                    PCT points (for CI: a regression check)\n"
+"  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
+
+int cmd_diff(int argc, char **argv)
+{
+	struct query_opts q;
+	struct diff_opts o = { 20, false };
+	struct svg_opts so = { "Differential Flame Graph", NULL, -1, true };
+	struct profile base, now;
+	const char *files[2] = { NULL, NULL }, *output = NULL, *grew_name = NULL;
+	double fail_above = -1, grew;
+	bool svg = false;
+	FILE *out = stdout;
+	char sub[600];
+	int i, nfiles = 0, rc;
+
+	query_init(&q);
+	for (i = 1; i < argc; i++) {
+		cmd_maybe_help("diff", argv[i]);
+		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
+			if (nfiles == 2)
+				die("diff: too many files: '%s' (give BASE.data and NEW.data)", argv[i]);
+			files[nfiles++] = argv[i];
+			continue;
+		}
+		if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--input"))
+			die("diff: give the two recordings as arguments, not with -i (stax diff BASE.data NEW.data)");
+		if (query_option(&q, "diff", argc, argv, &i))
+			continue;
+		if (!strcmp(argv[i], "-n")) {
+			uint64_t n;
+			const char *v = cmd_value("diff", argc, argv, &i);
+			if (parse_u64(v, &n))
+				die("diff: -n needs a number, not '%s' (see 'stax help diff')", v);
+			o.limit = (size_t)n;
+		} else if (!strcmp(argv[i], "--svg")) {
+			svg = true;
+		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+			output = cmd_value("diff", argc, argv, &i);
+		} else if (!strcmp(argv[i], "--fail-above")) {
+			const char *v = cmd_value("diff", argc, argv, &i);
+			char *end;
+			fail_above = strtod(v, &end);
+			if (*end || end == v || fail_above < 0 || fail_above > 100)
+				die("diff: --fail-above needs percentage points from 0 to 100, not '%s'", v);
+		} else {
+			cmd_bad_option("diff", argv[i]);
+		}
+	}
+	if (nfiles != 2)
+		die("diff: needs two recordings (stax diff BASE.data NEW.data)");
+	if (svg && q.json)
+		die("diff: --svg cannot be combined with --json (pick one output)");
+	o.json = q.json;
+	q.input = files[0];
+	query_load(&q, &base);
+	q.input = files[1];
+	query_load(&q, &now);
+	if (output && !(out = fopen(output, "w")))
+		die("diff: cannot write %s: %s (check the directory exists and is writable)", output, strerror(errno));
+	if (svg) {
+		FILE *null = fopen("/dev/null", "w");
+		struct diff_opts quiet = { 1, false };
+		grew = view_diff(&base, &now, &q.filter, &quiet, null ? null : stdout, &grew_name);
+		if (null)
+			fclose(null);
+		snprintf(sub, sizeof(sub), "%s -> %s", path_base(files[0]), path_base(files[1]));
+		so.subtitle = sub;
+		view_diff_svg(&base, &now, &q.filter, &so, out);
+	} else {
+		grew = view_diff(&base, &now, &q.filter, &o, out, &grew_name);
+	}
+	if (out != stdout && fclose(out))
+		die("diff: cannot write %s: %s", output, strerror(errno));
+	rc = 0;
+	if (fail_above >= 0 && grew > fail_above) {
+		fprintf(stderr, "stax: diff: %s grew by %.2f points of self share (more than --fail-above %g)\n",
+			grew_name ? grew_name : "a function", grew, fail_above);
+		rc = 1;
+	}
+	profile_release(&base);
+	profile_release(&now);
+	return rc;
+}

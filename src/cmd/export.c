@@ -1,0 +1,87 @@
+/* export.c - stax export: write a recording in another tool's format. */
+#include "cmd/cmd.h"
+#include "export/export.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_export_help[] =
+"usage: stax export --format pprof|speedscope|folded|chrome [-o FILE] [-i FILE]\n"
+"                   [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
+"\n"
+"Write the recording (the samples the filters keep) in a format other\n"
+"tools read. Reads stax.data unless -i is given; writes to standard output\n"
+"unless -o is given (pprof, being gzip, needs -o or a pipe).\n"
+"\n"
+"  --format pprof       profile.proto, gzip-compressed: go tool pprof,\n"
+"                       Pyroscope. Functions, locations (one per address),\n"
+"                       lines and mappings; values samples and cpu time;\n"
+"                       thread name, pid and tid as sample labels\n"
+"  --format speedscope  speedscope's JSON file format, one profile per\n"
+"                       thread (busiest first), samples in time order\n"
+"  --format folded      'comm;root;...;leaf COUNT' lines, the same as\n"
+"                       'stax flame --folded' (FlameGraph, inferno)\n"
+"  --format chrome      Chrome trace event JSON (Perfetto, chrome://tracing):\n"
+"                       per thread, consecutive samples with the same frames\n"
+"                       are merged into one slice per frame\n"
+"  -o FILE              write to FILE\n"
+"  --pid, --tid, --comm keep only samples of that process, thread or name\n";
+
+int cmd_export(int argc, char **argv)
+{
+	struct query_opts q;
+	struct profile p;
+	const char *format = NULL, *output = NULL;
+	FILE *out = stdout;
+	int i, ret;
+
+	query_init(&q);
+	for (i = 1; i < argc; i++) {
+		cmd_maybe_help("export", argv[i]);
+		if (query_option(&q, "export", argc, argv, &i))
+			continue;
+		if (!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f"))
+			format = cmd_value("export", argc, argv, &i);
+		else if (!strncmp(argv[i], "--format=", 9))
+			format = argv[i] + 9;
+		else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output"))
+			output = cmd_value("export", argc, argv, &i);
+		else
+			cmd_bad_option("export", argv[i]);
+	}
+	if (!format)
+		die("export: which format? (use --format pprof, speedscope, folded or chrome)");
+	if (strcmp(format, "pprof") && strcmp(format, "speedscope") && strcmp(format, "folded") &&
+	    strcmp(format, "chrome"))
+		die("export: unknown format '%s' (use pprof, speedscope, folded or chrome)", format);
+	if (q.json)
+		die("export: --json does not apply (the format is chosen with --format)");
+	if (!strcmp(format, "pprof") && !output && isatty(1))
+		die("export: pprof output is binary (use -o FILE or a pipe)");
+	query_load(&q, &p);
+	if (output && !(out = fopen(output, "wb")))
+		die("export: cannot write %s: %s (check the directory exists and is writable)", output, strerror(errno));
+	if (!strcmp(format, "pprof")) {
+		ret = export_pprof(&p, &q.filter, out);
+	} else if (!strcmp(format, "speedscope")) {
+		ret = export_speedscope(&p, &q.filter, out);
+	} else if (!strcmp(format, "chrome")) {
+		ret = export_chrome(&p, &q.filter, out);
+	} else {
+		struct flame_opts fo = { .folded = true };
+		view_flame(&p, &q.filter, &fo, out);
+		ret = 0;
+	}
+	if (fflush(out) || ferror(out)) {
+		if (!ret)
+			error("export: cannot write %s: %s", output ? output : "standard output", strerror(errno));
+		ret = -1;
+	}
+	if (out != stdout)
+		fclose(out);
+	profile_release(&p);
+	return ret ? 1 : 0;
+}

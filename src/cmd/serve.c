@@ -1,0 +1,44 @@
+/* serve.c - stax serve: the local web view of a recording. */
+#include "cmd/cmd.h"
+#include "serve/serve.h"
+#include "lib/util.h"
+
+#include <string.h>
+
+const char cmd_serve_help[] =
+"usage: stax serve [-i FILE] [--port N] [--no-demangle]\n"
+"\n"
+"Serve a web page about the recording at http://127.0.0.1:PORT/ (loopback\n"
+"only; the page loads nothing from elsewhere): the interactive flamegraph,\n"
+"the top functions, the threads (click one to show only it), and for a\n"
+"function clicked in the table the instruction addresses its samples hit.\n"
+"The recording is read again whenever it changes, so the page follows a\n"
+"recording that is still running. Ctrl-C stops the server.\n"
+"\n"
+"  -i FILE           the recording (default stax.data)\n"
+"  --port N          TCP port (default 8470; 0 picks a free one, printed\n"
+"                    on standard error)\n";
+
+int cmd_serve(int argc, char **argv)
+{
+	struct serve_opts o = { "stax.data", 8470, true };
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		cmd_maybe_help("serve", argv[i]);
+		if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--input")) {
+			o.path = cmd_value("serve", argc, argv, &i);
+		} else if (!strcmp(argv[i], "--port") || !strcmp(argv[i], "-p")) {
+			uint64_t n;
+			const char *v = cmd_value("serve", argc, argv, &i);
+			if (parse_u64(v, &n) || n > 65535)
+				die("serve: --port needs a port number from 0 to 65535, not '%s'", v);
+			o.port = (unsigned)n;
+		} else if (!strcmp(argv[i], "--no-demangle")) {
+			o.demangle = false;
+		} else {
+			cmd_bad_option("serve", argv[i]);
+		}
+	}
+	return serve_run(&o) ? 1 : 0;
+}

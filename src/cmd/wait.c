@@ -1,0 +1,166 @@
+/* wait.c - stax wait: block until a running recording meets a condition.
+ *
+ * The recording file is the only thing shared with the recorder: every
+ * poll reads it as it stands (complete chunks only), like any query. */
+#include "cmd/cmd.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+const char cmd_wait_help[] =
+"usage: stax wait [-i FILE] (--for-samples N | --for-seconds S |\n"
+"                 --until-symbol NAME) [--timeout S]\n"
+"\n"
+"Block until the recording being written to FILE (stax.data unless -i is\n"
+"given) meets the condition, then exit 0; exit 1 when --timeout seconds\n"
+"pass first, or when the recording finished without meeting it. A FILE\n"
+"that does not exist yet is waited for. Then query the recording as it\n"
+"stands with stax top, flame or threads while it keeps growing.\n"
+"\n"
+"  --for-samples N     N samples are in the file\n"
+"  --for-seconds S     the recording has run for S seconds\n"
+"  --until-symbol NAME a sample's stack (or an off-CPU stack) has the\n"
+"                      function NAME (exact name, C++ arguments ignored)\n"
+"  --timeout S         give up after S seconds (default: wait forever)\n"
+"\n"
+"The file is re-read every 100 ms (250 ms with --until-symbol, which\n"
+"symbolizes from the binaries), so the answer lags by that much plus the\n"
+"recorder's 250 ms between chunks.\n";
+
+enum wait_kind { WAIT_NONE, WAIT_SAMPLES, WAIT_SECONDS, WAIT_SYMBOL };
+
+static double positive(const char *opt, const char *v)
+{
+	char *end;
+	double d = strtod(v, &end);
+	if (*end || !(d > 0))
+		die("wait: %s needs a positive number, not '%s' (see 'stax help wait')", opt, v);
+	return d;
+}
+
+/* Seconds the recording covers: until now while it runs, else its end. */
+static double recorded_seconds(const struct profile *p)
+{
+	const char *s = profile_meta(p, "start_ns"), *e = profile_meta(p, "end_ns");
+	uint64_t start = s ? strtoull(s, NULL, 10) : p->first_time, end;
+	if (e && !p->partial)
+		end = strtoull(e, NULL, 10);
+	else
+		end = now_ns();
+	/* another boot's clock: fall back to the newest sample */
+	if (!start || end < start || end - start > 366ull * 86400 * 1000000000)
+		end = p->last_time;
+	return end > start ? (end - start) / 1e9 : 0;
+}
+
+static bool name_matches(const char *fn, const char *want)
+{
+	size_t n = strlen(want);
+	return !strncmp(fn, want, n) && (fn[n] == 0 || fn[n] == '(');
+}
+
+static bool has_symbol(struct profile *p, const char *name, bool demangle)
+{
+	size_t i;
+	profile_symbolize(p, demangle);
+	for (i = 1; i <= p->nfuncs; i++)
+		if (name_matches(profile_func(p, (uint32_t)i)->name, name))
+			return true;
+	return false;
+}
+
+int cmd_wait(int argc, char **argv)
+{
+	struct query_opts q;
+	enum wait_kind kind = WAIT_NONE;
+	const char *symbol = NULL;
+	uint64_t want_samples = 0, start = now_ns();
+	double want_seconds = 0, timeout = 0;
+	struct timespec started;
+	int i;
+
+	clock_gettime(CLOCK_REALTIME, &started);
+	query_init(&q);
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		cmd_maybe_help("wait", a);
+		if (query_option(&q, "wait", argc, argv, &i))
+			continue;
+		if (kind != WAIT_NONE && (!strcmp(a, "--for-samples") || !strcmp(a, "--for-seconds") ||
+					  !strcmp(a, "--until-symbol")))
+			die("wait: give one of --for-samples, --for-seconds and --until-symbol");
+		if (!strcmp(a, "--for-samples")) {
+			const char *v = cmd_value("wait", argc, argv, &i);
+			if (parse_u64(v, &want_samples))
+				die("wait: --for-samples needs a number, not '%s' (see 'stax help wait')", v);
+			kind = WAIT_SAMPLES;
+		} else if (!strcmp(a, "--for-seconds")) {
+			want_seconds = positive(a, cmd_value("wait", argc, argv, &i));
+			kind = WAIT_SECONDS;
+		} else if (!strcmp(a, "--until-symbol")) {
+			symbol = cmd_value("wait", argc, argv, &i);
+			if (!*symbol)
+				die("wait: --until-symbol needs a function name");
+			kind = WAIT_SYMBOL;
+		} else if (!strcmp(a, "--timeout")) {
+			timeout = positive(a, cmd_value("wait", argc, argv, &i));
+		} else {
+			cmd_bad_option("wait", a);
+		}
+	}
+	if (kind == WAIT_NONE)
+		die("wait: nothing to wait for (give --for-samples N, --for-seconds S or --until-symbol NAME)");
+
+	for (;;) {
+		struct stat st;
+		bool met = false, finished = false;
+		uint64_t nsamples = 0;
+		double secs = 0;
+
+		/* a file shorter than its header is still being created */
+		if (!stat(q.input, &st) && st.st_size >= 16) {
+			struct profile p;
+			if (profile_load(&p, q.input))
+				return 1;
+			nsamples = p.nsamples;
+			secs = recorded_seconds(&p);
+			if (kind == WAIT_SAMPLES)
+				met = p.nsamples >= want_samples;
+			else if (kind == WAIT_SECONDS)
+				met = secs >= want_seconds;
+			else
+				met = has_symbol(&p, symbol, !q.no_demangle);
+			/* A finished recording will not change: give up at once if it
+			 * finished while we waited; one that finished before we started
+			 * gets a second's grace, in case a new "stax record" is about
+			 * to replace it (launched just before us, it renames the file
+			 * to FILE.old within milliseconds). */
+			if (!p.partial) {
+				bool before = st.st_mtim.tv_sec < started.tv_sec ||
+					      (st.st_mtim.tv_sec == started.tv_sec &&
+					       st.st_mtim.tv_nsec < started.tv_nsec);
+				finished = !before || now_ns() - start >= 1000000000ull;
+			}
+			profile_release(&p);
+			if (met)
+				return 0;
+		}
+		if (finished) {
+			fprintf(stderr, "stax: wait: %s finished without meeting the condition"
+				" (%" PRIu64 " samples, %.2f s recorded)\n", q.input, nsamples, secs);
+			return 1;
+		}
+		if (timeout > 0 && (now_ns() - start) / 1e9 >= timeout) {
+			fprintf(stderr, "stax: wait: timed out after %.1f s (%s: %" PRIu64 " samples, %.2f s recorded)\n",
+				timeout, q.input, nsamples, secs);
+			return 1;
+		}
+		usleep(kind == WAIT_SYMBOL ? 250000 : 100000);
+	}
+}

@@ -1,0 +1,112 @@
+/* speedscope.c - speedscope's file format
+ * (https://www.speedscope.app/file-format-schema.json): one "sampled"
+ * profile per thread, busiest first, frames shared by all of them.
+ */
+#include "export/export.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 4096
+
+struct thread_run {
+	size_t first, n;   /* range in the ordered sample indices */
+};
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct thread_run *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return x->first < y->first ? -1 : 1;
+}
+
+int export_speedscope(const struct profile *p, const struct view_filter *f, FILE *out)
+{
+	const char *clock = profile_meta(p, "event_is_clock");
+	bool is_clock = clock && !strcmp(clock, "1");
+	size_t n, i, j, k, nruns = 0, runcap = 0;
+	size_t *idx = export_thread_order(p, f, &n);
+	struct thread_run *runs = NULL;
+	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	uint32_t *frame_of = xcalloc(p->nfuncs + 2, sizeof(*frame_of)); /* func -> index + 1 */
+	uint32_t *order = xmalloc((p->nfuncs + 2) * sizeof(*order));
+	uint32_t nframes = 0;
+
+	for (i = 0; i < n; i = j) {
+		const struct rec_sample *s = &p->samples[idx[i]];
+		for (j = i; j < n && p->samples[idx[j]].tid == s->tid && p->samples[idx[j]].pid == s->pid; j++) {
+			size_t nf = profile_stack_funcs(p, p->samples[idx[j]].stack, frames, MAX_DEPTH);
+			for (k = 0; k < nf; k++) {
+				uint32_t fn = frames[k] <= p->nfuncs ? frames[k] : 0;
+				if (!frame_of[fn]) {
+					order[nframes] = fn;
+					frame_of[fn] = ++nframes;
+				}
+			}
+		}
+		GROW(runs, runcap, nruns + 1);
+		runs[nruns++] = (struct thread_run){ i, j - i };
+	}
+	if (nruns)
+		qsort(runs, nruns, sizeof(*runs), cmp_run);
+
+	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":", out);
+	json_str(out, p->path ? path_base(p->path) : "stax");
+	fputs(",\"exporter\":\"stax 0.1\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
+	for (i = 0; i < nframes; i++) {
+		const struct prof_func *fn = profile_func(p, order[i]);
+		fputs(i ? ",{\"name\":" : "{\"name\":", out);
+		json_str(out, fn ? fn->name : "[unknown]");
+		if (fn) {
+			fputs(",\"file\":", out);
+			json_str(out, fn->module);
+		}
+		fputs("}", out);
+	}
+	fputs("]},\"profiles\":[", out);
+	for (i = 0; i < nruns; i++) {
+		const struct thread_run *r = &runs[i];
+		const struct rec_sample *s0 = &p->samples[idx[r->first]];
+		const struct rec_sample *sl = &p->samples[idx[r->first + r->n - 1]];
+		uint64_t start = is_clock ? s0->time - p->first_time : 0, end, sum = 0;
+		char name[300];
+		snprintf(name, sizeof(name), "%s (pid %u, tid %u)", profile_comm(p, s0->pid, s0->tid, s0->time),
+			 s0->pid, s0->tid);
+		fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
+		json_str(out, name);
+		fprintf(out, ",\"unit\":\"%s\",\"samples\":[", is_clock ? "nanoseconds" : "none");
+		for (j = 0; j < r->n; j++) {
+			const struct rec_sample *s = &p->samples[idx[r->first + j]];
+			size_t nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
+			fputs(j ? ",[" : "[", out);
+			for (k = nf; k-- > 0;) /* root first */
+				fprintf(out, "%s%u", k + 1 == nf ? "" : ",",
+					frame_of[frames[k] <= p->nfuncs ? frames[k] : 0] - 1);
+			fputs("]", out);
+		}
+		fputs("],\"weights\":[", out);
+		for (j = 0; j < r->n; j++) {
+			uint64_t w = export_weight(p, &p->samples[idx[r->first + j]]);
+			sum += w;
+			fprintf(out, "%s%" PRIu64, j ? "," : "", w);
+		}
+		end = is_clock ? sl->time + sl->weight - p->first_time : sum;
+		if (end < start + sum && !is_clock)
+			end = start + sum;
+		fprintf(out, "],\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64 "}", start, end);
+	}
+	fputs("]}\n", out);
+	free(idx);
+	free(runs);
+	free(frames);
+	free(frame_of);
+	free(order);
+	if (ferror(out))
+		return error("speedscope: cannot write the profile: %s", strerror(errno));
+	return 0;
+}

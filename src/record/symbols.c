@@ -1,0 +1,166 @@
+/* symbols.c - the symbols chunk, written when a recording stops.
+ *
+ * Every distinct (mapping, address, kind, return-address flag) among the
+ * stack nodes is resolved once, in address order per mapping (so each
+ * module's tables and DWARF are walked in one sweep), and written as a
+ * REC_SYMBOL (the function) followed, when DWARF knows more, by a
+ * REC_SYMBOL_SRC (its source line and inline chain). JIT perf maps of the
+ * recorded processes are copied in (REC_PERFMAP), so the file still names
+ * JIT code after /tmp is cleaned, and each module's symbol sources are
+ * kept as META "symbols:MODULE" for `stax info`.
+ */
+#include "record/ingest.h"
+#include "symbol/symbol.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Start a new symbols chunk past this many buffered bytes. */
+#define SYMBOLS_CHUNK_BYTES (24u << 20)
+
+struct symkey {
+	uint64_t addr;
+	uint32_t mapping;
+	uint32_t flags;   /* node kind | NODE_F_RA */
+	uint32_t pid;     /* process of the first node with this key (JIT maps) */
+};
+
+static int cmp_symkey(const void *a, const void *b)
+{
+	const struct symkey *x = a, *y = b;
+	if (x->mapping != y->mapping)
+		return x->mapping < y->mapping ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return (x->flags > y->flags) - (x->flags < y->flags);
+}
+
+/* Copy /tmp/perf-PID.map of every recorded process into the file and hand
+ * it to the session; jitdump files are found through their mappings. */
+static void put_jit(struct ingest *g, struct sym_session *ss)
+{
+	size_t i;
+	for (i = 0; i < g->st.nprocs; i++) {
+		uint32_t pid = g->st.procs[i].pid;
+		char path[64], why[512];
+		void *data;
+		size_t size;
+		int ret;
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		ret = sym_jit_read_file(path, &data, &size, why, sizeof(why));
+		if (ret == -EPERM || ret == -EFBIG || ret == -EINVAL)
+			warn("%s", why);
+		if (ret)
+			continue;
+		store_put_perfmap(g->w, pid, data, (uint32_t)size);
+		sym_jit_set_perfmap(ss, pid, data, size);
+		free(data);
+	}
+	for (i = 0; i < g->st.nmaps; i++)
+		if (sym_path_is_jitdump(g->st.maps[i].path))
+			sym_jit_add_dump(ss, g->st.maps[i].pid, g->st.maps[i].path);
+}
+
+/* META "symbols:MODULE" = "SOURCE, lines from DWARFSOURCE", once per module. */
+static void put_module_source(struct ingest *g, struct sym_session *ss, struct hmap *done,
+			      const struct sym_module_ref *ref, const char *module)
+{
+	const char *src, *dw;
+	size_t nsyms;
+	uint64_t h = hash_bytes(module, strlen(module));
+	uint32_t v;
+	char key[300], val[128];
+	if (hmap_get(done, h, &v))
+		return;
+	hmap_put(done, h, 1);
+	if (!sym_module_info(ss, ref, &src, &nsyms))
+		src = "not found";
+	dw = sym_module_dwarf_source(ss, ref);
+	snprintf(key, sizeof(key), "symbols:%s", module);
+	snprintf(val, sizeof(val), "%s, lines from %s", src, dw);
+	store_put_meta(g->w, key, val);
+}
+
+void ingest_put_symbols(struct ingest *g)
+{
+	struct sym_session *ss = sym_session_new();
+	struct symkey *keys = xmalloc((g->stacks.n + 1) * sizeof(*keys));
+	uint32_t *pid = xmalloc((g->stacks.n + 1) * sizeof(*pid));
+	struct store_inline inl[SYM_MAX_INLINE];
+	struct hmap done;
+	size_t n = 0, i, k;
+
+	hmap_init(&done);
+	/* names are stored as the binaries have them; readers demangle, so
+	 * --no-demangle works on finished recordings too */
+	sym_set_demangle(ss, false);
+	put_jit(g, ss);
+	/* the process of a node is its root's (parents come before children) */
+	for (i = 0; i < g->stacks.n; i++) {
+		const struct rec_node *nd = &g->stacks.nodes[i];
+		if ((nd->flags & 0xff) == NODE_ROOT) {
+			pid[i] = (uint32_t)nd->addr;
+			continue;
+		}
+		pid[i] = nd->parent && nd->parent <= i ? pid[nd->parent - 1] : 0;
+		keys[n].addr = nd->addr;
+		keys[n].mapping = nd->mapping;
+		keys[n].flags = nd->flags & (0xff | NODE_F_RA);
+		keys[n].pid = pid[i];
+		n++;
+	}
+	if (n)
+		qsort(keys, n, sizeof(*keys), cmp_symkey);
+	for (i = 0; i < n; i++) {
+		struct sym_result res;
+		struct rec_symbol rs;
+		uint64_t a = keys[i].addr - ((keys[i].flags & NODE_F_RA) ? 1 : 0);
+		const struct state_mapping *m = NULL;
+		if (i && !cmp_symkey(&keys[i - 1], &keys[i]))
+			continue;
+		if (g->w->raw.len > SYMBOLS_CHUNK_BYTES)
+			store_flush(g->w, CHUNK_SYMBOLS);
+		memset(&res, 0, sizeof(res));
+		if ((keys[i].flags & 0xff) == NODE_KERNEL) {
+			sym_lookup_kernel(ss, a, &res);
+		} else if ((m = state_mapping(&g->st, keys[i].mapping)) && !sym_path_is_anon(m->path)) {
+			struct sym_module_ref ref = {
+				m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
+				m->start, m->end, m->pgoff,
+			};
+			sym_lookup(ss, &ref, a, &res);
+			if (res.module)
+				put_module_source(g, ss, &done, &ref, res.module);
+		} else if (!sym_lookup_jit(ss, m ? m->pid : keys[i].pid, a, &res) &&
+			   !(keys[i].pid && sym_lookup_jit(ss, keys[i].pid, a, &res))) {
+			res.module = m && m->path && *m->path ? path_base(m->path) : "[unknown]";
+			res.file_offset = m ? a - m->start + m->pgoff : a;
+		}
+		memset(&rs, 0, sizeof(rs));
+		rs.addr = keys[i].addr;
+		rs.mapping = keys[i].mapping;
+		rs.flags = keys[i].flags;
+		if (res.name) {
+			rs.flags |= SYMBOL_F_KNOWN;
+			rs.offset = res.sym_offset;
+		} else {
+			rs.offset = res.file_offset;
+		}
+		store_put_symbol(g->w, &rs, res.name ? res.name : "", res.module ? res.module : "");
+		if (res.file || res.ninlined) {
+			struct rec_symbol_src src = { rs.addr, rs.mapping, rs.flags, res.line, 0 };
+			for (k = 0; k < res.ninlined && k < SYM_MAX_INLINE; k++)
+				inl[k] = (struct store_inline){ res.inlined[k].name, res.inlined[k].file,
+								res.inlined[k].line };
+			src.ninline = (uint32_t)k;
+			store_put_symbol_src(g->w, &src, res.file, inl);
+		}
+	}
+	hmap_release(&done);
+	free(pid);
+	free(keys);
+	sym_session_free(ss);
+}

@@ -1,0 +1,237 @@
+/* serve.c - stax serve: HTTP endpoints over the views.
+ *
+ *   /               the page (page.c)
+ *   /flame.svg      view_flame_svg()            ?tid=N filters
+ *   /api/info       view_info() JSON plus "version" (changes on reload)
+ *   /api/top        view_top() JSON             ?tid=N
+ *   /api/threads    view_threads() JSON
+ *   /api/addrs      ?func=NAME: the addresses sampled in that function
+ *                   (self samples), hottest first
+ */
+#include "serve/serve.h"
+#include "view/flame_svg.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct server {
+	const struct serve_opts *o;
+	struct profile p;
+	bool loaded;
+	struct stat st;          /* of the recording when loaded */
+	uint64_t version;
+	char err[512];
+};
+
+/* Load the recording when it is new or changed; false when it cannot be
+ * read (the message is in s->err). */
+static bool refresh(struct server *s)
+{
+	struct stat st;
+	if (stat(s->o->path, &st)) {
+		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", s->o->path, strerror(errno));
+		return false;
+	}
+	if (s->loaded && st.st_size == s->st.st_size && st.st_mtim.tv_sec == s->st.st_mtim.tv_sec &&
+	    st.st_mtim.tv_nsec == s->st.st_mtim.tv_nsec)
+		return true;
+	if (s->loaded)
+		profile_release(&s->p);
+	s->loaded = false;
+	if (profile_load(&s->p, s->o->path)) {
+		snprintf(s->err, sizeof(s->err), "cannot load %s (see the server's terminal)", s->o->path);
+		return false;
+	}
+	profile_symbolize(&s->p, s->o->demangle);
+	s->loaded = true;
+	s->st = st;
+	s->version++;
+	return true;
+}
+
+struct addr_row {
+	uint32_t node;
+	uint64_t addr, samples;
+};
+
+static int cmp_addr(const void *a, const void *b)
+{
+	const struct addr_row *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples > y->samples ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* The leaf addresses of samples whose leaf function is named name. */
+static void addrs_json(const struct profile *p, const struct view_filter *f, const char *name, FILE *out)
+{
+	struct addr_row *rows = NULL;
+	size_t n = 0, cap = 0, i, j;
+	uint64_t total = 0;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd = profile_node(p, s->stack);
+		if (!nd || !view_keep(p, f, s) || strcmp(view_func_name(p, nd->func), name))
+			continue;
+		total++;
+		for (j = 0; j < n; j++)
+			if (rows[j].addr == nd->addr && p->nodes[rows[j].node - 1].mapping == nd->mapping)
+				break;
+		if (j == n) {
+			GROW(rows, cap, n + 1);
+			rows[n++] = (struct addr_row){ s->stack, nd->addr, 0 };
+		}
+		rows[j].samples++;
+	}
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_addr);
+	fputs("{\"function\":", out);
+	json_str(out, name);
+	fprintf(out, ",\"samples\":%" PRIu64 ",\"annotate\":false,\"addrs\":[", total);
+	for (i = 0; i < n && i < 200; i++) {
+		const struct prof_node *nd = profile_node(p, rows[i].node);
+		const struct prof_func *fn = profile_func(p, nd->func);
+		uint64_t off = rows[i].addr;
+		if (nd->mapping && nd->mapping <= p->nmaps && (nd->flags & 0xff) == NODE_USER) {
+			const struct prof_mapping *m = &p->maps[nd->mapping - 1];
+			off = rows[i].addr - m->start + m->pgoff;
+		}
+		fprintf(out, "%s{\"addr\":\"0x%" PRIx64 "\",\"file_offset\":\"0x%" PRIx64 "\",\"module\":",
+			i ? "," : "", rows[i].addr, off);
+		json_str(out, fn ? fn->module : "[unknown]");
+		fprintf(out, ",\"samples\":%" PRIu64 ",\"pct\":%.2f}", rows[i].samples,
+			total ? 100.0 * rows[i].samples / total : 0);
+	}
+	fputs("]}\n", out);
+	free(rows);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ret;
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	/* nothing outside this server: no scripts, styles or frames from elsewhere */
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; script-src 'self' 'unsafe-inline'; "
+				"style-src 'self' 'unsafe-inline'; frame-ancestors 'self'");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned status, const char *msg)
+{
+	return reply(c, status, "text/plain; charset=utf-8", xstrdup(msg), strlen(msg));
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			      const char *version, const char *upload, size_t *upload_size, void **state)
+{
+	struct server *s = cls;
+	struct view_filter f = { -1, -1, NULL };
+	const char *tid = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tid");
+	const char *type = "application/json";
+	char *body = NULL;
+	size_t len = 0;
+	FILE *out;
+	uint64_t v;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return text_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
+	if (!strcmp(url, "/"))
+		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", xstrdup(serve_page), strlen(serve_page));
+	if (!strcmp(url, "/favicon.ico"))
+		return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", xstrdup(""), 0);
+	if (strcmp(url, "/flame.svg") && strcmp(url, "/api/info") && strcmp(url, "/api/top") &&
+	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs"))
+		return text_reply(c, MHD_HTTP_NOT_FOUND, "not found\n");
+	if (tid && *tid && !parse_u64(tid, &v) && v <= 0x7fffffff)
+		f.tid = (int64_t)v;
+	if (!refresh(s))
+		return text_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, s->err);
+
+	out = open_memstream(&body, &len);
+	if (!out)
+		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	if (!strcmp(url, "/flame.svg")) {
+		struct svg_opts so = { NULL, NULL, -1, false };
+		char title[300];
+		snprintf(title, sizeof(title), "%s%s", path_base(s->o->path), s->p.partial ? " (recording)" : "");
+		so.title = title;
+		type = "image/svg+xml";
+		view_flame_svg(&s->p, &f, &so, out);
+	} else if (!strcmp(url, "/api/info")) {
+		fprintf(out, "{\"version\":%" PRIu64 ",\"partial\":%s,\"info\":", s->version,
+			s->p.partial ? "true" : "false");
+		view_info(&s->p, &f, true, out);
+		fputs("}\n", out);
+	} else if (!strcmp(url, "/api/top")) {
+		struct top_opts to = { .limit = 100, .json = true };
+		view_top(&s->p, &f, &to, out);
+	} else if (!strcmp(url, "/api/threads")) {
+		view_threads(&s->p, &f, true, out);
+	} else {
+		const char *fn = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "func");
+		if (!fn) {
+			fclose(out);
+			free(body);
+			return text_reply(c, MHD_HTTP_BAD_REQUEST, "which function? (?func=NAME)\n");
+		}
+		addrs_json(&s->p, &f, fn, out);
+	}
+	fclose(out);
+	return reply(c, MHD_HTTP_OK, type, body, len);
+}
+
+int serve_run(const struct serve_opts *o)
+{
+	struct server s;
+	struct sockaddr_in sin;
+	struct MHD_Daemon *d;
+	const union MHD_DaemonInfo *info;
+	sigset_t set;
+	int sig;
+
+	memset(&s, 0, sizeof(s));
+	s.o = o;
+	if (!refresh(&s))
+		return error("serve: %s (record first: stax record -o %s -- CMD)", s.err, o->path);
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)o->port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* block the stop signals before the server thread starts, so only
+	 * sigwait() below sees them */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)o->port, NULL, NULL, handle, &s,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin, MHD_OPTION_END);
+	if (!d) {
+		profile_release(&s.p);
+		return error("serve: cannot listen on 127.0.0.1:%u: %s (pick another --port, or 0 for any)",
+			     o->port, strerror(errno ? errno : EADDRINUSE));
+	}
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	fprintf(stderr, "stax: serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)\n", o->path,
+		info ? info->port : o->port);
+	sigwait(&set, &sig);
+	MHD_stop_daemon(d);
+	if (s.loaded)
+		profile_release(&s.p);
+	return 0;
+}

@@ -1,0 +1,29 @@
+/* serve.h - the local web view (stax serve).
+ *
+ * An HTTP server on 127.0.0.1 only (libmicrohttpd, one internal thread)
+ * that serves one page with no outside assets: the flamegraph (the same
+ * SVG as 'stax flame --svg', in a frame), the top functions, the threads,
+ * and the sampled addresses of a function on click. Every request checks
+ * the recording's size and modification time and reloads it when it
+ * changed, so a recording still being written updates; the page polls.
+ */
+#ifndef STAX_SERVE_SERVE_H
+#define STAX_SERVE_SERVE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct serve_opts {
+	const char *path;      /* the recording */
+	unsigned port;         /* 0: any free port */
+	bool demangle;
+};
+
+/* Serve until SIGINT or SIGTERM. Returns 0, or -1 after printing
+ * "stax: error: ..." when the server cannot start. */
+int serve_run(const struct serve_opts *o);
+
+/* The page (HTML with its script and style inline). */
+extern const char serve_page[];
+
+#endif

@@ -1,0 +1,297 @@
+/* dwarf.c - inline chains and source lines from DWARF, with libdw.
+ *
+ * A module's DWARF is opened on the first question and kept until the
+ * session ends (names and file names are borrowed from libdw's mapped
+ * sections, so they stay valid as long as the Dwarf does).
+ *
+ * Finding the function of an address: libdw's dwarf_getscopes() walks the
+ * whole compile unit for every address, which is too slow for a generated
+ * file with thousands of functions. Instead each compile unit is indexed
+ * once, on first use: its subprograms with code, sorted by address. A
+ * lookup is then a binary search plus a walk down that one function's
+ * DIE subtree (lexical blocks and inlined subroutines that hold the
+ * address). Compile units are found through .debug_aranges when the file
+ * has it; otherwise (clang does not emit aranges) every unit is indexed
+ * on the first lookup.
+ */
+#include "symbol/symbol.h"
+#include "symbol/symbol-private.h"
+#include "lib/hash.h"
+#include "lib/util.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_CHAIN 64
+
+struct dw_func {
+	uint64_t lo, hi;
+	Dwarf_Off die;    /* offset of the subprogram DIE */
+};
+
+struct sym_dwarf {
+	Dwarf *dw;
+	int fd;
+	struct dw_func *funcs;   /* sorted by lo once sorted == nfuncs */
+	size_t nfuncs, cap, sorted;
+	struct hmap cus;         /* CU offset -> 1: already indexed */
+	bool all_indexed;
+	bool have_aranges;
+};
+
+struct sym_dwarf *sym_dwarf_open(const char *path)
+{
+	struct sym_dwarf *d;
+	Dwarf_Aranges *ar;
+	size_t nar = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Dwarf *dw;
+
+	if (fd < 0)
+		return NULL;
+	dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		return NULL;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->dw = dw;
+	d->fd = fd;
+	hmap_init(&d->cus);
+	d->have_aranges = dwarf_getaranges(dw, &ar, &nar) == 0 && nar > 0;
+	return d;
+}
+
+void sym_dwarf_free(struct sym_dwarf *d)
+{
+	if (!d)
+		return;
+	dwarf_end(d->dw);
+	close(d->fd);
+	free(d->funcs);
+	hmap_release(&d->cus);
+	free(d);
+}
+
+static void add_func(struct sym_dwarf *d, Dwarf_Die *die)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		if (hi <= lo)
+			continue;
+		GROW(d->funcs, d->cap, d->nfuncs + 1);
+		d->funcs[d->nfuncs++] = (struct dw_func){ lo, hi, dwarf_dieoffset(die) };
+	}
+}
+
+/* Subprograms with code under die: at the top of a unit, and inside
+ * namespaces and classes (C++ member functions defined in the class). */
+static void index_children(struct sym_dwarf *d, Dwarf_Die *parent, int level)
+{
+	Dwarf_Die c;
+	if (level > 8 || dwarf_child(parent, &c) != 0)
+		return;
+	do {
+		switch (dwarf_tag(&c)) {
+		case DW_TAG_subprogram:
+			add_func(d, &c);
+			break;
+		case DW_TAG_namespace:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_module:
+			index_children(d, &c, level + 1);
+			break;
+		default:
+			break;
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static int cmp_func(const void *a, const void *b)
+{
+	const struct dw_func *x = a, *y = b;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* the narrower range first: it is the more specific one */
+	return (x->hi > y->hi) - (x->hi < y->hi);
+}
+
+static void index_cu(struct sym_dwarf *d, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu);
+	uint32_t v;
+	if (hmap_get(&d->cus, key, &v))
+		return;
+	hmap_put(&d->cus, key, 1);
+	index_children(d, cu, 0);
+}
+
+static void index_all(struct sym_dwarf *d)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	d->all_indexed = true;
+	while (dwarf_nextcu(d->dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		if (dwarf_offdie(d->dw, off + hsize, &cu))
+			index_cu(d, &cu);
+		off = next;
+	}
+}
+
+static void sort_funcs(struct sym_dwarf *d)
+{
+	if (d->sorted == d->nfuncs)
+		return;
+	qsort(d->funcs, d->nfuncs, sizeof(*d->funcs), cmp_func);
+	d->sorted = d->nfuncs;
+}
+
+/* The subprogram DIE whose code holds addr. */
+static bool find_func(struct sym_dwarf *d, uint64_t addr, Dwarf_Die *out)
+{
+	Dwarf_Die cu;
+	size_t lo = 0, hi, i;
+
+	if (d->have_aranges && dwarf_addrdie(d->dw, addr, &cu))
+		index_cu(d, &cu);
+	else if (!d->all_indexed)
+		index_all(d);
+	sort_funcs(d);
+	hi = d->nfuncs;
+	while (lo < hi) { /* first range with lo > addr */
+		size_t mid = (lo + hi) / 2;
+		if (d->funcs[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* ranges rarely nest; look back a few for one that holds addr */
+	for (i = lo; i-- > 0 && lo - i <= 16;)
+		if (addr < d->funcs[i].hi)
+			return dwarf_offdie(d->dw, d->funcs[i].die, out) != NULL;
+	return false;
+}
+
+static bool has_pc_attr(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* Walk down from parent to the innermost scope holding addr, appending
+ * each inlined subroutine on the way to chain (outermost first). */
+static bool descend(Dwarf_Die *parent, uint64_t addr, Dwarf_Die *chain, size_t *n, int level)
+{
+	Dwarf_Die c;
+	if (level > 64 || dwarf_child(parent, &c) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&c);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+			continue;
+		if (!has_pc_attr(&c)) {
+			/* a block without addresses can still hold inlined code */
+			if (tag != DW_TAG_inlined_subroutine && descend(&c, addr, chain, n, level + 1))
+				return true;
+			continue;
+		}
+		if (dwarf_haspc(&c, addr) != 1)
+			continue;
+		if (tag == DW_TAG_inlined_subroutine && *n < MAX_CHAIN)
+			chain[(*n)++] = c;
+		descend(&c, addr, chain, n, level + 1);
+		return true;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return false;
+}
+
+static const char *die_name(Dwarf_Die *die, struct sym_arena *a, bool demangle)
+{
+	Dwarf_Attribute at;
+	const char *s = NULL;
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &at) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &at))
+		s = dwarf_formstring(&at);
+	if (s && !demangle)
+		return s;
+	if (s) {
+		char *dm = sym_demangle(s);
+		if (dm) {
+			const char *r = sym_arena_strdup(a, dm);
+			free(dm);
+			return r;
+		}
+	}
+	if (dwarf_attr_integrate(die, DW_AT_name, &at))
+		return dwarf_formstring(&at);
+	return s;
+}
+
+/* File name at index idx of the unit's file table; NULL when out of range. */
+static const char *file_at(Dwarf_Die *cu, Dwarf_Word idx)
+{
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || idx >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *out,
+			size_t max, struct sym_arena *a, bool demangle)
+{
+	Dwarf_Die fn, cu, *chain;
+	Dwarf_Line *line;
+	const char *file = NULL;
+	uint32_t lineno = 0;
+	size_t n = 0, k = 0, i;
+
+	if (!d || !max)
+		return 0;
+	if (!find_func(d, addr, &fn)) {
+		/* no function DIE (assembly): a line is still worth having */
+		if (d->have_aranges && dwarf_addrdie(d->dw, addr, &cu) &&
+		    (line = dwarf_getsrc_die(&cu, addr)) != NULL) {
+			int l = 0;
+			dwarf_lineno(line, &l);
+			out[0] = (struct sym_frame){ NULL, dwarf_linesrc(line, NULL, NULL),
+						     (uint32_t)(l > 0 ? l : 0), false };
+			return 1;
+		}
+		return 0;
+	}
+	if (!dwarf_diecu(&fn, &cu, NULL, NULL))
+		return 0;
+	if ((line = dwarf_getsrc_die(&cu, addr)) != NULL) {
+		int l = 0;
+		dwarf_lineno(line, &l);
+		file = dwarf_linesrc(line, NULL, NULL);
+		lineno = (uint32_t)(l > 0 ? l : 0);
+	}
+	chain = xmalloc(MAX_CHAIN * sizeof(*chain));
+	descend(&fn, addr, chain, &k, 0);
+	/* innermost first: chain[k-1] ... chain[0], then the function; each
+	 * outer frame's line is the call site of the frame inside it */
+	for (i = k; i-- > 0 && n < max;) {
+		Dwarf_Attribute at;
+		Dwarf_Word cf = 0, cl = 0;
+		out[n++] = (struct sym_frame){ die_name(&chain[i], a, demangle), file, lineno, true };
+		file = NULL;
+		lineno = 0;
+		if (dwarf_attr(&chain[i], DW_AT_call_file, &at) && dwarf_formudata(&at, &cf) == 0)
+			file = file_at(&cu, cf);
+		if (dwarf_attr(&chain[i], DW_AT_call_line, &at) && dwarf_formudata(&at, &cl) == 0)
+			lineno = (uint32_t)cl;
+	}
+	if (n < max)
+		out[n++] = (struct sym_frame){ die_name(&fn, a, demangle), file, lineno, false };
+	free(chain);
+	return n;
+}

@@ -1,0 +1,278 @@
+/* jit.c - symbols of JIT-compiled code: /tmp/perf-PID.map and jitdump.
+ *
+ * A perf map is text, one function per line: "START SIZE NAME" with START
+ * and SIZE in hex (with or without 0x) and NAME the rest of the line.
+ * A jitdump file (jit-PID.dump) is binary: a header, then records; only
+ * JIT_CODE_LOAD (name, address, size) and JIT_CODE_MOVE are used. Both are
+ * written by the profiled program, so both are untrusted input: every
+ * read is checked against the end of the buffer.
+ *
+ * The files are only read when they belong to the user reading them or
+ * to root and others cannot write them (perf's rule): otherwise another
+ * user could make a profile lie about names.
+ */
+#include "symbol/symbol.h"
+#include "symbol/symbol-private.h"
+#include "lib/cursor.h"
+#include "lib/hash.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A JIT symbol table for one process. */
+struct sym_jit {
+	struct sym_table table;
+	struct sym_arena strings;
+	bool finished;
+	char *source;  /* "perf-PID.map", "jit-PID.dump" or both */
+};
+
+struct sym_jit *sym_jit_new(void)
+{
+	return xcalloc(1, sizeof(struct sym_jit));
+}
+
+void sym_jit_free(struct sym_jit *j)
+{
+	if (!j)
+		return;
+	sym_table_release(&j->table);
+	sym_arena_release(&j->strings);
+	free(j->source);
+	free(j);
+}
+
+static void jit_add(struct sym_jit *j, uint64_t start, uint64_t size, const char *name, size_t n)
+{
+	struct sym_table *t = &j->table;
+	if (!size || start + size < start || j->finished)
+		return;
+	GROW(t->cand, t->cap_cand, t->ncand + 1);
+	t->cand[t->ncand++] = (struct sym_cand){
+		.start = start, .size = size, .name = sym_arena_strndup(&j->strings, name, n),
+		.bind_rank = 0, .has_size = 1,
+	};
+}
+
+static void note_source(struct sym_jit *j, const char *what)
+{
+	char *s = j->source ? xasprintf("%s, %s", j->source, what) : xstrdup(what);
+	free(j->source);
+	j->source = s;
+}
+
+static bool hex_field(const char **p, const char *end, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+	int digits = 0;
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	for (; s < end; s++, digits++) {
+		int d;
+		if (*s >= '0' && *s <= '9')
+			d = *s - '0';
+		else if (*s >= 'a' && *s <= 'f')
+			d = *s - 'a' + 10;
+		else if (*s >= 'A' && *s <= 'F')
+			d = *s - 'A' + 10;
+		else
+			break;
+		if (digits >= 16)
+			return false;
+		x = x << 4 | (uint64_t)d;
+	}
+	*p = s;
+	*v = x;
+	return digits > 0 && s < end && (*s == ' ' || *s == '\t');
+}
+
+int sym_jit_add_perfmap(struct sym_jit *j, const char *data, size_t size, const char *what,
+			char *err, size_t errlen)
+{
+	const char *p = data, *end = data + size;
+	size_t lineno = 0, bad = 0, added = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *q = p, *name;
+		uint64_t start, len;
+		if (!eol)
+			eol = end;
+		lineno++;
+		if (hex_field(&q, eol, &start) && hex_field(&q, eol, &len)) {
+			while (q < eol && (*q == ' ' || *q == '\t'))
+				q++;
+			name = q;
+			q = eol;
+			while (q > name && (q[-1] == '\r' || q[-1] == ' '))
+				q--;
+			if (q > name) {
+				jit_add(j, start, len, name, (size_t)(q - name));
+				added++;
+			} else {
+				bad++;
+			}
+		} else if (eol > p) {
+			if (!bad && err)
+				snprintf(err, errlen, "%s: line %zu is not \"START SIZE NAME\"", what, lineno);
+			bad++;
+		}
+		p = eol + (eol < end);
+	}
+	note_source(j, what);
+	return bad && !added ? -EINVAL : (int)MIN(added, (size_t)0x7fffffff);
+}
+
+/* jitdump layout (little-endian files only; perf's tools/perf/util/jitdump.h). */
+#define JITDUMP_MAGIC 0x4A695444u
+#define JITDUMP_MAGIC_SWAPPED 0x4454694Au
+#define JIT_CODE_LOAD 0
+#define JIT_CODE_MOVE 1
+#define JIT_CODE_CLOSE 3
+#define JITDUMP_HEADER_MIN 40
+#define JITDUMP_REC_HEADER 16
+
+int sym_jit_add_jitdump(struct sym_jit *j, const void *data, size_t size, const char *what,
+			char *err, size_t errlen)
+{
+	struct cursor c, r;
+	uint32_t magic, version, hsize, id, rsize;
+	size_t added = 0;
+	struct hmap names; /* code_index -> candidate index, for moves */
+
+	cur_init(&c, data, size);
+	magic = cur_u32(&c);
+	version = cur_u32(&c);
+	hsize = cur_u32(&c);
+	if (c.bad || magic != JITDUMP_MAGIC) {
+		snprintf(err, errlen, "%s: not a jitdump file%s", what,
+			 magic == JITDUMP_MAGIC_SWAPPED ? " of this byte order" : "");
+		return -EINVAL;
+	}
+	if (version != 1 || hsize < JITDUMP_HEADER_MIN || hsize > size) {
+		snprintf(err, errlen, "%s: unsupported jitdump version %u or header size %u", what,
+			 version, hsize);
+		return -EINVAL;
+	}
+	cur_init(&c, (const uint8_t *)data + hsize, size - hsize);
+	hmap_init(&names);
+	while (cur_left(&c) >= JITDUMP_REC_HEADER) {
+		const uint8_t *rec = c.p;
+		uint64_t ts, vma, addr, csize, index, old_addr;
+		uint32_t pid, tid, idx;
+		const char *name;
+		size_t n;
+
+		id = cur_u32(&c);
+		rsize = cur_u32(&c);
+		cur_get(&c, &ts, 8);
+		if (rsize < JITDUMP_REC_HEADER || rsize > (size_t)(c.end - rec))
+			break; /* the writer may still be appending: stop at a torn record */
+		cur_init(&r, rec + JITDUMP_REC_HEADER, rsize - JITDUMP_REC_HEADER);
+		c.p = rec + rsize;
+		if (id == JIT_CODE_CLOSE)
+			break;
+		pid = cur_u32(&r);
+		tid = cur_u32(&r);
+		(void)pid;
+		(void)tid;
+		cur_get(&r, &vma, 8);
+		if (id == JIT_CODE_LOAD) {
+			cur_get(&r, &addr, 8);
+			cur_get(&r, &csize, 8);
+			cur_get(&r, &index, 8);
+			if (r.bad)
+				continue;
+			name = (const char *)r.p;
+			n = strnlen(name, cur_left(&r));
+			if (n == cur_left(&r))
+				continue; /* name not terminated inside the record */
+			hmap_put(&names, index, (uint32_t)j->table.ncand);
+			jit_add(j, vma ? vma : addr, csize, name, n);
+			added++;
+		} else if (id == JIT_CODE_MOVE) {
+			cur_get(&r, &old_addr, 8);
+			cur_get(&r, &addr, 8);
+			cur_get(&r, &csize, 8);
+			cur_get(&r, &index, 8);
+			if (r.bad || !hmap_get(&names, index, &idx) || idx >= j->table.ncand)
+				continue;
+			name = j->table.cand[idx].name;
+			hmap_put(&names, index, (uint32_t)j->table.ncand);
+			jit_add(j, addr, csize, name, strlen(name));
+		}
+	}
+	hmap_release(&names);
+	note_source(j, what);
+	return (int)MIN(added, (size_t)0x7fffffff);
+}
+
+const char *sym_jit_find(struct sym_jit *j, uint64_t addr, uint64_t *offset)
+{
+	struct sym_entry *e;
+	if (!j->finished) {
+		sym_table_finish(&j->table);
+		j->finished = true;
+	}
+	e = sym_table_find(&j->table, addr);
+	if (!e)
+		return NULL;
+	*offset = addr - e->start;
+	return e->name;
+}
+
+const char *sym_jit_source(const struct sym_jit *j)
+{
+	return j->source ? j->source : "";
+}
+
+int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, size_t whylen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), ret = 0;
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	ssize_t n;
+
+	*data = NULL;
+	*size = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = -EINVAL;
+		snprintf(why, whylen, "ignoring %s: not a regular file", path);
+		goto out;
+	}
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		ret = -EPERM;
+		snprintf(why, whylen, "ignoring %s: owned by uid %u, not by you or root (perf's rule)",
+			 path, (unsigned)st.st_uid);
+		goto out;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ret = -EPERM;
+		snprintf(why, whylen, "ignoring %s: writable by other users (chmod go-w %s)", path, path);
+		goto out;
+	}
+	if (st.st_size > SYM_JIT_MAX_FILE) {
+		ret = -EFBIG;
+		snprintf(why, whylen, "ignoring %s: larger than %u MiB", path, SYM_JIT_MAX_FILE >> 20);
+		goto out;
+	}
+	buf = xmalloc((size_t)st.st_size + 1);
+	while (len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
+		len += (size_t)n;
+	*data = buf;
+	*size = len;
+out:
+	close(fd);
+	return ret;
+}

@@ -1,0 +1,360 @@
+/* annotate.c - one function's disassembly with samples per instruction.
+ *
+ * The function is found by name among the sampled functions (the one
+ * holding the code, not an inlined helper), or by an address one of its
+ * samples has. Its bytes are read from the binary its mapping names (so
+ * the binary must still be there), disassembled with capstone, and each
+ * instruction gets the samples whose leaf frame is exactly its address.
+ * Source lines from DWARF (the innermost inlined function's line) are
+ * printed above the instructions where they change, with the text of the
+ * line when the source file is readable.
+ */
+#include "view/view.h"
+#include "symbol/symbol.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_FUNC_BYTES (16u << 20)
+#define HOT_LINES 3
+
+struct hit {
+	uint64_t addr;      /* runtime address of a leaf frame */
+	uint64_t mapping;
+};
+
+struct insn_row {
+	uint64_t vaddr;
+	uint64_t count;
+	char text[224];
+	const char *file;
+	uint32_t line;
+	int line_idx;       /* index in lines, -1 none */
+};
+
+struct line_row {
+	const char *file;
+	uint32_t line;
+	uint64_t count;
+	bool hot;
+};
+
+/* Source text cache: one file at a time is enough (a function's lines
+ * come from a handful of files, mostly in runs). */
+struct src_cache {
+	char *path;
+	char **lines;
+	size_t nlines;
+};
+
+static void src_release(struct src_cache *c)
+{
+	size_t i;
+	for (i = 0; i < c->nlines; i++)
+		free(c->lines[i]);
+	free(c->lines);
+	free(c->path);
+	memset(c, 0, sizeof(*c));
+}
+
+static const char *src_line(struct src_cache *c, const char *path, uint32_t line)
+{
+	if (!path || !line)
+		return NULL;
+	if (!c->path || strcmp(c->path, path)) {
+		FILE *f;
+		char buf[4096];
+		size_t cap = 0;
+		src_release(c);
+		c->path = xstrdup(path);
+		f = fopen(path, "re");
+		if (!f)
+			return NULL;
+		while (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\r\n")] = '\0';
+			GROW(c->lines, cap, c->nlines + 1);
+			c->lines[c->nlines++] = xstrdup(buf);
+		}
+		fclose(f);
+	}
+	return line <= c->nlines ? c->lines[line - 1] : NULL;
+}
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static int cmp_line_count(const void *a, const void *b)
+{
+	const struct line_row *x = *(const struct line_row *const *)a, *y = *(const struct line_row *const *)b;
+	return (x->count < y->count) - (x->count > y->count);
+}
+
+static bool same_func(const struct prof_func *a, const struct prof_func *b)
+{
+	return a && b && a->known == b->known && a->kernel == b->kernel &&
+	       !strcmp(a->name, b->name) && !strcmp(a->module, b->module);
+}
+
+/* Pick the function: by name, or by an address a leaf frame has. The
+ * mapping with the most samples of it is the one read. */
+static uint32_t find_target(const struct profile *p, const char *what, char *err, size_t errlen)
+{
+	uint64_t addr = 0;
+	size_t i;
+	char *end;
+	if (!strncmp(what, "0x", 2) || !strncmp(what, "0X", 2)) {
+		errno = 0;
+		addr = strtoull(what, &end, 16);
+		if (errno || *end) {
+			snprintf(err, errlen, "'%s' is not an address (give 0xHEX or a function name)", what);
+			return 0;
+		}
+		for (i = 0; i < p->nnodes; i++)
+			if (p->nodes[i].addr == addr && (p->nodes[i].flags & 0xff) == NODE_USER)
+				return p->nodes[i].func;
+		snprintf(err, errlen, "no frame has address %s (see stax script for addresses)", what);
+		return 0;
+	}
+	for (i = 0; i < p->nfuncs; i++)
+		if (!strcmp(p->funcs[i].name, what) && p->funcs[i].known) {
+			if (p->funcs[i].kernel) {
+				snprintf(err, errlen, "%s is a kernel function (annotate reads user-space binaries)", what);
+				return 0;
+			}
+			return (uint32_t)(i + 1);
+		}
+	snprintf(err, errlen, "no sampled function is named '%s' (see stax top for names; C++ names are demangled)",
+		 what);
+	return 0;
+}
+
+static int read_bytes(const char *path, uint64_t off, uint64_t size, uint8_t **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint8_t *b;
+	size_t got = 0;
+	ssize_t n;
+	if (fd < 0)
+		return -errno;
+	b = xmalloc(size ? size : 1);
+	while (got < size && (n = pread(fd, b + got, size - got, (off_t)(off + got))) > 0)
+		got += (size_t)n;
+	close(fd);
+	if (got < size) {
+		free(b);
+		return -EIO;
+	}
+	*out = b;
+	return 0;
+}
+
+int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
+		  bool json, bool color, FILE *out, char *err, size_t errlen)
+{
+	uint32_t target = find_target(p, what, err, errlen), best_map = 0;
+	const struct prof_func *tf = profile_func(p, target);
+	struct hit *hits = NULL;
+	size_t nhits = 0, hitcap = 0, i, j, ninsn = 0, nrows = 0, nlines = 0, linecap = 0;
+	uint64_t total = 0, kept = 0, in_func = 0, *per_map = NULL, fvaddr, fsize, foff;
+	struct sym_session *ss = NULL;
+	struct insn_row *rows = NULL;
+	struct line_row *lines = NULL, **order = NULL;
+	const struct prof_mapping *m;
+	struct sym_module_ref ref;
+	struct src_cache sc = { 0 };
+	uint8_t *code = NULL;
+	cs_insn *insn = NULL;
+	csh cs = 0;
+	int ret = -1;
+
+	if (!target)
+		return -1;
+	per_map = xcalloc(p->nmaps + 1, sizeof(*per_map));
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd;
+		if (!view_keep(p, f, s))
+			continue;
+		kept++;
+		nd = profile_node(p, s->stack);
+		/* the leaf's own frame: skip the inline frames above it */
+		while (nd && (nd->flags & NODE_F_INLINE))
+			nd = profile_node(p, nd->parent);
+		if (!nd || (nd->flags & 0xff) != NODE_USER || !same_func(profile_func(p, nd->func), tf))
+			continue;
+		nd = profile_node(p, s->stack);
+		GROW(hits, hitcap, nhits + 1);
+		hits[nhits++] = (struct hit){ nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0), nd->mapping };
+		if (nd->mapping <= p->nmaps)
+			per_map[nd->mapping]++;
+	}
+	for (i = 1; i <= p->nmaps; i++)
+		if (per_map[i] > per_map[best_map])
+			best_map = (uint32_t)i;
+	if (!best_map) {
+		snprintf(err, errlen, "%s has no samples of its own here (it is only a caller; see stax top)", what);
+		goto out;
+	}
+	m = &p->maps[best_map - 1];
+	ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
+				       m->start, m->end, m->pgoff };
+	ss = sym_session_new();
+	for (i = 0; i < nhits && hits[i].mapping != best_map; i++)
+		;
+	if (!sym_function_range(ss, &ref, hits[i].addr, &fvaddr, &fsize, &foff) || !fsize ||
+	    fsize > MAX_FUNC_BYTES) {
+		snprintf(err, errlen, "cannot find %s in %s (the binary changed or is gone; annotate needs it)",
+			 what, m->path);
+		goto out;
+	}
+	if (read_bytes(m->path, foff, fsize, &code)) {
+		snprintf(err, errlen, "cannot read %s from %s (annotate needs the binary)", what, m->path);
+		goto out;
+	}
+	/* samples per runtime address of this mapping, then per instruction */
+	for (i = j = 0; i < nhits; i++)
+		if (hits[i].mapping == best_map)
+			hits[j++] = hits[i];
+	nhits = j;
+	qsort(hits, nhits, sizeof(*hits), cmp_hit);
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		snprintf(err, errlen, "capstone cannot disassemble x86-64 (reinstall libcapstone4)");
+		goto out;
+	}
+	ninsn = cs_disasm(cs, code, fsize, fvaddr, 0, &insn);
+	rows = xcalloc(ninsn + 1, sizeof(*rows));
+	for (i = 0; i < ninsn; i++) {
+		struct insn_row *r = &rows[nrows++];
+		/* runtime address of the instruction */
+		uint64_t rt = insn[i].address - fvaddr + foff - m->pgoff + m->start;
+		size_t lo = 0, hi = nhits;
+		r->vaddr = insn[i].address;
+		snprintf(r->text, sizeof(r->text), "%s%s%s", insn[i].mnemonic, insn[i].op_str[0] ? " " : "",
+			 insn[i].op_str);
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (hits[mid].addr < rt)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < nhits && hits[lo].addr < rt + insn[i].size; lo++)
+			r->count++;
+		in_func += r->count;
+		r->line_idx = -1;
+		if (sym_source_line(ss, &ref, r->vaddr, &r->file, &r->line)) {
+			for (j = 0; j < nlines; j++)
+				if (lines[j].line == r->line && !strcmp(lines[j].file, r->file))
+					break;
+			if (j == nlines) {
+				GROW(lines, linecap, nlines + 1);
+				lines[nlines++] = (struct line_row){ r->file, r->line, 0, false };
+			}
+			lines[j].count += r->count;
+			r->line_idx = (int)j;
+		}
+	}
+	total = in_func;
+	order = xcalloc(nlines + 1, sizeof(*order));
+	for (i = 0; i < nlines; i++)
+		order[i] = &lines[i];
+	qsort(order, nlines, sizeof(*order), cmp_line_count);
+	for (i = 0; i < nlines && i < HOT_LINES && order[i]->count; i++)
+		order[i]->hot = true;
+
+	if (json) {
+		fputs("{\"function\":", out);
+		json_str(out, tf->name);
+		fputs(",\"module\":", out);
+		json_str(out, tf->module);
+		fputs(",\"path\":", out);
+		json_str(out, m->path);
+		fprintf(out, ",\"start\":%" PRIu64 ",\"size\":%" PRIu64 ",\"samples\":%" PRIu64
+			",\"samples_kept\":%" PRIu64 ",\"instructions\":[", fvaddr, fsize, total, kept);
+		for (i = 0; i < nrows; i++) {
+			fprintf(out, "%s{\"addr\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"percent\":%.2f,\"asm\":",
+				i ? "," : "", rows[i].vaddr, rows[i].count,
+				total ? 100.0 * rows[i].count / total : 0.0);
+			json_str(out, rows[i].text);
+			if (rows[i].file) {
+				fputs(",\"file\":", out);
+				json_str(out, rows[i].file);
+				fprintf(out, ",\"line\":%u", rows[i].line);
+			}
+			fputc('}', out);
+		}
+		fputs("],\"lines\":[", out);
+		for (i = 0; i < nlines; i++) {
+			const char *text = src_line(&sc, order[i]->file, order[i]->line);
+			fprintf(out, "%s{\"file\":", i ? "," : "");
+			json_str(out, order[i]->file);
+			fprintf(out, ",\"line\":%u,\"samples\":%" PRIu64 ",\"percent\":%.2f,\"source\":",
+				order[i]->line, order[i]->count, total ? 100.0 * order[i]->count / total : 0.0);
+			if (text)
+				json_str(out, text);
+			else
+				fputs("null", out);
+			fputc('}', out);
+		}
+		fputs("]}\n", out);
+		ret = 0;
+		goto out;
+	}
+	fprintf(out, "%s (%s, %s) at 0x%" PRIx64 ", %" PRIu64 " bytes: %" PRIu64 " samples (%.1f%% of %" PRIu64 ")\n",
+		tf->name, tf->module, m->path, fvaddr, fsize, total, kept ? 100.0 * total / kept : 0.0, kept);
+	if (nlines) {
+		fputs("hottest lines:\n", out);
+		for (i = 0; i < nlines && i < HOT_LINES && order[i]->count; i++)
+			fprintf(out, "  %6.2f%% %8" PRIu64 "  %s:%u\n", total ? 100.0 * order[i]->count / total : 0.0,
+				order[i]->count, path_base(order[i]->file), order[i]->line);
+	}
+	fprintf(out, "\n%8s %8s  %-12s %s\n", "PERCENT", "SAMPLES", "ADDRESS", "INSTRUCTION");
+	for (i = 0; i < nrows; i++) {
+		const struct insn_row *r = &rows[i];
+		bool hot = r->line_idx >= 0 && lines[r->line_idx].hot;
+		if (r->file && (!i || r->line != rows[i - 1].line || strcmp(r->file, rows[i - 1].file ? rows[i - 1].file : ""))) {
+			const char *text = src_line(&sc, r->file, r->line);
+			const struct line_row *lr = &lines[r->line_idx];
+			char share[32] = "";
+			if (lr->count && total)
+				snprintf(share, sizeof(share), "  [%.1f%%]", 100.0 * lr->count / total);
+			fprintf(out, "%s%25s %s:%u%s%s%s%s\n", hot && color ? "\033[1;31m" : "", "",
+				path_base(r->file), r->line, text ? "  " : "", text ? text : "", share,
+				hot && color ? "\033[0m" : "");
+		}
+		if (r->count)
+			fprintf(out, "%s%7.2f%% %8" PRIu64 "%s  %-12" PRIx64 " %s\n", color && hot ? "\033[31m" : "",
+				total ? 100.0 * r->count / total : 0.0, r->count, color && hot ? "\033[0m" : "",
+				r->vaddr, r->text);
+		else
+			fprintf(out, "%8s %8s  %-12" PRIx64 " %s\n", "", "", r->vaddr, r->text);
+	}
+	if (!ninsn)
+		fputs("(capstone decoded no instructions)\n", out);
+	ret = 0;
+out:
+	if (insn)
+		cs_free(insn, ninsn);
+	if (cs)
+		cs_close(&cs);
+	src_release(&sc);
+	free(code);
+	free(rows);
+	free(lines);
+	free(order);
+	free(hits);
+	free(per_map);
+	if (ss)
+		sym_session_free(ss);
+	return ret;
+}

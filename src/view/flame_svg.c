@@ -1,0 +1,365 @@
+/* flame_svg.c - the call tree as an interactive SVG flamegraph.
+ *
+ * Root ("all") at the bottom, callers below callees, children in name
+ * order so two graphs of similar programs line up. Widths are in pixels
+ * of a fixed 1200-pixel drawing; the script rescales on zoom. Each frame
+ * is <g class="f" c="SAMPLES"><title>...</title><rect/><text/></g>; the
+ * script fills the text from the title so the file stays small.
+ */
+#include "view/flame_svg.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WIDTH 1200
+#define PAD 10
+#define FRAME_H 16
+#define TOP 64          /* title, subtitle, buttons and legend */
+#define BOTTOM 34       /* details line */
+
+void xml_str(FILE *out, const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	while (*u) {
+		unsigned c = *u;
+		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
+			     (c & 0xf8) == 0xf0 ? 4 : 0;
+		size_t k;
+		if (len > 1) {
+			for (k = 1; k < len; k++)
+				if ((u[k] & 0xc0) != 0x80)
+					break;
+			if (k == len) {
+				fwrite(u, 1, len, out);
+				u += len;
+				continue;
+			}
+			len = 0;
+		}
+		if (len == 0 || (c < 0x20 && c != '\t'))
+			fputc('?', out);
+		else if (c == '&')
+			fputs("&amp;", out);
+		else if (c == '<')
+			fputs("&lt;", out);
+		else if (c == '>')
+			fputs("&gt;", out);
+		else if (c == '"')
+			fputs("&quot;", out);
+		else
+			fputc((int)c, out);
+		u++;
+	}
+}
+
+/* Deterministic colours: the same function gets the same colour in
+ * every graph (flamegraph.pl's idea: hash the name). */
+static void name_hash(const char *s, double v[3])
+{
+	uint32_t h = 2166136261u;
+	int i;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	for (i = 0; i < 3; i++) {
+		v[i] = (h & 0xff) / 255.0;
+		h = h * 2654435761u + 0x9e37;
+		h ^= h >> 13;
+	}
+}
+
+struct draw {
+	const struct calltree *t;
+	const struct svg_opts *o;
+	struct calltree_kids *kids;
+	uint32_t *size;          /* nodes in each subtree */
+	FILE *out;
+	double scale;            /* pixels per sample */
+	double min_w;            /* pixels */
+	double max_delta;        /* diff: largest |share change| in points */
+	uint64_t total, base_total;
+	size_t merged, frames;
+	int height;
+};
+
+static double delta_pct(const struct draw *d, uint32_t id)
+{
+	double now = d->total ? 100.0 * d->t->count[0][id] / d->total : 0;
+	double was = d->base_total ? 100.0 * d->t->count[1][id] / d->base_total : 0;
+	return now - was;
+}
+
+static void colour(const struct draw *d, uint32_t id, const struct calltree_label *l, char *buf)
+{
+	double v[3];
+	if (d->o->diff && id) {
+		double x = delta_pct(d, id), i = d->max_delta > 0 ? fabs(x) / d->max_delta : 0;
+		int lo = (int)(255 - 210 * i);
+		if (x > 0)
+			sprintf(buf, "rgb(255,%d,%d)", lo, lo);
+		else if (x < 0)
+			sprintf(buf, "rgb(%d,%d,255)", lo, lo);
+		else
+			strcpy(buf, "rgb(250,250,250)");
+		return;
+	}
+	if (!l) {
+		strcpy(buf, "rgb(200,200,200)");
+		return;
+	}
+	name_hash(l->name, v);
+	if (l->comm)
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(170 + 40 * v[0]), (int)(170 + 40 * v[0]), (int)(205 + 40 * v[1]));
+	else if (l->kernel)
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(50 + 60 * v[0]), (int)(165 + 55 * v[0]), (int)(165 + 55 * v[0]));
+	else
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(205 + 50 * v[2]), (int)(230 * v[0]), (int)(55 * v[1]));
+}
+
+static void frame(struct draw *d, uint32_t id, const char *name, const struct calltree_label *l,
+		  uint64_t count, double x, int depth)
+{
+	char fill[32];
+	double w = count * d->scale;
+	int y = d->height - BOTTOM - (depth + 1) * FRAME_H;
+	d->frames++;
+	colour(d, id, l, fill);
+	fprintf(d->out, "<g class=\"f\" c=\"%" PRIu64 "\"><title>", count);
+	xml_str(d->out, name);
+	if (l && l->kernel)
+		fputs(" [kernel]", d->out);
+	if (d->o->diff && id) {
+		uint64_t was = d->t->count[1][id];
+		fprintf(d->out, " (%" PRIu64 " samples, %.2f%%; base %" PRIu64 " samples, %.2f%%; change %+.2f points)",
+			count, d->total ? 100.0 * count / d->total : 0, was,
+			d->base_total ? 100.0 * was / d->base_total : 0, delta_pct(d, id));
+	} else {
+		fprintf(d->out, " (%" PRIu64 " samples, %.2f%%)", count, d->total ? 100.0 * count / d->total : 0);
+	}
+	fprintf(d->out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
+		"<text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		x, y, w, FRAME_H - 1, fill, x + 3, y + FRAME_H - 5);
+}
+
+static int max_depth(const struct draw *d, uint32_t id, int depth)
+{
+	const struct calltree_kids *k = &d->kids[id];
+	int best = depth;
+	size_t i;
+	for (i = 0; i < k->n; i++) {
+		uint32_t c = k->ids[i];
+		if (d->t->count[0][c] * d->scale >= d->min_w) {
+			int m = max_depth(d, c, depth + 1);
+			best = MAX(best, m);
+		}
+	}
+	/* a merged block occupies the next level */
+	return k->n && best == depth ? depth + 1 : best;
+}
+
+static void draw_kids(struct draw *d, uint32_t id, double x, int depth)
+{
+	const struct calltree_kids *k = &d->kids[id];
+	uint64_t merged_count = 0;
+	size_t merged_nodes = 0, i;
+	for (i = 0; i < k->n; i++) {
+		uint32_t c = k->ids[i];
+		uint64_t n = d->t->count[0][c];
+		if (!n)
+			continue;
+		if (n * d->scale < d->min_w) {
+			merged_count += n;
+			merged_nodes += d->size[c];
+			continue;
+		}
+		frame(d, c, calltree_label(d->t, c)->name, calltree_label(d->t, c), n, x, depth);
+		draw_kids(d, c, x, depth + 1);
+		x += n * d->scale;
+	}
+	if (merged_nodes) {
+		char name[64];
+		d->merged += merged_nodes;
+		if (merged_count * d->scale >= d->min_w) {
+			snprintf(name, sizeof(name), "[%zu frames merged]", merged_nodes);
+			frame(d, 0, name, NULL, merged_count, x, depth);
+		}
+	}
+}
+
+static const char script[] =
+"<script type=\"text/ecmascript\"><![CDATA[\n"
+"\"use strict\";\n"
+"var W = %d, PAD = %d, fw = W - 2 * PAD, frames = [], details, matched, zoomed = null, query = null;\n"
+"function init() {\n"
+"  details = document.getElementById(\"details\");\n"
+"  matched = document.getElementById(\"matched\");\n"
+"  var gs = document.getElementsByClassName(\"f\");\n"
+"  for (var i = 0; i < gs.length; i++) {\n"
+"    var g = gs[i], r = g.getElementsByTagName(\"rect\")[0], t = g.getElementsByTagName(\"title\")[0].textContent;\n"
+"    g.r = r; g.t = g.getElementsByTagName(\"text\")[0];\n"
+"    g.x0 = +r.getAttribute(\"x\"); g.w0 = +r.getAttribute(\"width\"); g.y0 = +r.getAttribute(\"y\");\n"
+"    g.fill0 = r.getAttribute(\"fill\"); g.info = t;\n"
+"    var k = t.lastIndexOf(\" (\"); g.name = (k > 0 ? t.slice(0, k) : t).replace(/ \\[kernel\\]$/, \"\");\n"
+"    g.addEventListener(\"click\", function (e) { zoom(this); });\n"
+"    g.addEventListener(\"mouseover\", function (e) { details.textContent = this.info; });\n"
+"    g.addEventListener(\"mouseout\", function (e) { details.textContent = \" \"; });\n"
+"    frames.push(g);\n"
+"  }\n"
+"  frames.forEach(label);\n"
+"  document.getElementById(\"unzoom\").addEventListener(\"click\", unzoom);\n"
+"  document.getElementById(\"search\").addEventListener(\"click\", function () { ask(); });\n"
+"  window.addEventListener(\"keydown\", function (e) {\n"
+"    if ((e.ctrlKey || e.metaKey) && e.keyCode === 70) { e.preventDefault(); ask(); }\n"
+"    else if (e.key === \"Escape\") { unzoom(); search(null); }\n"
+"  });\n"
+"  var m = /[?&]s=([^&]*)/.exec(location.search || \"\"); if (m) search(decodeURIComponent(m[1]));\n"
+"}\n"
+"function label(g) {\n"
+"  var w = +g.r.getAttribute(\"width\"), n = Math.floor((w - 6) / 6.6);\n"
+"  g.t.setAttribute(\"x\", +g.r.getAttribute(\"x\") + 3);\n"
+"  g.t.textContent = n < 3 ? \"\" : g.name.length <= n ? g.name : g.name.slice(0, n - 2) + \"..\";\n"
+"}\n"
+"function place(g, x, w) { g.r.setAttribute(\"x\", x); g.r.setAttribute(\"width\", w); label(g); }\n"
+"function zoom(z) {\n"
+"  var s = fw / z.w0, e = 1e-6;\n"
+"  zoomed = z;\n"
+"  document.getElementById(\"unzoom\").style.opacity = 1;\n"
+"  frames.forEach(function (g) {\n"
+"    g.style.display = \"\"; g.style.opacity = 1;\n"
+"    if (g.y0 <= z.y0 && g.x0 >= z.x0 - e && g.x0 + g.w0 <= z.x0 + z.w0 + e)\n"
+"      place(g, PAD + (g.x0 - z.x0) * s, g.w0 * s);\n"
+"    else if (g.y0 > z.y0 && g.x0 <= z.x0 + e && g.x0 + g.w0 >= z.x0 + z.w0 - e) {\n"
+"      place(g, PAD, fw); g.style.opacity = 0.6;\n"
+"    } else g.style.display = \"none\";\n"
+"  });\n"
+"  if (query !== null) search(query);\n"
+"}\n"
+"function unzoom() {\n"
+"  zoomed = null;\n"
+"  document.getElementById(\"unzoom\").style.opacity = 0;\n"
+"  frames.forEach(function (g) { g.style.display = \"\"; g.style.opacity = 1; place(g, g.x0, g.w0); });\n"
+"  if (query !== null) search(query);\n"
+"}\n"
+"function ask() {\n"
+"  var q = prompt(\"Search for a function (regular expression)\", query || \"\");\n"
+"  if (q !== null) search(q === \"\" ? null : q);\n"
+"}\n"
+"function search(q) {\n"
+"  var re = null, spans = [], sum = 0, end = -1, base = zoomed ? zoomed.w0 : fw;\n"
+"  query = q;\n"
+"  if (q !== null) { try { re = new RegExp(q); } catch (err) { matched.textContent = \"bad expression\"; return; } }\n"
+"  frames.forEach(function (g) {\n"
+"    var hit = re !== null && re.test(g.name);\n"
+"    g.r.setAttribute(\"fill\", hit ? \"rgb(230,0,230)\" : g.fill0);\n"
+"    if (hit && g.style.display !== \"none\") spans.push([g.x0, g.x0 + g.w0]);\n"
+"  });\n"
+"  spans.sort(function (a, b) { return a[0] - b[0]; });\n"
+"  spans.forEach(function (s) {\n"
+"    if (s[0] >= end) { sum += s[1] - s[0]; end = s[1]; }\n"
+"    else if (s[1] > end) { sum += s[1] - end; end = s[1]; }\n"
+"  });\n"
+"  document.getElementById(\"search\").style.opacity = re ? 1 : 0.7;\n"
+"  matched.textContent = re ? \"Matched: \" + (100 * sum / base).toFixed(1) + \"%%\" : \"\";\n"
+"}\n"
+"]]></script>\n";
+
+size_t svg_flamegraph(const struct calltree *t, const struct svg_opts *o, FILE *out)
+{
+	struct draw d;
+	size_t id, i;
+	int depth;
+	char fill[32];
+
+	memset(&d, 0, sizeof(d));
+	d.t = t;
+	d.o = o;
+	d.out = out;
+	d.total = t->total[0];
+	d.base_total = t->total[1];
+	d.kids = calltree_kids(t, true);
+	d.size = xmalloc((calltree_size(t) + 1) * sizeof(*d.size));
+	for (id = 0; id <= calltree_size(t); id++)
+		d.size[id] = 1;
+	for (id = calltree_size(t); id >= 1; id--)
+		d.size[calltree_node(t, (uint32_t)id)->parent] += d.size[id];
+	d.scale = d.total ? (double)(WIDTH - 2 * PAD) / d.total : 0;
+	d.min_w = o->min_pct < 0 ? 0.1 : o->min_pct / 100.0 * (WIDTH - 2 * PAD);
+	if (o->diff)
+		for (id = 1; id <= calltree_size(t); id++)
+			if (t->count[0][id] * d.scale >= d.min_w)
+				d.max_delta = MAX(d.max_delta, fabs(delta_pct(&d, (uint32_t)id)));
+	depth = d.total ? max_depth(&d, 0, 0) : 0;
+	d.height = TOP + (depth + 1) * FRAME_H + BOTTOM;
+
+	fprintf(out, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" onload=\"init()\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", WIDTH, d.height, WIDTH, d.height);
+	fputs("<!-- written by stax; layout after Brendan Gregg's FlameGraph -->\n", out);
+	fputs("<style>text { font-family: Verdana, sans-serif; font-size: 11px; fill: #000; }\n"
+	      ".f text { pointer-events: none; } .f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+	      ".b { cursor: pointer; } #title { font-size: 17px; } #sub { fill: #555; }</style>\n", out);
+	fprintf(out, script, WIDTH, PAD);
+	fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#f8f8f0\"/>\n", WIDTH, d.height);
+	fprintf(out, "<text id=\"title\" x=\"%d\" y=\"22\" text-anchor=\"middle\">", WIDTH / 2);
+	xml_str(out, o->title ? o->title : "Flame Graph");
+	fputs("</text>\n", out);
+	fprintf(out, "<text id=\"unzoom\" class=\"b\" x=\"%d\" y=\"22\" style=\"opacity:0\">Reset Zoom</text>\n", PAD);
+	fprintf(out, "<text id=\"search\" class=\"b\" x=\"%d\" y=\"22\" text-anchor=\"end\" style=\"opacity:0.7\">Search</text>\n",
+		WIDTH - PAD);
+	fprintf(out, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n",
+		WIDTH - PAD, d.height - 12);
+	fprintf(out, "<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n", PAD, d.height - 12);
+
+	/* draw first to count merged frames, then the subtitle that says so */
+	if (d.total) {
+		frame(&d, 0, "all", NULL, d.total, PAD, 0);
+		draw_kids(&d, 0, PAD, 1);
+	}
+	fprintf(out, "<text id=\"sub\" x=\"%d\" y=\"40\" text-anchor=\"middle\">", WIDTH / 2);
+	if (o->subtitle) {
+		xml_str(out, o->subtitle);
+		fputs("; ", out);
+	}
+	if (!d.total)
+		fputs("no samples", out);
+	else
+		fprintf(out, "%" PRIu64 " samples, %zu frames drawn, %zu merged (narrower than %.3g%%)",
+			d.total, d.frames, d.merged, d.min_w / (WIDTH - 2 * PAD) * 100);
+	fputs("</text>\n", out);
+	/* legend */
+	{
+		static const char *const names[] = { "user", "kernel", "command", "merged" };
+		struct calltree_label ls[3] = { { "legend-user", false, false },
+						{ "legend-kernel", true, false },
+						{ "legend-comm", false, true } };
+		double x = PAD;
+		for (i = 0; i < (o->diff ? 2 : 4); i++) {
+			if (o->diff)
+				strcpy(fill, i ? "rgb(80,80,255)" : "rgb(255,80,80)");
+			else
+				colour(&d, 0, i < 3 ? &ls[i] : NULL, fill);
+			fprintf(out, "<rect x=\"%.0f\" y=\"48\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+				"<text x=\"%.0f\" y=\"57\">%s</text>\n", x, fill, x + 14,
+				o->diff ? (i ? "shrank (share of samples fell)" : "grew (share of samples rose)") : names[i]);
+			x += o->diff ? 200 : 80;
+		}
+	}
+	fputs("</svg>\n", out);
+	calltree_kids_free(t, d.kids);
+	free(d.size);
+	return d.merged;
+}
+
+size_t view_flame_svg(const struct profile *p, const struct view_filter *f,
+		      const struct svg_opts *o, FILE *out)
+{
+	struct calltree t;
+	size_t merged;
+	calltree_init(&t);
+	calltree_add_profile(&t, p, f, 0, 0);
+	merged = svg_flamegraph(&t, o, out);
+	calltree_release(&t);
+	return merged;
+}

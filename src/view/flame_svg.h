@@ -1,0 +1,32 @@
+/* flame_svg.h - interactive flamegraphs as one self-contained SVG file.
+ *
+ * The SVG carries its own JavaScript (click to zoom, Ctrl-F or the Search
+ * button to highlight frames matching a regular expression, details and
+ * tooltips with samples and percentages), so it works opened from disk,
+ * inside a page (stax serve), with no outside assets. Frames narrower than
+ * the merge threshold are folded into one "[N frames merged]" frame per
+ * caller; the subtitle says how many. Never fails.
+ */
+#ifndef STAX_VIEW_FLAME_SVG_H
+#define STAX_VIEW_FLAME_SVG_H
+
+#include "view/calltree.h"
+
+#include <stdio.h>
+
+struct svg_opts {
+	const char *title;     /* NULL: "Flame Graph" */
+	const char *subtitle;  /* NULL: none; the merge note is added anyway */
+	double min_pct;        /* merge frames under this percent; <0: 0.1 px */
+	bool diff;             /* colour by side 0 share minus side 1 share */
+};
+
+/* Draw tree t (side 0 gives widths); returns the number of frames merged. */
+size_t svg_flamegraph(const struct calltree *t, const struct svg_opts *o, FILE *out);
+/* Build the call tree of p (samples f keeps) and draw it. */
+size_t view_flame_svg(const struct profile *p, const struct view_filter *f,
+		      const struct svg_opts *o, FILE *out);
+/* s as XML character data (escaped, invalid UTF-8 replaced by '?'). */
+void xml_str(FILE *out, const char *s);
+
+#endif

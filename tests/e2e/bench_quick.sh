@@ -1,0 +1,99 @@
+#!/bin/sh
+# bench_quick.sh - make bench QUICK=1 still runs and reports every row.
+#
+# Runs bench/run.sh in quick mode (tiny workloads, one repetition) into a
+# private directory and checks the report, not the targets: report.md and
+# report.json exist, every section and every row is there, and every
+# numeric cell is a number (null only in a row marked "waiting on issue N"
+# or "n/a"), so the benchmark cannot rot unnoticed.
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+if ! command -v perf >/dev/null 2>&1; then
+	skip "quick bench" "perf is not installed (sh scripts/deps.sh --bench)"
+	done_testing
+fi
+if ! perf record -q -e cpu-clock -o "$T/probe.data" -- true >/dev/null 2>&1; then
+	skip "quick bench" "perf record cannot sample here (perf_event_paranoid or permissions)"
+	done_testing
+fi
+if ! command -v xz >/dev/null 2>&1 || ! command -v cc >/dev/null 2>&1; then
+	skip "quick bench" "xz or cc is missing (sh scripts/deps.sh --bench)"
+	done_testing
+fi
+
+start=$(date +%s)
+(cd "$ROOT" && QUICK=1 BENCH_WORK="$T/work" BENCH_OUT="$T" timeout 240 sh bench/run.sh) >"$T/out" 2>"$T/err"
+rc=$?
+took=$(($(date +%s) - start))
+if [ "$rc" -eq 0 ]; then
+	ok "quick bench exits 0 (${took} s)"
+else
+	fail "quick bench exits 0" "status $rc: $(grep -v '^# ' "$T/err" | tail -n 1 | cut -c1-200)"
+fi
+[ "$took" -le 90 ] && ok "quick bench runs in under 90 s" || fail "quick bench runs in under 90 s" "took $took s"
+
+for f in report.md report.json; do
+	[ -s "$T/$f" ] && ok "$f written" || fail "$f written" "$T/$f is missing or empty"
+done
+[ -s "$T/report.md" ] && [ -s "$T/report.json" ] || done_testing
+
+grep -q '^## 1\. Recording overhead' "$T/out" && ok "tables printed" || fail "tables printed" "stdout has no section 1"
+
+# Sections in the markdown, each with a target line and a table.
+for s in "1. Recording overhead" "2. File size" "3. Stack quality" "4. Start-up" \
+	"5. Answer time" "5b. Reading perf.data" "6. Memory" "7. Unwinder"; do
+	S=$s awk 'index($0, "## " ENVIRON["S"]) == 1 { in_s = 1; next }
+	in_s && /^## / { exit }
+	in_s && /^Target: .* Status: \*\*(met|not met|n\/a)/ { t = 1 }
+	in_s && /^\| / && !/^\|---/ { rows++ }
+	END { exit !(t && rows >= 2) }' "$T/report.md" &&
+		ok "report.md has section $s" || fail "report.md has section $s" "missing, or no target/status line or rows"
+done
+
+# Rows and numbers, from the JSON.
+if ! command -v python3 >/dev/null 2>&1; then
+	skip "report.json rows and numbers" "python3 is missing"
+	done_testing
+fi
+python3 - "$T/report.json" >"$T/check" 2>&1 <<'EOF'
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+secs = {s["id"]: s for s in d["sections"]}
+py = d["run"].get("python", "none") != "none"
+nw = 6 if py else 5
+want = {"1": nw * 2 * 6, "2": nw * 2 * 5, "3": (3 if py else 2) * 8, "4": 3,
+        "5": 5, "5b": 4, "6": 20, "7": 6 if py else 4}
+bad = []
+for sid, n in want.items():
+    s = secs.get(sid)
+    if s is None:
+        bad.append("section %s missing" % sid)
+        continue
+    if s["status"] not in ("met", "n/a") and not s["status"].startswith("not met"):
+        bad.append("section %s status %r" % (sid, s["status"]))
+    if len(s["rows"]) != n:
+        bad.append("section %s has %d rows, want %d" % (sid, len(s["rows"]), n))
+    types = {c["name"]: c["type"] for c in s["columns"]}
+    for i, row in enumerate(s["rows"]):
+        excused = any(isinstance(v, str) and (v.startswith("waiting on issue") or v == "n/a")
+                      for v in row.values())
+        if not row.get("command"):
+            bad.append("section %s row %d has no command" % (sid, i + 1))
+        for k, t in types.items():
+            v = row.get(k)
+            vals = [v] if t == "n" else ([v.get("median"), v.get("min"), v.get("max")] if isinstance(v, dict) else [v]) if t == "r" else []
+            for x in vals:
+                if x is None and excused:
+                    continue
+                if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x):
+                    bad.append("section %s row %d column %r is %r, not a number" % (sid, i + 1, k, x))
+print("\n".join(bad[:5]) if bad else "fine")
+sys.exit(1 if bad else 0)
+EOF
+if [ $? -eq 0 ]; then
+	ok "report.json has every row, every number a number"
+else
+	fail "report.json has every row, every number a number" "$(head -n 3 "$T/check" | tr '\n' ';')"
+fi
+done_testing

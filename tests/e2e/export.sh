@@ -1,0 +1,153 @@
+#!/bin/sh
+# export.sh - stax flame --svg and stax export (pprof, speedscope, folded,
+# chrome) on a recording of callgraph-fp, checked by the tools that read
+# those formats: xmllint, go tool pprof, speedscope's JSON schema and
+# speedscope itself in headless chromium.
+#
+# callgraph-fp (tests/programs/callgraph.c): main;a;b;leaf_b 75%,
+# main;a;c;leaf_c 25%.
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+D=$T/cg.data
+stax record -o "$D" -- "$PROG/callgraph-fp" 1 >/dev/null 2>"$T/rec.err" || {
+	fail "record callgraph-fp" "$(first_line "$T/rec.err")"
+	done_testing
+}
+
+# ---- flame --svg ----
+if stax flame -i "$D" --svg -o "$T/f.svg" 2>"$T/svg.err"; then
+	if ! command -v xmllint >/dev/null 2>&1; then
+		skip "flame --svg is well-formed XML" "xmllint is not installed (apt-get install libxml2-utils)"
+	elif xmllint --noout "$T/f.svg" 2>"$T/xml.err"; then
+		ok "flame --svg is well-formed XML ($(wc -c <"$T/f.svg") bytes)"
+	else
+		fail "flame --svg is well-formed XML" "$(first_line "$T/xml.err")"
+	fi
+	if grep -q '<title>leaf_b (' "$T/f.svg" && grep -q '<script' "$T/f.svg" &&
+	   ! grep -Eq '(href|src)="?https?:' "$T/f.svg"; then
+		ok "flame --svg has frames, its script and no outside assets"
+	else
+		fail "flame --svg has frames, its script and no outside assets" "leaf_b frame: $(grep -c '<title>leaf_b (' "$T/f.svg")"
+	fi
+	# leaf_b's frame: "leaf_b (N samples, P%)"
+	pct=$(sed -n 's/.*<title>leaf_b ([0-9]* samples, \([0-9.]*\)%).*/\1/p' "$T/f.svg" | head -n 1)
+	if [ -n "$pct" ] && between "$pct" 65 85; then
+		ok "flame --svg: leaf_b is $pct% (expected 75)"
+	else
+		fail "flame --svg: leaf_b share" "got '$pct', expected 65-85"
+	fi
+else
+	fail "flame --svg -o" "$(first_line "$T/svg.err")"
+fi
+# merging: at a 30% threshold leaf_c (25%) and its callers fold away
+stax flame -i "$D" --svg --threshold 30 >"$T/m.svg" 2>/dev/null
+merged=$(sed -n 's/.* \([0-9]*\) merged (narrower than.*/\1/p' "$T/m.svg")
+if [ -n "$merged" ] && [ "$merged" -ge 2 ] && ! grep -q '<title>leaf_c (' "$T/m.svg" && grep -q '<title>leaf_b (' "$T/m.svg"; then
+	ok "flame --svg --threshold 30 merges leaf_c's subtree ($merged frames merged)"
+else
+	fail "flame --svg --threshold 30 merges narrow frames" "merged '$merged', leaf_c frames $(grep -c '<title>leaf_c (' "$T/m.svg")"
+fi
+
+# ---- pprof ----
+if stax export -i "$D" --format pprof -o "$T/p.pb.gz" 2>"$T/pp.err"; then
+	if [ "$(head -c 2 "$T/p.pb.gz" | od -An -tx1 | tr -d ' ')" = "1f8b" ]; then
+		ok "export pprof is gzip"
+	else
+		fail "export pprof is gzip" "no gzip magic"
+	fi
+	if ! command -v go >/dev/null 2>&1; then
+		skip "go tool pprof -top reads it" "go is not installed (apt-get install golang-go)"
+	elif HOME=$T GOCACHE=$T/gocache timeout 60 go tool pprof -top "$T/p.pb.gz" >"$T/top.txt" 2>"$T/top.err"; then
+		# the first row after the "flat flat% ..." header
+		first=$(awk 'h { print $NF; exit } /flat%/ { h = 1 }' "$T/top.txt")
+		flat=$(awk 'h { sub(/%/, "", $2); print $2; exit } /flat%/ { h = 1 }' "$T/top.txt")
+		if [ "$first" = "leaf_b" ] && between "$flat" 65 85; then
+			ok "go tool pprof -top: leaf_b first with $flat% flat"
+		else
+			fail "go tool pprof -top: leaf_b first" "first '$first' at '$flat'%"
+		fi
+		if grep -q "Type: cpu" "$T/top.txt" && grep -q "leaf_c" "$T/top.txt"; then
+			ok "go tool pprof -top: cpu time type, leaf_c listed"
+		else
+			fail "go tool pprof -top: cpu type and leaf_c" "$(head -n 3 "$T/top.txt" | tr '\n' '|')"
+		fi
+	else
+		fail "go tool pprof -top reads it" "$(first_line "$T/top.err")"
+	fi
+else
+	fail "export --format pprof" "$(first_line "$T/pp.err")"
+fi
+
+# ---- folded = flame --folded ----
+stax export -i "$D" --format folded -o "$T/e.folded" 2>/dev/null
+stax flame -i "$D" --folded >"$T/f.folded" 2>/dev/null
+if [ -s "$T/e.folded" ] && cmp -s "$T/e.folded" "$T/f.folded"; then
+	ok "export folded = flame --folded ($(wc -l <"$T/e.folded") stacks)"
+else
+	fail "export folded = flame --folded" "files differ or are empty"
+fi
+
+# ---- chrome trace ----
+if stax export -i "$D" --format chrome -o "$T/c.json" 2>"$T/c.err"; then
+	# share of leaf_b time among the leaves, from the X slices
+	s=$(node -e '
+	const d = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+	let b = 0, c = 0, m = 0;
+	for (const e of d.traceEvents) {
+	  if (e.ph !== "X") continue;
+	  if (e.name === "leaf_b") b += e.dur; else if (e.name === "leaf_c") c += e.dur; else if (e.name === "main") m += e.dur;
+	}
+	console.log((100 * b / (b + c)).toFixed(1), m > 0 && d.traceEvents.some((e) => e.ph === "M") ? 1 : 0);' "$T/c.json" 2>&1)
+	set -- $s
+	if [ "${2:-0}" = 1 ] && between "$1" 65 85; then
+		ok "export chrome: valid JSON, leaf_b $1% of leaf time, thread names"
+	else
+		fail "export chrome" "got '$s'"
+	fi
+else
+	fail "export --format chrome" "$(first_line "$T/c.err")"
+fi
+
+# ---- speedscope ----
+stax export -i "$D" --format speedscope -o "$T/s.json" 2>"$T/s.err" || fail "export --format speedscope" "$(first_line "$T/s.err")"
+if browser_setup; then
+	SCHEMA=$NPM_DIR/node_modules/speedscope/dist/release/file-format-schema.json
+	if [ ! -f "$SCHEMA" ]; then
+		fail "speedscope file matches the published schema" "the speedscope package has no $SCHEMA"
+	elif node "$BROWSER" schema "$SCHEMA" "$T/s.json" >"$T/v.out" 2>&1; then
+		ok "speedscope file matches speedscope's file-format-schema.json"
+	else
+		fail "speedscope file matches the published schema" "$(first_line "$T/v.out")"
+	fi
+	timeout 60 node "$BROWSER" speedscope "$NPM_DIR/node_modules/speedscope/dist/release" "$T/s.json" \
+		"callgraph-fp (pid" >"$T/ss.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		ok "speedscope loads the file in headless chromium without errors"
+	elif [ "$rc" -eq 2 ]; then
+		skip "speedscope loads the file" "$(first_line "$T/ss.out")"
+	else
+		fail "speedscope loads the file in headless chromium" "$(head -n 3 "$T/ss.out" | tr '\n' '|')"
+	fi
+else
+	skip "speedscope schema and browser checks" "$BROWSER_WHY"
+fi
+
+# ---- errors ----
+stax export -i "$D" --format svgz >/dev/null 2>"$T/e1.err"
+rc=$?
+if [ "$rc" -eq 1 ] && one_line_error "$T/e1.err"; then
+	ok "export --format svgz: one-line error"
+else
+	fail "export --format svgz: one-line error" "status $rc: $(first_line "$T/e1.err")"
+fi
+stax export -i "$T/missing.data" --format pprof -o "$T/x.pb.gz" >/dev/null 2>"$T/e2.err"
+rc=$?
+if [ "$rc" -eq 1 ] && one_line_error "$T/e2.err" && ! crashed "$T/e2.err" "$rc"; then
+	ok "export of a missing file: one-line error"
+else
+	fail "export of a missing file: one-line error" "status $rc: $(first_line "$T/e2.err")"
+fi
+
+done_testing

@@ -1,0 +1,77 @@
+#!/bin/sh
+# jit.sh - JIT code named from /tmp/perf-PID.map and jitdump files:
+# tests/programs/jitmap.c (built here: gcc -O2 -g -o jitmap jitmap.c)
+# writes both for two machine-code loops; Node.js with --perf-basic-prof
+# writes a perf map of its JavaScript functions.
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+if [ "$(uname -m)" != x86_64 ]; then
+	skip "JIT maps" "the jitmap fixture is x86-64 machine code"
+	exit 0
+fi
+if ! gcc -O2 -g -I"$ROOT/tests/programs" -o "$T/jitmap" "$ROOT/tests/programs/jitmap.c" 2>"$T/cc.err"; then
+	fail "build jitmap" "$(first_line "$T/cc.err")"
+	done_testing
+fi
+
+# jit_pid DATA: the recorded process's pid; its JIT files are removed
+jit_cleanup() {
+	p=$(stax script -i "$1" 2>/dev/null | awk 'NR == 1 { split($2, a, "/"); print a[1] }')
+	[ -n "$p" ] && rm -f "/tmp/perf-$p.map" "/tmp/jit-$p.dump"
+}
+
+stax record -o "$T/j.data" -- "$T/jitmap" 1 >/dev/null 2>"$T/j.err" || fail "record jitmap" "$(first_line "$T/j.err")"
+stax flame --folded -i "$T/j.data" >"$T/j.folded" 2>/dev/null
+jit_cleanup "$T/j.data"
+s_map=$(share "$T/j.folded" ";jit_map_loop$K")
+s_dump=$(share "$T/j.folded" ";jit_dump_loop$K")
+if between "$s_map" 25 75; then
+	ok "perf map names JIT code ($s_map% in jit_map_loop)"
+else
+	fail "perf map names JIT code" "jit_map_loop $s_map% (want ~50)"
+fi
+if between "$s_dump" 25 75; then
+	ok "jitdump found through its marker mapping names JIT code ($s_dump% in jit_dump_loop)"
+else
+	fail "jitdump names JIT code" "jit_dump_loop $s_dump% (want ~50)"
+fi
+# after /tmp is cleaned the recording still names them (symbols chunk)
+if stax top -n 3 -i "$T/j.data" 2>/dev/null | grep -q jit_map_loop; then
+	ok "names survive removing the map files"
+else
+	fail "names survive removing the map files" "no jit_map_loop in stax top"
+fi
+
+# perf's rule: a map others can write is not read, and stax says so
+stax record -o "$T/o.data" -- "$T/jitmap" 0.5 --open-map >/dev/null 2>"$T/o.err"
+stax flame --folded -i "$T/o.data" >"$T/o.folded" 2>/dev/null
+jit_cleanup "$T/o.data"
+s_map=$(share "$T/o.folded" "jit_map_loop")
+if [ "$s_map" = "0.0" ] && grep -q "ignoring /tmp/perf-[0-9]*.map: writable by other users" "$T/o.err"; then
+	ok "a perf map writable by others is skipped with a warning"
+else
+	fail "a perf map writable by others is skipped with a warning" "jit_map_loop $s_map%; stderr: $(grep -m1 perf- "$T/o.err")"
+fi
+
+# Node.js: JavaScript function names from --perf-basic-prof
+if ! command -v node >/dev/null 2>&1; then
+	skip "node --perf-basic-prof" "node is not installed"
+	done_testing
+fi
+cat >"$T/hot.js" <<'EOF'
+function hotLoopJs(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s * 31 + i) % 1000003; } return s; }
+function driverJs() { const end = Date.now() + 1000; let t = 0; while (Date.now() < end) t += hotLoopJs(100000); return t; }
+console.log(driverJs() > 0);
+EOF
+stax record -o "$T/n.data" -- node --perf-basic-prof "$T/hot.js" >/dev/null 2>"$T/n.err" ||
+	fail "record node" "$(first_line "$T/n.err")"
+stax flame --folded -i "$T/n.data" >"$T/n.folded" 2>/dev/null
+jit_cleanup "$T/n.data"
+s_js=$(share "$T/n.folded" ";[^;]*hotLoopJs[^;]*$K")
+if between "$s_js" 40 100; then
+	ok "node --perf-basic-prof: JavaScript function hotLoopJs named ($s_js%)"
+else
+	fail "node --perf-basic-prof: JavaScript function hotLoopJs named" "$s_js% (want most samples)"
+fi
+done_testing

@@ -1,0 +1,187 @@
+#!/bin/sh
+# offcpu.sh - "stax record --off-cpu": where threads wait, and why.
+#
+# Programs (tests/programs, built without frame pointers: the stacks must
+# come from DWARF unwinding of the 4 KiB stack copy at each switch-out):
+#   sleepy   main alternates compute_phase (20 ms CPU) and sleep_phase
+#            (nanosleep 30 ms): ~40% of wall on the CPU, ~60% asleep
+#   contend  two worker threads: take_lock, hold 15 ms, unlock, 5 ms
+#            outside: each waits ~1/3 of its wall for the lock (futex)
+#   pipewait thread "reader" blocks in reader_main;wait_for_data;read
+#            while main computes: nearly all its wall is a pipe read
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+# off-CPU recording needs kernel sampling
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+	skip "off-CPU recording" "needs root or kernel.perf_event_paranoid <= 1"
+	exit 0
+fi
+
+# col FILE ROWNAME COLUMN: a column of the threads table, row by NAME
+col() { row_where "$1" NAME "$2" "$3"; }
+# pct A B: 100*A/B with one decimal
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "0.0"; else printf "%.1f\n", 100 * a / b }'; }
+
+# --- sleepy: compute/sleep 40/60 -----------------------------------------
+rec_sleepy() {
+	stax record -q --off-cpu -o "$T/s.data" -- "$PROG/sleepy-nofp" "$1" >/dev/null 2>"$T/s.err"
+	stax threads -i "$T/s.data" >"$T/s.threads" 2>&1
+	# On a busy machine (other work on these cpus) the thread also waits
+	# preempted; the 60/40 split holds for the rest of its wall time.
+	stax flame --wall --folded -i "$T/s.data" >"$T/s.all" 2>&1
+	grep -v '[[]off-cpu: preempted[]] [0-9]*$' "$T/s.all" >"$T/s.wall"
+	cpu=$(col "$T/s.threads" sleepy-nofp CPU_MS)
+	slms=$(col "$T/s.threads" sleepy-nofp SLEEP)
+	pre=$(pct "$(col "$T/s.threads" sleepy-nofp PREEMPTED)" "$(col "$T/s.threads" sleepy-nofp WALL_MS)")
+	rest=$(awk -v w="$(col "$T/s.threads" sleepy-nofp WALL_MS)" -v p="$(col "$T/s.threads" sleepy-nofp PREEMPTED)" 'BEGIN { print w - p }')
+	sl=$(pct "$slms" "$rest")
+	on=$(pct "$cpu" "$rest")
+	fs=$(share "$T/s.wall" ";main;sleep_phase;.*[[]off-cpu: sleep[]]\$")
+	fc=$(share "$T/s.wall" ";main;compute_phase$K")
+	between "$sl" 45 75 && between "$on" 25 55 && between "$fs" 45 75 && between "$fc" 25 55
+}
+if ! rec_sleepy 1; then
+	echo "# sleepy shares off (sleep $sl%, on-CPU $on%, flame $fs%/$fc%): retrying 2x longer"
+	rec_sleepy 2
+fi
+if between "$sl" 45 75 && between "$on" 25 55; then
+	ok "sleepy: ${sl}% of wall asleep, ${on}% on the CPU (expected ~60/40; ${pre}% preempted left out)"
+else
+	fail "sleepy: ~60% of wall asleep, ~40% on the CPU (preempted left out)" "sleep $sl%, on-CPU $on%: $(tr '\n' '|' <"$T/s.threads" | cut -c1-400)"
+fi
+if between "$fs" 45 75 && between "$fc" 25 55; then
+	ok "sleepy flame --wall (nofp): main;sleep_phase;...[off-cpu: sleep] $fs%, main;compute_phase $fc%"
+else
+	fail "sleepy flame --wall (nofp): main;sleep_phase ~60%, main;compute_phase ~40%" "$fs% and $fc%: $(sort -t' ' -k2 -nr "$T/s.wall" | head -3 | tr '\n' '|' | cut -c1-400)"
+fi
+# the thread is the root of the wall flame: "name/tid"
+if grep -q '^sleepy-nofp/[0-9]*;' "$T/s.wall"; then
+	ok "flame --wall roots are NAME/TID"
+else
+	fail "flame --wall roots are NAME/TID" "$(first_line "$T/s.wall")"
+fi
+# the sleeps' stacks: user main;sleep_phase, then the kernel's nanosleep
+# (time preempted by other work on a busy machine is left out)
+stax flame --off-cpu --folded -i "$T/s.data" >"$T/s.all" 2>&1
+grep '[[]off-cpu: sleep[]] [0-9]*$' "$T/s.all" >"$T/s.off"
+k=$(share "$T/s.off" ";main;sleep_phase;.*nanosleep[^;]*_[[]k[]];.*[[]off-cpu: sleep[]]\$")
+if between "$k" 90 100; then
+	ok "sleepy off-CPU stacks: user main;sleep_phase, then kernel nanosleep ($k%)"
+else
+	fail "sleepy off-CPU stacks: user main;sleep_phase, then kernel nanosleep" "$k%: $(sort -t' ' -k2 -nr "$T/s.off" | head -2 | tr '\n' '|' | cut -c1-400)"
+fi
+# top --off-cpu: sleep_phase's total is the thread's sleep time
+stax top --off-cpu -n 0 -i "$T/s.data" >"$T/s.top" 2>&1
+tm=$(awk '$NF == "sleepy-nofp" && $(NF-1) == "sleep_phase" { print $4 }' "$T/s.top")
+t=$(pct "${tm:-0}" "$(col "$T/s.threads" sleepy-nofp SLEEP)")
+if between "$t" 95 105; then
+	ok "top --off-cpu: sleep_phase total ${tm} ms = $t% of the thread's SLEEP time"
+else
+	fail "top --off-cpu: sleep_phase total = the thread's SLEEP time" "'$tm' ms, $t%: $(head -4 "$T/s.top" | tr '\n' '|' | cut -c1-300)"
+fi
+
+# --- contend: two threads, one mutex --------------------------------------
+rec_contend() {
+	stax record -q --off-cpu -o "$T/c.data" -- "$PROG/contend-nofp" "$1" >/dev/null 2>"$T/c.err"
+	stax threads -i "$T/c.data" >"$T/c.threads" 2>&1
+	# The two workers are the threads with samples; main only joins.
+	# Lock wait over (CPU + lock wait): time preempted by other work on
+	# this shared machine is left out of both sides.
+	lock=$(awk 'NR > 1 && $4 > 100 { printf "%s%.1f", sep, 100 * $9 / ($5 + $9); sep = " " }' "$T/c.threads")
+	stax flame --off-cpu --folded -i "$T/c.data" >"$T/c.off" 2>&1
+	grep ';worker;.*[[]off-cpu: lock[]] [0-9]*$' "$T/c.off" >"$T/c.workers"
+	fl=$(share "$T/c.workers" ";worker;take_lock;[^;]*pthread_mutex_lock;.*futex[^;]*_[[]k[]];.*[[]off-cpu: lock[]]\$")
+	set -- $lock
+	[ $# -eq 2 ] && between "$1" 15 65 && between "$2" 15 65 && between "$fl" 90 100
+}
+if ! rec_contend 1; then
+	echo "# contend off (lock shares '$lock', flame $fl%): retrying 2x longer"
+	rec_contend 2
+fi
+set -- $lock
+if [ $# -eq 2 ] && between "$1" 15 65 && between "$2" 15 65; then
+	ok "contend: each worker waits for the lock $1% and $2% of its CPU+lock time (~33% on an idle machine, more when the holder is preempted)"
+else
+	fail "contend: each worker waits for the lock ~33% of its CPU+lock time" "'$lock': $(tr '\n' '|' <"$T/c.threads" | cut -c1-400)"
+fi
+if between "$fl" 90 100; then
+	ok "contend (nofp): $fl% of the workers' lock waits in worker;take_lock;pthread_mutex_lock;...;futex [k]"
+else
+	fail "contend (nofp): workers' lock waits in worker;take_lock;pthread_mutex_lock;...;futex [k]" "$fl%: $(sort -t' ' -k2 -nr "$T/c.workers" | head -2 | tr '\n' '|' | cut -c1-400)"
+fi
+
+# --- pipewait: a reader blocked on a pipe ---------------------------------
+rec_pipe() {
+	stax record -q --off-cpu -o "$T/p.data" -- "$PROG/pipewait-nofp" "$1" >/dev/null 2>"$T/p.err"
+	stax threads -i "$T/p.data" >"$T/p.threads" 2>&1
+	rd=$(pct "$(col "$T/p.threads" reader READ)" "$(col "$T/p.threads" reader WALL_MS)")
+	stax flame --off-cpu --folded --comm reader -i "$T/p.data" >"$T/p.off" 2>&1
+	fr=$(share "$T/p.off" ";reader_main;wait_for_data;.*pipe_read_[[]k[]];.*[[]off-cpu: read[]]\$")
+	between "$rd" 85 100 && between "$fr" 85 100
+}
+if ! rec_pipe 1; then
+	echo "# pipewait off (read $rd%, flame $fr%): retrying 2x longer"
+	rec_pipe 2
+fi
+if between "$rd" 85 100; then
+	ok "pipewait: reader spends $rd% of its wall in a read"
+else
+	fail "pipewait: reader spends >= 85% of its wall in a read" "$rd%: $(tr '\n' '|' <"$T/p.threads" | cut -c1-400)"
+fi
+if between "$fr" 85 100; then
+	ok "pipewait (nofp): reader_main;wait_for_data;...;pipe_read [k];[off-cpu: read] $fr%"
+else
+	fail "pipewait (nofp): reader waits in reader_main;wait_for_data;...;pipe_read" "$fr%: $(sort -t' ' -k2 -nr "$T/p.off" | head -2 | tr '\n' '|' | cut -c1-400)"
+fi
+# stax info accounts for the off-CPU stacks: complete without frame pointers
+stax info -i "$T/p.data" >"$T/p.info" 2>&1
+c=$(sed -n 's/^off-cpu: .*stacks complete \([0-9.]*\)%$/\1/p' "$T/p.info")
+if between "${c:-0}" 90 100; then
+	ok "info: off-CPU stacks complete $c% (nofp, 4 KiB copies)"
+else
+	fail "info: off-CPU stacks complete >= 90% (nofp)" "'$c': $(grep off-cpu "$T/p.info" | cut -c1-300)"
+fi
+# JSON carries the reasons too
+stax threads --json --comm reader -i "$T/p.data" >"$T/p.json" 2>&1
+if grep -q '"off_cpu":{"other":[0-9.]*,"lock":[0-9.]*,"read":[1-9]' "$T/p.json"; then
+	ok "threads --json: off_cpu by reason"
+else
+	fail "threads --json: off_cpu by reason" "$(first_line "$T/p.json")"
+fi
+
+# --- views on a recording without off-CPU data ------------------------------
+stax record -q -o "$T/plain.data" -- "$PROG/callgraph-fp" 0.2 >/dev/null 2>&1
+stax top --off-cpu -i "$T/plain.data" >"$T/plain.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'no off-CPU time.*--off-cpu' "$T/plain.out"; then
+	ok "top --off-cpu on a plain recording says to record with --off-cpu"
+else
+	fail "top --off-cpu on a plain recording says to record with --off-cpu" "status $rc: $(first_line "$T/plain.out")"
+fi
+
+# --- refusals as an unprivileged user ----------------------------------------
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
+	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+	mkdir -m 755 "$T/bin"
+	mkdir -m 777 "$T/out"
+	cp "$STAX" "$PROG/sleepy-fp" "$T/bin/"
+	chmod 755 "$T/bin/stax" "$T/bin/sleepy-fp"
+	if [ "$paranoid" -gt 1 ]; then
+		timeout 60 setpriv --reuid=nobody --regid="$(id -gn nobody)" --clear-groups \
+			"$T/bin/stax" record --off-cpu -o "$T/out/n.data" -- "$T/bin/sleepy-fp" 0.1 >/dev/null 2>"$T/n.err"
+		rc=$?
+		if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && one_line_error "$T/n.err" &&
+		   grep -q 'off-CPU.*perf_event_paranoid' "$T/n.err" && [ ! -e "$T/out/n.data" ]; then
+			ok "nobody (paranoid $paranoid): --off-cpu refused in one line naming kernel.perf_event_paranoid"
+		else
+			fail "nobody: --off-cpu refused in one line" "status $rc: $(tr '\n' '|' <"$T/n.err" | cut -c1-300)"
+		fi
+	else
+		skip "nobody refused --off-cpu" "kernel.perf_event_paranoid is $paranoid (<= 1 allows it)"
+	fi
+else
+	skip "nobody refused --off-cpu" "needs root, setpriv and the user nobody"
+fi
+
+done_testing

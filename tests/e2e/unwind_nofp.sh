@@ -1,0 +1,154 @@
+#!/bin/sh
+# unwind_nofp.sh - the hybrid unwinder on programs built without frame
+# pointers, against their known call graphs (tests/programs/unwind_*.c;
+# each file's comment gives the expected stacks and its build line):
+#   qsort comparator in libc, a hot signal handler (through __restore_rt),
+#   vDSO, calls through the PLT into a .so, an assembly leaf without CFI,
+# and the point of it all: --unwind fp on a no-frame-pointer build loses
+# the callers, and stax doctor explains that flat profile in one screen.
+# For each program: of the samples whose leaf is the hot function, at
+# least 99% must carry every known frame, root to leaf, in order (library
+# frames such as libc's sort internals may sit between them).
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+# rec NAME PROG [ARGS...]: record with default options into $T/NAME.data
+# and write $T/NAME.folded and $T/NAME.info.
+rec() {
+	_n=$1
+	shift
+	stax record -q -o "$T/$_n.data" -- "$@" >"$T/$_n.out" 2>"$T/$_n.err" &&
+		stax flame -i "$T/$_n.data" --folded >"$T/$_n.folded" 2>>"$T/$_n.err" &&
+		stax info -i "$T/$_n.data" >"$T/$_n.info" 2>>"$T/$_n.err"
+}
+
+# leaf_check NAME LEAF_ERE FULL_ERE WHAT: of the samples whose leaf
+# matches LEAF_ERE (kernel frames stripped), >= 99% must match FULL_ERE;
+# at least MIN (default 100) such samples. Retries once with a longer run.
+leaf_check() {
+	_n=$1 _leaf=$2 _full=$3 _what=$4
+	_tot=$(samples "$T/$_n.folded" "$_leaf$K")
+	_good=$(samples "$T/$_n.folded" "$_full$K")
+	_pct=$(awk -v g="$_good" -v t="$_tot" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	if [ "$_tot" -ge "${MIN:-100}" ] && between "$_pct" 99 100; then
+		ok "$_what: $_pct% of $_tot leaf samples"
+		return 0
+	fi
+	return 1
+}
+
+# check NAME PROG LEAF FULL WHAT: record, check, retry once at scale 2.
+check() {
+	_n=$1 _p=$2 _leaf=$3 _full=$4 _what=$5
+	if [ ! -x "$PROG/$_p" ]; then
+		fail "$_what" "$PROG/$_p is missing (run make programs)"
+		return
+	fi
+	rec "$_n" "$PROG/$_p" && leaf_check "$_n" "$_leaf" "$_full" "$_what" && return
+	rec "$_n" "$PROG/$_p" 2 && leaf_check "$_n" "$_leaf" "$_full" "$_what" && return
+	fail "$_what" "$_pct% of $_tot leaf samples have the full stack (want >= 99% of >= ${MIN:-100}); $(first_line "$T/$_n.err") top: $(sort -k2 -nr -t' ' "$T/$_n.folded" | head -n 2 | cut -c1-300 | tr '\n' '|')"
+}
+
+START=';_start;(.*;)?main;'
+
+# qsort: main -> sort_caller -> libc's qsort internals -> cmp
+for b in nofp fp; do
+	check "qsort-$b" "unwind_qsort-$b" ';cmp' "${START}sort_caller;(.*;)?cmp" \
+		"qsort-$b: main;sort_caller;[libc];cmp"
+done
+# the libc frames are really there (not a lucky direct link)
+if grep -q ';sort_caller;[^;]*qsort[^;]*;' "$T/qsort-nofp.folded"; then
+	ok "qsort-nofp: libc's sort frames between sort_caller and cmp"
+else
+	fail "qsort-nofp: libc's sort frames between sort_caller and cmp" "$(head -n 1 "$T/qsort-nofp.folded" | cut -c1-300)"
+fi
+
+# a hot signal handler: handler <- __restore_rt <- interrupted <- main
+for b in nofp fp; do
+	check "signal-$b" "unwind_signal-$b" ';handler' "${START}interrupted;__restore_rt;handler" \
+		"signal-$b: main;interrupted;__restore_rt;handler"
+done
+
+# vDSO: clock_gettime in a loop, samples inside the vDSO
+VDSO_LEAF=';[^;]*(vdso|do_hres|vread_)[^;]*'
+cs=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+rec vdso "$PROG/unwind_vdso-nofp"
+if [ "$(samples "$T/vdso.folded" "$VDSO_LEAF$K")" -lt 100 ] && ! echo "$cs" | grep -Eq 'tsc|kvm-clock|hyperv'; then
+	skip "vdso: main;clock_loop;clock_gettime;[vdso]" "clocksource $cs: clock_gettime does not run in the vDSO"
+else
+	check vdso unwind_vdso-nofp "$VDSO_LEAF" "${START}clock_loop;(.*;)?${VDSO_LEAF#;}" \
+		"vdso: main;clock_loop;clock_gettime;[vdso]"
+fi
+
+# PLT: every sample (in plt_tiny, in the PLT stub, in the loop) reaches main
+check plt unwind_plt-nofp ';plt_tiny' "${START}plt_loop;plt_tiny" "plt: main;plt_loop;plt_tiny"
+stub=$(samples "$T/plt.folded" ';plt_loop;[^;]*(@plt|unwind_plt-nofp\+0x)[^;]*'"$K")
+all=$(samples "$T/plt.folded")
+good=$(samples "$T/plt.folded" "${START}plt_loop(;[^;]*)?$K")
+pct=$(awk -v g="$good" -v t="$all" 'BEGIN { printf "%.1f", t ? 100 * g / t : 0 }')
+if [ "$stub" -gt 0 ] && between "$pct" 99 100; then
+	ok "plt: $stub samples in the PLT stub, $pct% of all samples reach main;plt_loop"
+else
+	fail "plt: samples in the PLT stub reach main;plt_loop" "$stub in the stub, $pct% of $all reach main"
+fi
+
+# code without CFI: nocfi_leaf (assembly, frame pointer, no .cfi)
+leafaddr=$(nm "$PROG/unwind_nocfi-nofp" 2>/dev/null | awk '$3 == "nocfi_leaf" { print $1 }')
+covered=no
+for r in $(readelf --debug-dump=frames "$PROG/unwind_nocfi-nofp" 2>/dev/null |
+	sed -n 's/.* pc=\([0-9a-f]*\)\.\.\([0-9a-f]*\).*/\1:\2/p'); do
+	if [ $((0x$leafaddr)) -ge $((0x${r%:*})) ] && [ $((0x$leafaddr)) -lt $((0x${r#*:})) ]; then
+		covered=yes
+	fi
+done
+if [ -z "$leafaddr" ] || [ $covered = yes ]; then
+	fail "nocfi: nocfi_leaf has no CFI" "address '$leafaddr', covered by an FDE: $covered"
+else
+	ok "nocfi: nocfi_leaf has no CFI (readelf shows no FDE over it)"
+fi
+check nocfi unwind_nocfi-nofp ';nocfi_leaf' "${START}nocfi_caller;nocfi_leaf" \
+	"nocfi: main;nocfi_caller;nocfi_leaf by frame-pointer fallback"
+
+# no stack from these programs is broken or stops early
+for n in qsort-nofp signal-nofp plt nocfi; do
+	q=$(awk '/verdict:/ { for (i = 1; i <= NF; i++) if ($i == "broken") print $(i + 1) }' "$T/$n.info" | tr -d ',')
+	tot=$(awk '/^samples:/ { print $2 }' "$T/$n.info")
+	if [ -n "$q" ] && [ -n "$tot" ] && [ "$q" -le $((tot / 100)) ]; then
+		ok "$n: stax info: $q of $tot stacks broken (<= 1%)"
+	else
+		fail "$n: stax info: at most 1% broken" "$(grep verdict "$T/$n.info")"
+	fi
+done
+
+# --unwind fp on the same kind of program loses the callers: that is why
+# hybrid exists. callgraph-nofp: main;a;b;leaf_b.
+stax record -q --unwind fp -o "$T/fp.data" -- "$PROG/callgraph-nofp" >/dev/null 2>"$T/fp.err"
+stax flame -i "$T/fp.data" --folded >"$T/fp.folded" 2>>"$T/fp.err"
+rec hyb "$PROG/callgraph-nofp"
+fpct=$(share "$T/fp.folded" ";main;a;b;leaf_b$K")
+hpct=$(share "$T/hyb.folded" ";main;a;b;leaf_b$K")
+fleaf=$(share "$T/fp.folded" ";leaf_b$K")
+if between "$fleaf" 50 100 && between "$fpct" 0 20 && between "$hpct" 65 85; then
+	ok "fp mode loses callers on callgraph-nofp: main;a;b;leaf_b in $fpct% of fp samples, $hpct% of hybrid"
+else
+	fail "fp mode loses callers on callgraph-nofp" "fp $fpct% (leaf_b $fleaf%), hybrid $hpct% (want fp < 20, hybrid ~75)"
+fi
+
+# stax doctor explains the flat profile in one screen: names the program,
+# says it lacks frame pointers, says what to do; and has nothing to say
+# about frame pointers on the hybrid recording of the same program.
+stax doctor -i "$T/fp.data" >"$T/doc.out" 2>&1
+lines=$(wc -l <"$T/doc.out")
+if [ "$lines" -le 24 ] && grep -q 'callgraph-nofp' "$T/doc.out" &&
+	grep -qi 'without frame pointers' "$T/doc.out" && grep -q -- '--unwind hybrid' "$T/doc.out"; then
+	ok "doctor explains the flat fp profile in $lines lines"
+else
+	fail "doctor explains the flat fp profile in one screen" "$lines lines: $(head -n 3 "$T/doc.out" | tr '\n' '|' | cut -c1-300)"
+fi
+stax doctor -i "$T/hyb.data" >"$T/doc2.out" 2>&1
+if grep -qi 'without frame pointers' "$T/doc2.out"; then
+	fail "doctor is quiet about frame pointers on the hybrid recording" "$(head -n 3 "$T/doc2.out" | tr '\n' '|' | cut -c1-300)"
+else
+	ok "doctor is quiet about frame pointers on the hybrid recording"
+fi
+done_testing

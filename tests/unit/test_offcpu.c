@@ -1,0 +1,175 @@
+/* test_offcpu.c - off-CPU intervals from switch samples and SWITCH records.
+ *
+ * Feeds the ingester kernel-format records (the layout perf_event_open
+ * gives the recorder with --off-cpu) and reads the recording back:
+ * pairing of switch-out and switch-in, preemption, stale and lost
+ * records, exits, and intervals still open at the end. */
+#include "test.h"
+#include "profile/profile.h"
+#include "record/ingest.h"
+#include "store/writer.h"
+#include "lib/buf.h"
+#include "lib/util.h"
+
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SWITCH_ID 7
+#define CLOCK_ID 8
+
+static const struct perf_format fmt = {
+	.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+		       PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN,
+	.sample_id_all = true,
+};
+
+static uint64_t rec[64];
+
+static void put_u32x2(size_t *n, uint32_t a, uint32_t b)
+{
+	rec[(*n)++] = (uint64_t)a | (uint64_t)b << 32;
+}
+
+/* A sample of event id by tid at time t with a one-frame user stack. */
+static void sample(struct ingest *g, uint64_t id, uint32_t tid, uint64_t t)
+{
+	struct perf_event_header *h = (void *)rec;
+	size_t n = 1;
+	rec[n++] = id;
+	rec[n++] = 0x401000;                 /* ip */
+	put_u32x2(&n, 100, tid);
+	rec[n++] = t;
+	put_u32x2(&n, 1, 0);                 /* cpu, res */
+	rec[n++] = id == SWITCH_ID ? 1 : 1000000;
+	rec[n++] = 2;                        /* callchain */
+	rec[n++] = PERF_CONTEXT_USER;
+	rec[n++] = 0x401000;
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)(n * 8);
+	ingest_record(g, &fmt, h);
+}
+
+/* A PERF_RECORD_SWITCH of tid at t (misc: SWITCH_OUT, OUT_PREEMPT). */
+static void sw(struct ingest *g, uint16_t misc, uint32_t tid, uint64_t t)
+{
+	struct perf_event_header *h = (void *)rec;
+	size_t n = 1;
+	put_u32x2(&n, 100, tid);
+	rec[n++] = t;
+	put_u32x2(&n, 1, 0);
+	rec[n++] = SWITCH_ID;
+	h->type = PERF_RECORD_SWITCH;
+	h->misc = misc;
+	h->size = (uint16_t)(n * 8);
+	ingest_record(g, &fmt, h);
+}
+
+static void task_exit(struct ingest *g, uint32_t tid, uint64_t t)
+{
+	struct perf_event_header *h = (void *)rec;
+	size_t n = 1;
+	put_u32x2(&n, 100, 1);
+	put_u32x2(&n, tid, 1);
+	rec[n++] = t;
+	put_u32x2(&n, 100, tid);             /* sample_id */
+	rec[n++] = t;
+	put_u32x2(&n, 1, 0);
+	rec[n++] = SWITCH_ID;
+	h->type = PERF_RECORD_EXIT;
+	h->misc = 0;
+	h->size = (uint16_t)(n * 8);
+	ingest_record(g, &fmt, h);
+}
+
+static const struct rec_offcpu *find(const struct profile *p, uint32_t tid, uint64_t start)
+{
+	size_t i;
+	for (i = 0; i < p->noffcpu; i++)
+		if (p->offcpu[i].tid == tid && p->offcpu[i].start == start)
+			return &p->offcpu[i];
+	return NULL;
+}
+
+static size_t count_tid(const struct profile *p, uint32_t tid)
+{
+	size_t i, n = 0;
+	for (i = 0; i < p->noffcpu; i++)
+		n += p->offcpu[i].tid == tid;
+	return n;
+}
+
+int main(void)
+{
+	char path[] = "/tmp/stax-test-offcpu.XXXXXX";
+	struct store_writer w;
+	struct ingest g;
+	struct profile p;
+	const struct rec_offcpu *o;
+	int fd = mkstemp(path);
+
+	if (fd < 0 || store_writer_open(&w, path)) {
+		printf("not ok - offcpu: cannot create %s\n", path);
+		return 1;
+	}
+	close(fd);
+	ingest_init(&g, &w, UNWIND_MODE_FP);
+	ingest_enable_offcpu(&g);
+	ingest_add_switch_id(&g, SWITCH_ID);
+
+	/* tid 10: switch-out sample, its SWITCH_OUT record, then the switch-in */
+	sample(&g, SWITCH_ID, 10, 1000);
+	sw(&g, PERF_RECORD_MISC_SWITCH_OUT, 10, 1001);
+	sw(&g, 0, 10, 5000);
+	/* tid 10 again: preempted, no stack sample */
+	sw(&g, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT, 10, 6000);
+	sw(&g, 0, 10, 6500);
+	/* a CPU sample is a sample, not an interval */
+	sample(&g, CLOCK_ID, 10, 7000);
+	/* tid 11: a switch-out that arrives after the switch-in that follows it */
+	sw(&g, 0, 11, 9000);
+	sample(&g, SWITCH_ID, 11, 8000);
+	sw(&g, 0, 11, 9500);
+	/* tid 12: the switch-in of the first switch-out was lost */
+	sample(&g, SWITCH_ID, 12, 10000);
+	sample(&g, SWITCH_ID, 12, 20000000);
+	sw(&g, 0, 12, 20001000);
+	/* tid 13 exits: its last switch-out is no wait */
+	task_exit(&g, 13, 30000000);
+	sample(&g, SWITCH_ID, 13, 30000100);
+	sw(&g, PERF_RECORD_MISC_SWITCH_OUT, 13, 30000101);
+	/* tid 14: still off the CPU when recording stops */
+	sample(&g, SWITCH_ID, 14, 35000000);
+	ingest_finish(&g, 40000000);
+	store_flush(&w, CHUNK_DATA);
+	store_writer_close(&w);
+	ingest_release(&g);
+
+	if (profile_load(&p, path)) {
+		printf("not ok - offcpu: the recording does not load\n");
+		unlink(path);
+		return 1;
+	}
+	p.no_live_symbols = true;
+	CHECK(p.nsamples == 1, "offcpu: the cpu-clock sample is a sample, switch samples are not");
+	o = find(&p, 10, 1000);
+	CHECK(o && o->duration == 4000 && o->stack && o->reason == OFFCPU_OTHER && !(o->flags & OFFCPU_F_OPEN),
+	      "offcpu: switch-out sample + switch-in = one interval with the sample's time and stack");
+	o = find(&p, 10, 6000);
+	CHECK(o && o->duration == 500 && o->reason == OFFCPU_PREEMPT && !o->stack,
+	      "offcpu: SWITCH_OUT_PREEMPT without a sample: preempted, no stack");
+	CHECK(count_tid(&p, 10) == 2, "offcpu: tid 10 has exactly two intervals");
+	CHECK(count_tid(&p, 11) == 0, "offcpu: a switch-out older than the last switch-in is dropped");
+	o = find(&p, 12, 20000000);
+	CHECK(o && o->duration == 1000 && count_tid(&p, 12) == 1,
+	      "offcpu: a lost switch-in does not stretch an interval over CPU time");
+	CHECK(count_tid(&p, 13) == 0, "offcpu: the switch-out after an exit is no interval");
+	o = find(&p, 14, 35000000);
+	CHECK(o && o->duration == 5000000 && (o->flags & OFFCPU_F_OPEN),
+	      "offcpu: an interval open at the end ends there, flagged open");
+	CHECK(p.noffcpu == 4, "offcpu: four intervals in all");
+	profile_release(&p);
+	unlink(path);
+	TEST_DONE();
+}
