@@ -23,6 +23,7 @@ libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzze
 linux-perf:/usr/bin/perf
 util-linux:/usr/bin/setpriv
 binutils:/usr/bin/objdump
+debuginfod:/usr/bin/debuginfod
 golang-go:/usr/bin/go
 chromium:/usr/bin/chromium
 libxml2-utils:/usr/bin/xmllint

@@ -1,0 +1,66 @@
+#!/bin/sh
+# debuginfod.sh - debug info fetched from a debuginfod server when
+# DEBUGINFOD_URLS is set, and never asked for otherwise.
+#
+# Fixture: tests/programs/inline.c built with gcc -O2 -g, then stripped of
+# everything (no .symtab, no debuglink); its debug file is served by a
+# local `debuginfod -F DIR` on a free port, with a private client cache.
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+if ! command -v debuginfod >/dev/null 2>&1; then
+	skip "debuginfod" "the debuginfod server is not installed (apt-get install debuginfod)"
+	exit 0
+fi
+mkdir -p "$T/srv"
+if ! gcc -O2 -g -I"$ROOT/tests/programs" -o "$T/prog" "$ROOT/tests/programs/inline.c" 2>"$T/cc.err" ||
+	! objcopy --only-keep-debug "$T/prog" "$T/srv/prog.debug" || ! strip --strip-all "$T/prog"; then
+	fail "build the fixture" "$(first_line "$T/cc.err")"
+	done_testing
+fi
+BID=$(readelf -n "$T/prog" | awk '/Build ID/ {print $3}')
+
+# without DEBUGINFOD_URLS: no network, no names for the stripped binary
+env -u DEBUGINFOD_URLS "$STAX" record -q -o "$T/off.data" -- "$T/prog" 0.3 >/dev/null 2>"$T/off.err"
+if env -u DEBUGINFOD_URLS "$STAX" top -n 0 -i "$T/off.data" 2>/dev/null | grep -q "outer_work"; then
+	fail "off without DEBUGINFOD_URLS" "outer_work was named without a debug source"
+else
+	ok "off without DEBUGINFOD_URLS: the stripped binary stays unnamed"
+fi
+
+PORT=$((20000 + $$ % 20000))
+debuginfod -F "$T/srv" -p "$PORT" -d "$T/db.sqlite" >"$T/server.log" 2>&1 &
+bg_add $!
+export DEBUGINFOD_URLS="http://127.0.0.1:$PORT" DEBUGINFOD_CACHE_PATH="$T/cache"
+# probe with a fresh cache each time: the client caches misses
+if ! wait_for "rm -rf '$T/probe'; DEBUGINFOD_CACHE_PATH='$T/probe' debuginfod-find debuginfo $BID >/dev/null 2>&1" 20; then
+	skip "debuginfod" "the local server did not serve the file in 20 s: $(tail -n 1 "$T/server.log")"
+	done_testing
+fi
+stax record -q -o "$T/on.data" -- "$T/prog" 1 >/dev/null 2>"$T/on.err" || fail "record" "$(first_line "$T/on.err")"
+stax flame --folded -i "$T/on.data" >"$T/on.folded" 2>/dev/null
+s=$(share "$T/on.folded" ";main;outer_work;mix_step;hot_kernel$K")
+if between "$s" 50 95; then
+	ok "names and inline frames from debuginfod ($s% in main;outer_work;mix_step;hot_kernel)"
+else
+	fail "names and inline frames from debuginfod" "$s% in main;outer_work;mix_step;hot_kernel"
+fi
+stax info -i "$T/on.data" >"$T/on.info" 2>&1
+if grep -q " prog .*debuginfod, lines from debuginfod" "$T/on.info"; then
+	ok "info: symbols of prog came from debuginfod"
+else
+	fail "info: symbols of prog came from debuginfod" "$(grep ' prog ' "$T/on.info")"
+fi
+
+# a server that does not answer: the query still finishes, unnamed
+export DEBUGINFOD_URLS="http://127.0.0.1:9" DEBUGINFOD_CACHE_PATH="$T/cache2" DEBUGINFOD_TIMEOUT=2
+start=$(date +%s)
+stax top -n 3 -i "$T/off.data" >"$T/dead.out" 2>"$T/dead.err"
+rc=$?
+el=$(($(date +%s) - start))
+if [ "$rc" -eq 0 ] && [ "$el" -le 15 ]; then
+	ok "an unreachable server costs at most the timeout (${el}s)"
+else
+	fail "an unreachable server costs at most the timeout" "status $rc after ${el}s: $(first_line "$T/dead.err")"
+fi
+done_testing
