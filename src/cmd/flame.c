@@ -12,6 +12,7 @@ const char cmd_flame_help[] =
 "usage: stax flame [-i FILE] [--folded | --svg [-o FILE] [--title TEXT]] [-d DEPTH]\n"
 "                  [--threshold PCT] [--json]\n"
 "                  [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
+"                  [--no-inline] [--lines]\n"
 "\n"
 "The call tree, root first: each line is a frame with the share and count\n"
 "of samples that passed through it, children indented under their caller,\n"
@@ -37,6 +38,9 @@ const char cmd_flame_help[] =
 "                    samples count their period as time, off-CPU intervals\n"
 "                    their duration (ending in [off-cpu: REASON])\n"
 "  --json            print the tree as JSON\n"
+"  --no-inline       fold inlined functions into the function holding their\n"
+"                    code (by default each is a frame of its own)\n"
+"  --lines           one frame per source line: 'name (file.c:LINE)'\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
 
 int cmd_flame(int argc, char **argv)

@@ -5,10 +5,14 @@
 
 const char cmd_script_help[] =
 "usage: stax script [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
+"                   [--no-demangle] [--no-inline]\n"
 "\n"
 "Every sample as a block: command, pid/tid, cpu, time in seconds, period\n"
 "and event, then one line per frame, leaf first: address, function\n"
-"(or module+0xoffset) and module. Like perf script.\n"
+"(or module+0xoffset), module, file:line when DWARF has it, and\n"
+"'(inlined)' for a function inlined into the frame below it (--json:\n"
+"\"inlined\", \"file\", \"line\"). Like perf script. --no-inline folds\n"
+"inlined functions into the function holding their code.\n"
 "Reads stax.data unless -i is given; --json prints JSON.\n";
 
 int cmd_script(int argc, char **argv)

@@ -8,6 +8,7 @@
 const char cmd_top_help[] =
 "usage: stax top [-i FILE] [-n N] [--sort self|total] [--off-cpu] [--json]\n"
 "                [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
+"                [--no-inline] [--lines]\n"
 "\n"
 "Functions with their self samples (the function was running) and total\n"
 "samples (the function was on the stack), with percentages of the samples\n"
@@ -20,6 +21,9 @@ const char cmd_top_help[] =
 "                    (often a kernel function), total any frame on the\n"
 "                    way; milliseconds and percent of the off-CPU time\n"
 "  --json            print JSON\n"
+"  --no-inline       fold inlined functions into the function holding their\n"
+"                    code (by default each is a frame of its own)\n"
+"  --lines           one row per source line: 'name (file.c:LINE)'\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
 
 int cmd_top(int argc, char **argv)
