@@ -39,6 +39,10 @@ struct sym_dwarf {
 	struct dw_func *funcs;   /* sorted by lo once sorted == nfuncs */
 	size_t nfuncs, cap, sorted;
 	struct hmap cus;         /* CU offset -> 1: already indexed */
+	struct hmap abs;         /* relative file name pointer -> index in absv */
+	const char **absv;       /* "comp_dir/file" for relative names (arena) */
+	const char **relv;
+	size_t nabs, capabs, caprel;
 	bool all_indexed;
 	bool have_aranges;
 };
@@ -62,6 +66,7 @@ struct sym_dwarf *sym_dwarf_open(const char *path)
 	d->dw = dw;
 	d->fd = fd;
 	hmap_init(&d->cus);
+	hmap_init(&d->abs);
 	d->have_aranges = dwarf_getaranges(dw, &ar, &nar) == 0 && nar > 0;
 	return d;
 }
@@ -73,7 +78,10 @@ void sym_dwarf_free(struct sym_dwarf *d)
 	dwarf_end(d->dw);
 	close(d->fd);
 	free(d->funcs);
+	free(d->absv);
+	free(d->relv);
 	hmap_release(&d->cus);
+	hmap_release(&d->abs);
 	free(d);
 }
 
@@ -244,6 +252,40 @@ static const char *file_at(Dwarf_Die *cu, Dwarf_Word idx)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/* A relative file name made absolute with the unit's DW_AT_comp_dir, so
+ * a source file can be opened from anywhere; one copy per name (libdw's
+ * strings live as long as the Dwarf, so their pointers are the keys). */
+static const char *absolute(struct sym_dwarf *d, Dwarf_Die *cu, const char *f, struct sym_arena *a)
+{
+	Dwarf_Attribute at;
+	const char *dir;
+	uint64_t key;
+	uint32_t idx;
+	char *j;
+	if (!f || f[0] == '/')
+		return f;
+	key = (uint64_t)(uintptr_t)f;
+	for (;; key = hash_mix(key, 0x61)) {
+		if (!hmap_get(&d->abs, key, &idx))
+			break;
+		if (d->relv[idx] == f)
+			return d->absv[idx];
+	}
+	dir = dwarf_attr(cu, DW_AT_comp_dir, &at) ? dwarf_formstring(&at) : NULL;
+	GROW(d->absv, d->capabs, d->nabs + 1);
+	GROW(d->relv, d->caprel, d->nabs + 1);
+	if (dir && *dir) {
+		j = xasprintf("%s/%s", dir, f);
+		d->absv[d->nabs] = sym_arena_strdup(a, j);
+		free(j);
+	} else {
+		d->absv[d->nabs] = f;
+	}
+	d->relv[d->nabs] = f;
+	hmap_put(&d->abs, key, (uint32_t)d->nabs);
+	return d->absv[d->nabs++];
+}
+
 size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *out,
 			size_t max, struct sym_arena *a, bool demangle)
 {
@@ -292,6 +334,8 @@ size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *ou
 	}
 	if (n < max)
 		out[n++] = (struct sym_frame){ die_name(&fn, a, demangle), file, lineno, false };
+	for (i = 0; i < n; i++)
+		out[i].file = absolute(d, &cu, out[i].file, a);
 	free(chain);
 	return n;
 }

@@ -64,7 +64,8 @@ function hotLoopJs(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s * 31 + i
 function driverJs() { const end = Date.now() + 1000; let t = 0; while (Date.now() < end) t += hotLoopJs(100000); return t; }
 console.log(driverJs() > 0);
 EOF
-stax record -o "$T/n.data" -- node --perf-basic-prof "$T/hot.js" >/dev/null 2>"$T/n.err" ||
+# from $T: node --perf-basic-prof also writes an isolate-*-v8.log to its cwd
+(cd "$T" && stax record -o "$T/n.data" -- node --perf-basic-prof "$T/hot.js" >/dev/null 2>"$T/n.err") ||
 	fail "record node" "$(first_line "$T/n.err")"
 stax flame --folded -i "$T/n.data" >"$T/n.folded" 2>/dev/null
 jit_cleanup "$T/n.data"
