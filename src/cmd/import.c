@@ -28,16 +28,6 @@ const char cmd_import_help[] =
 "                    sampling event in the file)\n"
 "  -q, --quiet       no summary\n";
 
-static void format_size(char *out, size_t n, uint64_t bytes)
-{
-	if (bytes >= 10ull << 20)
-		snprintf(out, n, "%.1f MiB", bytes / 1048576.0);
-	else if (bytes >= 10ull << 10)
-		snprintf(out, n, "%.1f KiB", bytes / 1024.0);
-	else
-		snprintf(out, n, "%" PRIu64 " bytes", bytes);
-}
-
 static bool same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;

@@ -4,6 +4,7 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,4 +160,14 @@ const char *path_base(const char *path)
 {
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
+}
+
+void format_size(char *out, size_t n, uint64_t bytes)
+{
+	if (bytes >= 10ull << 20)
+		snprintf(out, n, "%.1f MiB", bytes / 1048576.0);
+	else if (bytes >= 10ull << 10)
+		snprintf(out, n, "%.1f KiB", bytes / 1024.0);
+	else
+		snprintf(out, n, "%" PRIu64 " bytes", bytes);
 }

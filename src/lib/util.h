@@ -53,4 +53,7 @@ int parse_u64(const char *s, uint64_t *out);
 /* Last path component (borrowed pointer into path). */
 const char *path_base(const char *path);
 
+/* "812 bytes", "15.8 KiB", "263.1 MiB" into out[0..n). */
+void format_size(char *out, size_t n, uint64_t bytes);
+
 #endif

@@ -300,16 +300,6 @@ static void put_header_meta(struct recorder *r)
 	buf_release(&cmd);
 }
 
-static void format_size(char *out, size_t n, uint64_t bytes)
-{
-	if (bytes >= 10ull << 20)
-		snprintf(out, n, "%.1f MiB", bytes / 1048576.0);
-	else if (bytes >= 10ull << 10)
-		snprintf(out, n, "%.1f KiB", bytes / 1024.0);
-	else
-		snprintf(out, n, "%" PRIu64 " bytes", bytes);
-}
-
 static void summary(struct recorder *r)
 {
 	char size[32];
