@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 
@@ -95,9 +96,17 @@ static size_t ring_pages(const struct recorder *r)
 	if (r->o->off_cpu)
 		pages *= 4; /* a switch-heavy program writes in bursts */
 	if (geteuid() != 0) {
-		/* stay under kernel.perf_event_mlock_kb for all cpus together */
+		/* A user may lock kernel.perf_event_mlock_kb per online cpu
+		 * for all their rings, and beyond that up to ulimit -l more
+		 * (the kernel's perf_mmap rule). Keep half of the latter for
+		 * other tools; stack copies need the room (~33 KiB a sample). */
 		long kb = sysctl_read("/proc/sys/kernel/perf_event_mlock_kb", 516);
-		size_t fit = (size_t)kb / 4 / (size_t)r->ncpus;
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		struct rlimit rl;
+		size_t budget = (size_t)kb * (size_t)(online > 0 ? online : 1), fit;
+		if (!getrlimit(RLIMIT_MEMLOCK, &rl))
+			budget += rl.rlim_cur == RLIM_INFINITY ? 65536 : (size_t)(rl.rlim_cur / 1024 / 2);
+		fit = budget / 4 / (size_t)r->ncpus;
 		while (pages > 1 && pages + 1 > fit)
 			pages /= 2;
 	}
