@@ -3,7 +3,7 @@
 #   make run      profile the bundled demo and print where its time went
 #   make check    build and run every test; last line "N passed, N failed"
 #   make bench    measure stax against perf (bench/report.md)
-#   make fuzz     run the fuzz targets longer (FUZZ_SECONDS=300)
+#   make fuzz     run the fuzz targets longer (FUZZ_SECONDS=300; FUZZ_ONLY=NAME for one)
 
 CC ?= cc
 CFLAGS ?= -O2 -g

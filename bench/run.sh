@@ -11,6 +11,10 @@
 # bench/report.awk from bench/work/report.tsv) and prints the tables.
 # Scratch files go to bench/work/ (gitignored). BENCH_WORK and BENCH_OUT
 # move the scratch directory and the reports (tests/e2e/bench_quick.sh).
+# BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
+# 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9);
+# section 6 comes with record or answer. Example:
+#   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
 # against its reference measured in the same run: repetitions interleave
@@ -24,6 +28,7 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 case ${QUICK:-0} in "" | 0) QUICK=0 ;; *) QUICK=1 ;; esac
+ONLY=${BENCH_ONLY:-}
 W=${BENCH_WORK:-bench/work}
 OUT=${BENCH_OUT:-bench}
 TSV=$W/report.tsv
@@ -37,6 +42,14 @@ die() { echo "bench: error: $*" >&2; exit 1; }
 say() { echo "# $*" >&2; }
 tsv() { printf '%s' "$1"; shift; for f in "$@"; do printf '\t%s' "$f"; done; printf '\n'; } >>"$TSV"
 
+# verdict MET N: a section's status from its rows' verdicts.
+verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then echo met; else echo "not met ($1 of $2 rows met)"; fi; }
+# want SECTION: whether BENCH_ONLY asks for it (everything when unset).
+want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
+for sec in $(echo "$ONLY" | tr ',' ' '); do
+	case $sec in record | startup | answer | unwind | symbols | switch) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch)" ;; esac
+done
 [ -x ./stax ] || die "./stax is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
 command -v perf >/dev/null || die "perf is missing (run sh scripts/deps.sh --bench as root)"
@@ -45,6 +58,7 @@ mkdir -p "$W" || exit 1
 rm -f "$W"/*.data "$W"/*.data.old "$W"/*.t "$W"/*.err
 : >"$TSV"
 : >"$RAW"
+: >"$W/answer.tsv"
 cc -O2 -o "$BR" bench/benchrun.c || die "cannot build bench/benchrun.c"
 # A private copy of ./stax: a rebuild during the run must not change it.
 cp ./stax "$STAX" || die "cannot copy ./stax to $STAX"
@@ -52,9 +66,11 @@ cp ./stax "$STAX" || die "cannot copy ./stax to $STAX"
 if [ "$QUICK" = 1 ]; then
 	REPS=1 REPS_TRUE=1 XZ_BYTES=100000 PY_N=300000 SCALE=0.04
 	BIG_SCALE=1 DW_SCALE=0.7
+	SB_FUNCS=100 SB_SECS=0.5 SYN_SAMPLES=20000 SYN_ADDRS=2000 PP_N=5000 REPS_SW=1
 else
 	REPS=3 REPS_TRUE=5 XZ_BYTES=2000000 PY_N=20000000 SCALE=0.6
 	BIG_SCALE=70 DW_SCALE=20
+	SB_FUNCS=4000 SB_SECS=50 SYN_SAMPLES=1000000 SYN_ADDRS=50000 PP_N=200000 REPS_SW=5
 fi
 
 # --- workloads ----------------------------------------------------------
@@ -119,7 +135,7 @@ samples_of() {
 
 # --- machine ------------------------------------------------------------
 tsv M date "$(date -u '+%Y-%m-%d %H:%M UTC')"
-tsv M mode "$([ "$QUICK" = 1 ] && echo "QUICK (tiny workloads, 1 repetition: numbers are not meaningful)" || echo "full")"
+tsv M mode "$([ "$QUICK" = 1 ] && echo "QUICK (tiny workloads, 1 repetition: numbers are not meaningful)" || echo "full")${ONLY:+ (BENCH_ONLY=$ONLY: other sections not run)}"
 tsv M machine "$(uname -srm), $(nproc) CPUs, $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)"
 tsv M stax "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
 tsv M perf "$(perf version 2>/dev/null)"
@@ -130,6 +146,8 @@ tsv M perf_event_paranoid "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/nul
 tsv M event "cpu-clock (this VM has no hardware PMU)"
 
 # --- 1, 2, 3: recording overhead, file size, stack quality ---------------
+# (Each section's block is an unindented "if want NAME; then ... fi".)
+if want record; then
 QUAL_WLS="callgraph-nofp threads-nofp python"
 : >"$W/quality.tsv"
 for wl in $WLS; do
@@ -253,7 +271,6 @@ END {
 	printf "%s %s %s %s\n", m1 + 0, n1 + 0, m2 + 0, n2 + 0 > (W "/verdicts12")
 }' "$RAW"
 read -r m1 n1 m2 n2 <"$W/verdicts12"
-verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then echo met; else echo "not met ($1 of $2 rows met)"; fi; }
 
 tsv S 1 "1. Recording overhead"
 tsv T 1 "stax record --unwind fp no slower than perf record -g (median ratio <= 1.05, 5% for noise); stax record (hybrid) within 10% of perf record -g (<= 1.10) and below perf --call-graph dwarf,8192, in both the workload's wall time and the total CPU time" "$(verdict "$m1" "$n1")"
@@ -287,8 +304,10 @@ tsv C 3 workload:s recording:s "unwound by:s" samples:n rooted:n "rooted %:n" ve
 [ -f "$W/rows3" ] && cat "$W/rows3" >>"$TSV"
 rm -f "$W/rows3"
 tsv N 3 "From the 999 Hz recordings of section 1 (last repetition). A sample reaches the root when a frame is main, __libc_start_call_main, __libc_start_main, _start, start_thread, clone, clone3 or Py_BytesMain (the list stax info uses; bench/roots.awk). 'unwound by perf' is perf script's own unwinding; 'unwound by stax' is stax reading the same file (for perf's DWARF files, stax's unwinder on perf's stack copies)."
+fi # record
 
 # --- 4: start-up ----------------------------------------------------------
+if want startup; then
 say "start-up"
 rep=1
 : >"$W/true.tsv"
@@ -333,7 +352,10 @@ tsv C 4 "ms:r" "vs perf record:r" verdict:s command:s
 cat "$W/rows4" >>"$TSV"
 tsv N 4 "Median [min-max] of $REPS_TRUE interleaved runs. perf's default start-up includes about 1 s at exit waiting for its BPF side-band thread's poll timeout; --no-bpf-event removes it."
 
+fi # startup
+
 # --- 5, 6: answer time and memory on a big recording ---------------------
+if want answer; then
 # threads-fp under perf record -g at 9999 Hz: cpu-clock counts each
 # thread's CPU time, so the sample count (about 1 million at full scale)
 # does not depend on how busy the machine is, only the wall time does.
@@ -441,6 +463,9 @@ tsv C 5b "s:r" "vs perf report:r" "x faster:n" verdict:s command:s
 cat "$TSV.rows" >>"$TSV"
 rm -f "$TSV.rows"
 tsv N 5b "DWARF: $dwrec ($DWN samples in $DWS s). Frame pointers: the section 5 recording ($BIGN samples in $BIGS s).$([ "$QUICK" = 1 ] && echo ' QUICK mode: both recordings are about 1 s, not 30 s.')"
+fi # answer
+
+if want record || want answer; then
 
 tsv S 6 "6. Memory"
 tsv T 6 "none set (context: peak RSS)" "n/a"
@@ -454,10 +479,12 @@ for hz in 999 9999; do
 done
 awk -F '\t' '$4 ~ /^[0-9]+$/ { if ($4 > m[$1]) m[$1] = $4; c[$1] = $6; if (!($1 in seen)) { seen[$1] = 1; o[++n] = $1 } }
 END { for (i = 1; i <= n; i++) printf "R\t6\tquery: %s\t%.1f\t%s\n", o[i], m[o[i]] / 1024, c[o[i]] }' "$W/answer.tsv" >>"$TSV"
-printf 'R\t6\timport of the big recording\t%s\t%s\n' "$(awk '$4 ~ /^[0-9]+$/ { printf "%.1f", $4 / 1024; exit }' "$W/big.import.t")" "$impcmd" >>"$TSV"
+[ -s "$W/big.import.t" ] && printf 'R\t6\timport of the big recording\t%s\t%s\n' "$(awk '$4 ~ /^[0-9]+$/ { printf "%.1f", $4 / 1024; exit }' "$W/big.import.t")" "$impcmd" >>"$TSV"
 tsv N 6 "Peak RSS is wait4's ru_maxrss (what /usr/bin/time %M reports): the largest of the process tree, so a recorder row is max(recorder, workload); callgraph-nofp itself stays near 1 MiB. Largest over repetitions."
+fi # record or answer
 
 # --- 7: unwinder micro-benchmark ------------------------------------------
+if want unwind; then
 say "unwinder"
 tsv S 7 "7. Unwinder"
 tsv C 7 what:s value:n unit:s verdict:s command:s
@@ -505,12 +532,205 @@ else
 fi
 tsv T 7 "warm unwinding at most 10 ns/frame; a libc table built in under 50 ms" "$(verdict "$m7" "$n7")"
 tsv N 7 "Built with: $ub (and the same for bench/bench_tables.c). libunwind unwinds the live stack of the same recursion in-process; stax unwinds the copied stack through its find callback, as the recorder does. Cold: utable_load() wall time (file open, parse, compile; the file is in the page cache)."
+fi # unwind
+
+# --- 8: symbolization (issue 6) -------------------------------------------
+# bench/symbench/gen.sh writes a C program of SB_FUNCS functions made of
+# always_inline helpers (built -O2 -g), so that samples spread over tens of
+# thousands of addresses, most of them inside inlined code. perf records it
+# with -g at a fixed period of 50 us of CPU time; symbench stops after
+# SB_SECS seconds of its own CPU time, so the sample count (about a million
+# at full scale) does not depend on how busy the machine is.
+if want symbols; then
+SB=$(cd "$W" && pwd)/symbench-$SB_FUNCS
+SBP=$W/sb.perf.data
+SBX=$W/sb.stax.data
+SYN=$W/sb.synth.data
+if [ ! -x "$SB" ] || [ bench/symbench/gen.sh -nt "$SB" ]; then
+	say "symbolization: building $SB"
+	rm -f "$SB"
+	sh bench/symbench/gen.sh "$SB.c" "$SB_FUNCS" && cc -O2 -g -o "$SB" "$SB.c" 2>"$W/sb.cc.err"
+fi
+sbrec="perf record --no-bpf-event -e cpu-clock -c 50000 -g -o $SBP -- $SB $SB_SECS"
+rm -f "$SBP" "$SBP.old"
+say "symbolization: recording $SB_SECS CPU seconds of symbench"
+if [ -x "$SB" ]; then timed sb.rec "$sbrec"; else echo "- - - - 255" >"$W/sb.rec.t"; fi
+SBN=$(samples_of "$W/sb.rec.err")
+# Unique addresses: every frame of every sample (what a symbolizer
+# resolves), and those in symbench itself.
+perf script -F ip,dso -i "$SBP" 2>/dev/null | awk 'NF { if (!($1 in u)) { u[$1] = 1; n++; if (index($0, "/symbench-")) m++ } }
+	END { print n + 0, m + 0 }' >"$W/sb.addrs"
+read -r SBU SBUS <"$W/sb.addrs"
+# The synthetic recording: exactly SYN_SAMPLES samples over SYN_ADDRS leaf
+# addresses of symbench, no symbols chunk (bench/symbench/mkrec.c).
+mkb="cc -O2 -Isrc -D_GNU_SOURCE -o $W/mkrec bench/symbench/mkrec.c build/src/store/*.o build/src/lib/*.o -lzstd"
+rm -f "$SYN"
+SYNU=- SYNN=-
+if [ -x "$SB" ] && eval "$mkb" 2>"$W/mkrec.err" &&
+	objdump -d --no-show-raw-insn "$SB" | awk '/^ +[0-9a-f]+:/ { print $1 }' |
+	"$W/mkrec" "$SB" "$SYN" "$SYN_SAMPLES" "$SYN_ADDRS" 2>"$W/mkrec.out"; then
+	read -r SYNN SYNU <<EOS
+$(sed -n 's/^mkrec: \([0-9]*\) samples over \([0-9]*\) addresses.*/\1 \2/p' "$W/mkrec.out")
+EOS
+else
+	say "mkrec failed: $(head -n 2 "$W/mkrec.err" "$W/mkrec.out" 2>/dev/null | tr '\n' ' ')"
+fi
+SBQ="perf-report stax-import stax-top-perfdata stax-top stax-flame stax-top-synth"
+: >"$W/sym.tsv"
+rep=1
+while [ "$rep" -le "$REPS" ]; do
+	say "symbolization, repetition $rep of $REPS"
+	for q in $SBQ; do
+		case $q in
+		perf-report) c="perf report -i $SBP --stdio --inline" ;;
+		stax-import) c="$STAX import -q $SBP -o $SBX"; rm -f "$SBX" ;;
+		stax-top-perfdata) c="$STAX top -i $SBP -n 20" ;;
+		stax-top) c="$STAX top -i $SBX -n 20" ;;
+		stax-flame) c="$STAX flame -i $SBX" ;;
+		stax-top-synth) c="$STAX top -i $SYN -n 20" ;;
+		esac
+		timed "sb.$q" "$c"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$q" "$rep" "$(field "$W/sb.$q.t" 1)" "$(field "$W/sb.$q.t" 4)" "$(field "$W/sb.$q.t" 5)" "$c" >>"$W/sym.tsv"
+	done
+	rep=$((rep + 1))
+done
+awk -F '\t' -v W="$W" -v n="$SBN" -v u="$SBU" -v sn="$SYNN" -v su="$SYNU" '
+function sortl(list, a,    n, i, j, t) { n = split(list, a, " "); for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }; return n }
+function med(list,    a, n) { n = sortl(list, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+function tri(list,    a, n) { if (list == "") return "-"; n = sortl(list, a); return sprintf("%.3f %.3f %.3f", med(list), a[1], a[n]) }
+{ t[$1, $2] = $3; rss[$1] = ($4 ~ /^[0-9]+$/ && $4 > rss[$1]) ? $4 : rss[$1]; st[$1, $2] = $5; c[$1] = $6; if ($2 > nr) nr = $2 }
+END {
+	nq = split("perf-report stax-import stax-top-perfdata stax-top stax-flame stax-top-synth", q, " ")
+	what["perf-report"] = "perf report --stdio --inline on perf.data (reference)"
+	what["stax-import"] = "stax import: perf.data to a stax recording, every address symbolized with inlines"
+	what["stax-top-perfdata"] = "stax top on perf.data (reads, unwinds and symbolizes on the fly)"
+	what["stax-top"] = "stax top on the imported recording (symbols from its symbols chunk)"
+	what["stax-flame"] = "stax flame on the imported recording"
+	what["stax-top-synth"] = "stax top on the synthetic recording (no symbols chunk: symbolizes every address)"
+	for (i = 1; i <= nq; i++) {
+		s = ""; rat = ""; fast = ""
+		for (r = 1; r <= nr; r++) {
+			if (st[q[i], r] != "0" || t[q[i], r] !~ /^[0-9.]+$/) continue
+			s = s " " t[q[i], r]
+			if (st["perf-report", r] == "0" && t["perf-report", r] > 0 && t[q[i], r] > 0) {
+				rat = rat " " t[q[i], r] / t["perf-report", r]; fast = fast " " t["perf-report", r] / t[q[i], r]
+			}
+		}
+		smp = q[i] == "stax-top-synth" ? sn : n; adr = q[i] == "stax-top-synth" ? su : u
+		v = "-"
+		if (q[i] == "stax-import" || q[i] == "stax-top-synth") {
+			if (s == "" || med(s) >= 2) v = "not met"
+			else if (smp !~ /^[0-9]+$/ || smp < 950000 || adr < 50000) v = "not met (under 2 s, but " smp " samples over " adr " addresses, not 1M over 50,000)"
+			else v = "met"
+			nv++; if (v == "met") mv++
+		}
+		printf "R\t8\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", what[q[i]], smp, adr, tri(s), tri(rat),
+			fast == "" ? "-" : sprintf("%.1f", med(fast)), rss[q[i]] == "" ? "-" : sprintf("%.1f", rss[q[i]] / 1024), v, c[q[i]]
+	}
+	printf "%d %d\n", mv, nv > (W "/verdict8")
+}' "$W/sym.tsv" >"$W/rows8"
+read -r m8 n8 <"$W/verdict8"
+tsv S 8 "8. Symbolization (issue 6)"
+tsv T 8 "a recording of 1 million samples over 50,000 unique addresses symbolized, inline expansion on, in under 2 s: stax import of perf.data (every address of every frame) and stax top on the synthetic recording" "$(verdict "$m8" "$n8")"
+tsv C 8 what:s samples:n "unique addresses:n" "s:r" "vs perf report:r" "x faster:n" "peak RSS MiB:n" verdict:s command:s
+cat "$W/rows8" >>"$TSV"
+sbs=$(field "$W/sb.rec.t" 1)
+tsv N 8 "The perf.data: $sbrec ($SBN samples, recorded in $sbs s; workload: sh bench/symbench/gen.sh OUT.c $SB_FUNCS, cc -O2 -g). Its unique addresses count every frame of every sample, kernel included ($SBUS of them in symbench itself): perf script -F ip,dso | sort -u. Median [min-max] of $REPS interleaved repetitions; ratios against perf report in the same repetition; output to /dev/null."
+tsv N 8 "What each row measures: stax import reads perf.data, keeps its frame-pointer chains and resolves every sampled address once (function, inline chain, file and line) into the recording's symbols chunk, as stax record does at stop: that is the symbolization time. stax top on the import only reads that chunk. stax top on perf.data does the import's work in memory. perf report --inline (perf's default) expands inline frames only for the call chains it prints, through addr2line; perf $(perf version 2>/dev/null | sed 's/^perf version //') here is built $(perf version --build-options 2>/dev/null | grep -q 'libbfd: \[ on' && echo with || echo without) libbfd."
+tsv N 8 "The synthetic recording: $mkb, then objdump -d symbench | mkrec symbench OUT $SYN_SAMPLES $SYN_ADDRS: $SYNN samples whose leaf frames cycle through $SYNU instruction addresses spread evenly over symbench's code (a few percent of them alignment padding between functions, which no symbol covers), under one caller, with no symbols chunk, so the query symbolizes them all from the binary. perf cannot read it; its ratio is against perf report on the perf.data above (same binary, a similar number of samples and addresses)."
+fi # symbols
+
+# --- 9: switch recording (issue 8) -----------------------------------------
+# tests/programs pingpong-fp: two threads bouncing a byte over two pipes,
+# about two context switches per round trip; it prints round trips/s.
+if want switch; then
+PP=$PROG/pingpong-fp
+SWM="alone stax-offcpu perf-switch perf-sched"
+: >"$W/switch.tsv"
+rep=1
+while [ "$rep" -le "$REPS_SW" ]; do
+	say "switch recording, repetition $rep of $REPS_SW"
+	for mode in $SWM; do
+		key=sw.$mode
+		out=$W/pp.$mode.data
+		rm -f "$out" "$out.old" "$W/$key.in"
+		inner="$BR -o $W/$key.in -- $PP $PP_N"
+		case $mode in
+		alone) c=$inner ;;
+		stax-offcpu) c="$STAX record --off-cpu -o $out -- $inner" ;;
+		perf-switch) c="perf record --no-bpf-event -e sched:sched_switch -g -o $out -- $inner" ;;
+		perf-sched) c="perf sched record --no-bpf-event -o $out -- $inner" ;;
+		esac
+		timed "$key" "$c"
+		st=$(field "$W/$key.t" 5)
+		rts=$(sed -n 's/^pingpong: .*(\([0-9.]*\)\/s).*/\1/p' "$W/$key.err" | tail -n 1 | grep . || echo -)
+		sw=- lost=- by=-
+		case $mode in
+		stax-offcpu)
+			sw=$(sed -n 's/^stax: recorded \([0-9]*\) off-CPU intervals.*/\1/p' "$W/$key.err" | tail -n 1 | grep . || echo -)
+			lost=$(sed -n 's/^stax: recorded .* samples .*, \([0-9]*\) lost,.*/\1/p' "$W/$key.err" | tail -n 1 | grep . || echo -)
+			;;
+		perf-*)
+			perf report --stats -i "$out" 2>/dev/null | awk '
+			/ stats:$/ { ev = $1; next }
+			ev == "sched:sched_switch" && $1 == "SAMPLE" { sw = $3 }
+			ev != "" && ev != "Aggregated" && $1 == "LOST_SAMPLES" { lost += $3 }
+			END { print (sw == "" ? "-" : sw), lost + 0 }' >"$W/$key.stats"
+			read -r sw lost <"$W/$key.stats"
+			;;
+		esac
+		[ "$mode" = alone ] || by=$(fsize "$out")
+		[ "$st" = 0 ] || { say "failed ($st): $c"; sed 's/^/#   /' "$W/$key.err" | tail -n 3 >&2; rts=-; }
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$mode" "$rep" "$rts" "$(field "$W/$key.in" 1)" "$(field "$W/$key.t" 1)" \
+			"$(awk '{ if ($2 ~ /^[0-9.]+$/) printf "%.6f", $2 + $3; else print "-" }' "$W/$key.t")" "$sw" "$lost" "$by" "$st" "$c" >>"$W/switch.tsv"
+		rm -f "$out" "$out.old"
+	done
+	rep=$((rep + 1))
+done
+awk -F '\t' '
+function sortl(list, a,    n, i, j, t) { n = split(list, a, " "); for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }; return n }
+function med(list,    a, n) { n = sortl(list, a); return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+function tri(list,    a, n) { if (list == "") return "-"; n = sortl(list, a); return sprintf("%.3f %.3f %.3f", med(list), a[1], a[n]) }
+function isn(v) { return v ~ /^[0-9.]+$/ }
+function add(k, v) { L[k] = L[k] (L[k] == "" ? "" : " ") v }
+function m(k, f) { return L[k] == "" ? "-" : sprintf(f, med(L[k])) }
+{ rt[$1, $2] = $3; iw[$1, $2] = $4; ow[$1, $2] = $5; cpu[$1, $2] = $6; sw[$1, $2] = $7; lost[$1, $2] = $8; by[$1, $2] = $9; c[$1] = $11; if ($2 > nr) nr = $2 }
+END {
+	nm = split("alone stax-offcpu perf-switch perf-sched", md, " ")
+	for (i = 1; i <= nm; i++) {
+		x = md[i]
+		for (r = 1; r <= nr; r++) {
+			if (!isn(rt[x, r])) continue
+			add(x SUBSEP "rt", rt[x, r])
+			if (isn(rt["alone", r]) && rt["alone", r] > 0) add(x SUBSEP "rtr", rt[x, r] / rt["alone", r])
+			if (isn(iw[x, r])) add(x SUBSEP "iw", iw[x, r])
+			if (isn(iw[x, r]) && isn(iw["alone", r]) && iw["alone", r] > 0) add(x SUBSEP "iwr", iw[x, r] / iw["alone", r])
+			if (isn(ow[x, r])) add(x SUBSEP "ow", ow[x, r])
+			if (isn(cpu[x, r])) add(x SUBSEP "cpu", cpu[x, r])
+			if (isn(sw[x, r])) add(x SUBSEP "sw", sw[x, r])
+			if (isn(lost[x, r])) add(x SUBSEP "lost", lost[x, r])
+			if (isn(by[x, r])) add(x SUBSEP "by", by[x, r])
+			if (isn(by[x, r]) && isn(sw[x, r]) && sw[x, r] > 0) add(x SUBSEP "bps", by[x, r] / sw[x, r])
+		}
+		g = x SUBSEP
+		printf "R\t9\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x,
+			m(g "rt", "%d"), tri(L[g "rtr"]), tri(L[g "iwr"]), m(g "iw", "%.3f"), m(g "ow", "%.3f"), m(g "cpu", "%.3f"),
+			m(g "sw", "%d"), m(g "lost", "%d"), m(g "by", "%d"), m(g "bps", "%.1f"), x == "alone" ? "n/a" : "-", c[x]
+	}
+}' "$W/switch.tsv" >"$W/rows9"
+tsv S 9 "9. Switch recording (issue 8)"
+tsv T 9 "none set by issue 8: the cost of recording every context switch with its stack, against perf on the same switch-heavy program" "n/a"
+tsv C 9 recorder:s "round trips/s:n" "rate/alone:r" "wall/alone:r" "wall s:n" "total s:n" "cpu s:n" switches:n lost:n bytes:n "bytes/switch:n" verdict:s command:s
+cat "$W/rows9" >>"$TSV"
+tsv N 9 "Workload: $PP $PP_N (two threads, one byte each way over two pipes per round trip). round trips/s: what pingpong prints; rate/alone and wall/alone: against the workload alone in the same repetition (a rate below 1 and a wall above 1 are the recorder's cost); wall: the workload's own wall time (inner benchrun); total: the whole command; cpu: user+system time of recorder and workload. Medians [min-max] over $REPS_SW interleaved repetitions."
+tsv N 9 "switches: stax, the off-CPU intervals in its closing summary (its file also holds the default 999 Hz cpu-clock samples); perf, the sched:sched_switch samples in perf report --stats. lost: stax's lost records from its summary; perf's LOST_SAMPLES from perf report --stats. bytes/switch: file size / switches. perf record -e sched:sched_switch -g writes the kernel and frame-pointer user chain of each switch-out; perf sched record records the whole machine (perf sched adds -a) with several sched events and no stacks, so its switches include other processes'."
+fi # switch
 
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"
 awk -F '\t' -v fmt=md -f bench/report.awk "$TSV" >"$OUT/report.md" || die "cannot write $OUT/report.md"
 awk -F '\t' -v fmt=json -f bench/report.awk "$TSV" >"$OUT/report.json" || die "cannot write $OUT/report.json"
-rm -f "$BIG" "$BIG.old" "$BIGX" "$BIGX.old" "$DW" "$DW.old"
+rm -f "$W"/big.perf.data* "$W"/big.stax.data* "$W"/dwarf.perf.data* "$W"/sb.*.data* "$W"/pp.*.data*
 cat "$OUT/report.md"
 echo
 echo "wrote $OUT/report.md and $OUT/report.json"

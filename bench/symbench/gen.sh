@@ -6,10 +6,13 @@
 #
 # usage: sh bench/symbench/gen.sh OUT.c [FUNCTIONS]   (default 2500)
 # build: gcc -O2 -g -o symbench OUT.c
-# run:   ./symbench SECONDS    (spins through every function until then)
+# run:   ./symbench SECONDS    (spins through every function until it has
+#                               used SECONDS of CPU time, so a cpu-clock
+#                               recording's sample count does not depend
+#                               on how busy the machine is)
 #
-# The benchmark (see README in this folder): record ./symbench with perf
-# at a high rate until the file has 1,000,000 samples, then time
+# The benchmark (section 8 of bench/run.sh, make bench): record ./symbench
+# with perf at a high rate until the file has 1,000,000 samples, then time
 #   stax top -i perf.data -n 20          (import, unwind table, symbolize)
 #   perf report -i perf.data --stdio --inline > /dev/null
 # stax's budget for the symbolization itself is 2 s.
@@ -41,7 +44,7 @@ awk -v n="$n" 'BEGIN {
 	print "static double now(void)"
 	print "{"
 	print "\tstruct timespec ts;"
-	print "\tclock_gettime(CLOCK_MONOTONIC, &ts);"
+	print "\tclock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);"
 	print "\treturn ts.tv_sec + ts.tv_nsec / 1e9;"
 	print "}"
 	print "int main(int argc, char **argv)"

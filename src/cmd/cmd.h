@@ -51,6 +51,7 @@ struct query_opts {
 	bool no_demangle;
 	bool no_inline;        /* --no-inline: fold inlined functions into their caller */
 	bool lines;            /* --lines: one row/frame per source line */
+	bool python_only;      /* --python-only (top, flame, script): Python frames only */
 	struct view_filter filter;
 };
 

@@ -33,7 +33,7 @@ int cmd_diff(int argc, char **argv)
 {
 	struct query_opts q;
 	struct diff_opts o = { 20, false };
-	struct svg_opts so = { "Differential Flame Graph", NULL, -1, true };
+	struct svg_opts so = { .title = "Differential Flame Graph", .min_pct = -1, .diff = true };
 	struct profile base, now;
 	const char *files[2] = { NULL, NULL }, *output = NULL, *grew_name = NULL;
 	double fail_above = -1, grew;

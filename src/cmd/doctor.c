@@ -11,8 +11,9 @@ const char cmd_doctor_help[] =
 "that do not reach main and the modules where they stop (checking whether\n"
 "those binaries keep frame pointers and have unwind tables), truncated\n"
 "stack copies (a larger --stack-size), code without symbols (debug\n"
-"packages), JIT code without a perf map, kernel frames hidden by\n"
-"kernel.perf_event_paranoid, too few samples, throttling.\n";
+"packages), JIT code without a perf map, a Python process recorded\n"
+"without -X perf (and which mode its version has), kernel frames hidden\n"
+"by kernel.perf_event_paranoid, too few samples, throttling.\n";
 
 int cmd_doctor(int argc, char **argv)
 {

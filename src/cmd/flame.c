@@ -12,7 +12,7 @@ const char cmd_flame_help[] =
 "usage: stax flame [-i FILE] [--folded | --svg [-o FILE] [--title TEXT]] [-d DEPTH]\n"
 "                  [--threshold PCT] [--json]\n"
 "                  [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
-"                  [--no-inline] [--lines]\n"
+"                  [--no-inline] [--lines] [--python-only]\n"
 "\n"
 "The call tree, root first: each line is a frame with the share and count\n"
 "of samples that passed through it, children indented under their caller,\n"
@@ -24,7 +24,10 @@ const char cmd_flame_help[] =
 "  --svg             write an interactive flamegraph (SVG with its own script,\n"
 "                    no outside files): click a frame to zoom, Search or\n"
 "                    Ctrl-F to highlight a regular expression, hover for\n"
-"                    samples and percent; kernel frames are blue-green.\n"
+"                    samples and percent. Colours: user code warm, kernel\n"
+"                    blue-green, inlined functions yellow-green, threads\n"
+"                    grey, off-CPU frames blue (the legend lists them).\n"
+"                    With --off-cpu or --wall, widths are time\n"
 "                    Frames narrower than --threshold (default 0.1 pixel)\n"
 "                    are merged and the subtitle says how many\n"
 "  -o FILE           write to FILE instead of standard output\n"
@@ -41,13 +44,16 @@ const char cmd_flame_help[] =
 "  --no-inline       fold inlined functions into the function holding their\n"
 "                    code (by default each is a frame of its own)\n"
 "  --lines           one frame per source line: 'name (file.c:LINE)'\n"
+"  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
+"                    way py-spy shows them: the C frames between them are\n"
+"                    folded away (by default both are shown)\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
 
 int cmd_flame(int argc, char **argv)
 {
 	struct query_opts q;
 	struct flame_opts o = { .threshold = 0.5 };
-	struct svg_opts so = { NULL, NULL, -1, false };
+	struct svg_opts so = { .min_pct = -1 };
 	struct profile p;
 	const char *output = NULL;
 	bool svg = false, threshold_set = false;
@@ -61,6 +67,8 @@ int cmd_flame(int argc, char **argv)
 			continue;
 		if (!strcmp(argv[i], "--folded")) {
 			o.folded = true;
+		} else if (!strcmp(argv[i], "--python-only")) {
+			q.python_only = true;
 		} else if (!strcmp(argv[i], "--off-cpu")) {
 			o.weight = FLAME_OFFCPU;
 		} else if (!strcmp(argv[i], "--wall")) {
@@ -97,7 +105,9 @@ int cmd_flame(int argc, char **argv)
 	if (output && !(out = fopen(output, "w")))
 		die("flame: cannot write %s: %s (check the directory exists and is writable)", output, strerror(errno));
 	if (svg) {
-		size_t merged = view_flame_svg(&p, &q.filter, &so, out);
+		size_t merged;
+		so.weight = o.weight;
+		merged = view_flame_svg(&p, &q.filter, &so, out);
 		if (output)
 			note("wrote %s (%zu frames merged as too narrow to see)", output, merged);
 	} else {

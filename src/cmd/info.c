@@ -9,10 +9,11 @@ const char cmd_info_help[] =
 "What was recorded: command, duration, event with requested and effective\n"
 "rate (the kernel lowers it when it throttles), samples, lost records,\n"
 "throttling, how good the stacks are (how many reach main or a thread\n"
-"start function; verdicts and unwinding methods), and each module with\n"
-"its frames, the share without symbols, and where its symbols and source\n"
-"lines came from (symtab, debug-file, debuglink, minidebuginfo,\n"
-"debuginfod, dynsym; jit; kallsyms).\n"
+"start function; verdicts and unwinding methods; samples unwound through\n"
+"JIT code by the CPython trampoline rule, frame pointers or jitdump CFI),\n"
+"and each module with its frames, the share without symbols, and where\n"
+"its symbols and source lines came from (symtab, debug-file, debuglink,\n"
+"minidebuginfo, debuginfod, dynsym; jit; kallsyms).\n"
 "Reads stax.data unless -i is given; --json prints JSON.\n";
 
 int cmd_info(int argc, char **argv)

@@ -80,6 +80,8 @@ void query_load(const struct query_opts *q, struct profile *p)
 		struct prof_sym_opts so = { !q->no_demangle, q->no_inline, q->lines };
 		profile_symbolize_opts(p, &so);
 	}
+	if (q->python_only)
+		profile_python_only(p);
 }
 
 void cmd_maybe_help(const char *cmd, const char *arg)

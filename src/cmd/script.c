@@ -2,10 +2,11 @@
 #include "cmd/cmd.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char cmd_script_help[] =
 "usage: stax script [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
-"                   [--no-demangle] [--no-inline]\n"
+"                   [--no-demangle] [--no-inline] [--python-only]\n"
 "\n"
 "Every sample as a block: command, pid/tid, cpu, time in seconds, period\n"
 "and event, then one line per frame, leaf first: address, function\n"
@@ -13,7 +14,12 @@ const char cmd_script_help[] =
 "'(inlined)' for a function inlined into the frame below it (--json:\n"
 "\"inlined\", \"file\", \"line\"). Like perf script. --no-inline folds\n"
 "inlined functions into the function holding their code.\n"
-"Reads stax.data unless -i is given; --json prints JSON.\n";
+"Reads stax.data unless -i is given; --json prints JSON (Python frames\n"
+"of python -X perf have \"python\": true).\n"
+"\n"
+"  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
+"                    way py-spy shows them: the C frames between them are\n"
+"                    folded away (by default both are shown)\n";
 
 int cmd_script(int argc, char **argv)
 {
@@ -24,7 +30,9 @@ int cmd_script(int argc, char **argv)
 	query_init(&q);
 	for (i = 1; i < argc; i++) {
 		cmd_maybe_help("script", argv[i]);
-		if (!query_option(&q, "script", argc, argv, &i))
+		if (!strcmp(argv[i], "--python-only"))
+			q.python_only = true;
+		else if (!query_option(&q, "script", argc, argv, &i))
 			cmd_bad_option("script", argv[i]);
 	}
 	query_load(&q, &p);

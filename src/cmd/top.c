@@ -8,7 +8,7 @@
 const char cmd_top_help[] =
 "usage: stax top [-i FILE] [-n N] [--sort self|total] [--off-cpu] [--json]\n"
 "                [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
-"                [--no-inline] [--lines]\n"
+"                [--no-inline] [--lines] [--python-only]\n"
 "\n"
 "Functions with their self samples (the function was running) and total\n"
 "samples (the function was on the stack), with percentages of the samples\n"
@@ -24,6 +24,9 @@ const char cmd_top_help[] =
 "  --no-inline       fold inlined functions into the function holding their\n"
 "                    code (by default each is a frame of its own)\n"
 "  --lines           one row per source line: 'name (file.c:LINE)'\n"
+"  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
+"                    way py-spy shows them: the C frames between them are\n"
+"                    folded away (by default both are shown)\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
 
 int cmd_top(int argc, char **argv)
@@ -44,6 +47,8 @@ int cmd_top(int argc, char **argv)
 			if (parse_u64(v, &n))
 				die("top: -n needs a number, not '%s' (see 'stax help top')", v);
 			o.limit = (size_t)n;
+		} else if (!strcmp(argv[i], "--python-only")) {
+			q.python_only = true;
 		} else if (!strcmp(argv[i], "--off-cpu")) {
 			o.off_cpu = true;
 		} else if (!strcmp(argv[i], "--sort")) {

@@ -1,12 +1,15 @@
 /* pprof.c - profile.proto (github.com/google/pprof/proto/profile.proto),
  * gzip-compressed, as go tool pprof reads it.
  *
- * Model mapping: a stax function is a pprof Function; every distinct
- * (mapping, address) in the stacks is a Location with one Line for its
- * function (source lines are 0 until the profile model carries them);
- * a recorded executable mapping is a Mapping, and kernel frames share one
- * "[kernel.kallsyms]" Mapping. Samples with the same stack and thread are
- * merged; values are samples and CPU time.
+ * Model mapping: a stax function is a pprof Function (its filename is
+ * the source file where DWARF gave one, else the module); every distinct
+ * (mapping, address) in the stacks is a Location, and the functions
+ * inlined at that address are its Lines, innermost first, each with its
+ * source line (pprof's model: one Location, several Lines, the last one
+ * the function that holds the code). A recorded executable mapping is a
+ * Mapping, and kernel frames share one "[kernel.kallsyms]" Mapping.
+ * Samples with the same stack and thread are merged; values are samples
+ * and CPU time.
  */
 #include "export/export.h"
 #include "export/protobuf.h"
@@ -78,6 +81,7 @@ struct pp {
 	uint32_t *node_loc;          /* node id -> location id */
 	bool *map_used;              /* by mapping id; [nmaps + 1] = kernel */
 	bool *func_used;
+	const char **func_file;      /* by function id: a source file seen for it */
 };
 
 static uint32_t kind_of(const struct prof_node *nd)
@@ -85,7 +89,10 @@ static uint32_t kind_of(const struct prof_node *nd)
 	return nd->flags & 0xff;
 }
 
-/* Location of a stack node (interned by mapping, address and kind). */
+/* Location of a stack node (interned by mapping, address and kind). The
+ * node is the innermost frame at its address; its inline chain (parents
+ * while NODE_F_INLINE, and the holder) is the same for every node with
+ * that key, since symbolization resolves each address once. */
 static uint32_t location(struct pp *pp, uint32_t node_id)
 {
 	const struct prof_node *nd = profile_node(pp->p, node_id);
@@ -164,10 +171,15 @@ static void encode(struct pp *pp, const struct view_filter *f)
 		}
 		if (!period && is_clock)
 			period = s->weight;
-		for (; nd && nl < MAX_DEPTH; nd = profile_node(p, nd->parent)) {
-			if (kind_of(nd) == NODE_ROOT)
-				continue;
-			locs[nl++] = location(pp, (uint32_t)(nd - p->nodes) + 1);
+		while (nd && nl < MAX_DEPTH) {
+			if (kind_of(nd) != NODE_ROOT) {
+				locs[nl++] = location(pp, (uint32_t)(nd - p->nodes) + 1);
+				/* the inline frames at this address are Lines of that Location */
+				while (nd && (nd->flags & NODE_F_INLINE))
+					nd = profile_node(p, nd->parent);
+			}
+			if (nd)
+				nd = profile_node(p, nd->parent);
 		}
 		buf_reset(&m);
 		pb_packed(&m, SAMPLE_LOCATION_ID, locs, nl);
@@ -191,10 +203,17 @@ static void encode(struct pp *pp, const struct view_filter *f)
 
 	/* mappings, then locations and functions */
 	for (i = 1; i <= pp->nlocs; i++) {
-		const struct prof_node *nd = pp->loc_node[i];
-		pp->map_used[mapping_id(p, nd)] = true;
-		if (nd->func && nd->func <= p->nfuncs)
-			pp->func_used[nd->func] = true;
+		const struct prof_node *nd;
+		pp->map_used[mapping_id(p, pp->loc_node[i])] = true;
+		for (nd = pp->loc_node[i]; nd; nd = profile_node(p, nd->parent)) {
+			if (nd->func && nd->func <= p->nfuncs) {
+				pp->func_used[nd->func] = true;
+				if (!pp->func_file[nd->func] && nd->file)
+					pp->func_file[nd->func] = nd->file;
+			}
+			if (!(nd->flags & NODE_F_INLINE))
+				break;
+		}
 	}
 	for (i = 1; i <= p->nmaps + 1; i++) {
 		char bid[41];
@@ -226,10 +245,17 @@ static void encode(struct pp *pp, const struct view_filter *f)
 		pb_uint(&m, LOCATION_MAPPING_ID, mapping_id(p, nd));
 		/* a return address stands for the call just before it */
 		pb_uint(&m, LOCATION_ADDRESS, nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0));
-		if (nd->func && nd->func <= p->nfuncs) {
-			buf_reset(&sub);
-			pb_uint(&sub, LINE_FUNCTION_ID, nd->func);
-			pb_msg(&m, LOCATION_LINE, &sub);
+		/* Lines innermost first; the last is the function holding the code */
+		for (; nd; nd = profile_node(p, nd->parent)) {
+			if (nd->func && nd->func <= p->nfuncs) {
+				buf_reset(&sub);
+				pb_uint(&sub, LINE_FUNCTION_ID, nd->func);
+				if (nd->line)
+					pb_uint(&sub, LINE_LINE, nd->line);
+				pb_msg(&m, LOCATION_LINE, &sub);
+			}
+			if (!(nd->flags & NODE_F_INLINE))
+				break;
 		}
 		pb_msg(&pp->out, PROFILE_LOCATION, &m);
 	}
@@ -241,7 +267,8 @@ static void encode(struct pp *pp, const struct view_filter *f)
 		pb_uint(&m, FUNCTION_ID, i);
 		pb_uint(&m, FUNCTION_NAME, str_id(&pp->st, fn->name));
 		pb_uint(&m, FUNCTION_SYSTEM_NAME, str_id(&pp->st, fn->name));
-		pb_uint(&m, FUNCTION_FILENAME, str_id(&pp->st, fn->module));
+		pb_uint(&m, FUNCTION_FILENAME, str_id(&pp->st, fn->file ? fn->file : pp->func_file[i] ?
+						      pp->func_file[i] : fn->module));
 		pb_msg(&pp->out, PROFILE_FUNCTION, &m);
 	}
 	{
@@ -307,6 +334,7 @@ int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out
 	pp.node_loc = xcalloc(p->nnodes + 1, sizeof(*pp.node_loc));
 	pp.map_used = xcalloc(p->nmaps + 2, sizeof(*pp.map_used));
 	pp.func_used = xcalloc(p->nfuncs + 1, sizeof(*pp.func_used));
+	pp.func_file = xcalloc(p->nfuncs + 1, sizeof(*pp.func_file));
 	encode(&pp, f);
 	ret = gzip_to(out, &pp.out);
 	buf_release(&pp.out);
@@ -317,5 +345,6 @@ int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out
 	free(pp.node_loc);
 	free(pp.map_used);
 	free(pp.func_used);
+	free(pp.func_file);
 	return ret;
 }

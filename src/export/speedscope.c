@@ -1,6 +1,9 @@
 /* speedscope.c - speedscope's file format
  * (https://www.speedscope.app/file-format-schema.json): one "sampled"
  * profile per thread, busiest first, frames shared by all of them.
+ * A frame is a function: "file" is its source file where DWARF gave one
+ * (else its module), "line" is set when the profile has one function per
+ * source line (--lines). Inlined functions are frames of their own.
  */
 #include "export/export.h"
 #include "lib/json.h"
@@ -32,7 +35,8 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 	size_t n, i, j, k, nruns = 0, runcap = 0;
 	size_t *idx = export_thread_order(p, f, &n);
 	struct thread_run *runs = NULL;
-	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	struct prof_frame *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	const char **file_of = xcalloc(p->nfuncs + 2, sizeof(*file_of)); /* func -> a source file */
 	uint32_t *frame_of = xcalloc(p->nfuncs + 2, sizeof(*frame_of)); /* func -> index + 1 */
 	uint32_t *order = xmalloc((p->nfuncs + 2) * sizeof(*order));
 	uint32_t nframes = 0;
@@ -40,9 +44,11 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 	for (i = 0; i < n; i = j) {
 		const struct rec_sample *s = &p->samples[idx[i]];
 		for (j = i; j < n && p->samples[idx[j]].tid == s->tid && p->samples[idx[j]].pid == s->pid; j++) {
-			size_t nf = profile_stack_funcs(p, p->samples[idx[j]].stack, frames, MAX_DEPTH);
+			size_t nf = profile_stack_frames(p, p->samples[idx[j]].stack, frames, MAX_DEPTH);
 			for (k = 0; k < nf; k++) {
-				uint32_t fn = frames[k] <= p->nfuncs ? frames[k] : 0;
+				uint32_t fn = frames[k].func <= p->nfuncs ? frames[k].func : 0;
+				if (!file_of[fn] && frames[k].file)
+					file_of[fn] = frames[k].file;
 				if (!frame_of[fn]) {
 					order[nframes] = fn;
 					frame_of[fn] = ++nframes;
@@ -64,7 +70,9 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 		json_str(out, fn ? fn->name : "[unknown]");
 		if (fn) {
 			fputs(",\"file\":", out);
-			json_str(out, fn->module);
+			json_str(out, fn->file ? fn->file : file_of[order[i]] ? file_of[order[i]] : fn->module);
+			if (fn->file && fn->line)
+				fprintf(out, ",\"line\":%u", fn->line);
 		}
 		fputs("}", out);
 	}
@@ -82,11 +90,11 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 		fprintf(out, ",\"unit\":\"%s\",\"samples\":[", is_clock ? "nanoseconds" : "none");
 		for (j = 0; j < r->n; j++) {
 			const struct rec_sample *s = &p->samples[idx[r->first + j]];
-			size_t nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
+			size_t nf = profile_stack_frames(p, s->stack, frames, MAX_DEPTH);
 			fputs(j ? ",[" : "[", out);
 			for (k = nf; k-- > 0;) /* root first */
 				fprintf(out, "%s%u", k + 1 == nf ? "" : ",",
-					frame_of[frames[k] <= p->nfuncs ? frames[k] : 0] - 1);
+					frame_of[frames[k].func <= p->nfuncs ? frames[k].func : 0] - 1);
 			fputs("]", out);
 		}
 		fputs("],\"weights\":[", out);
@@ -105,6 +113,7 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 	free(runs);
 	free(frames);
 	free(frame_of);
+	free(file_of);
 	free(order);
 	if (ferror(out))
 		return error("speedscope: cannot write the profile: %s", strerror(errno));

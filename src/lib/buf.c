@@ -21,7 +21,8 @@ void buf_reset(struct buf *b)
 void *buf_extend(struct buf *b, size_t n)
 {
 	void *p;
-	GROW(b->data, b->cap, b->len + n);
+	/* at least one byte, so an empty buffer never hands out NULL + 0 */
+	GROW(b->data, b->cap, b->len + (n ? n : 1));
 	p = b->data + b->len;
 	b->len += n;
 	return p;

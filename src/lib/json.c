@@ -1,20 +1,60 @@
 #include "lib/json.h"
 
+#include <stdint.h>
+
+/* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0 when
+ * it is not one: overlong forms, surrogates and code points above
+ * U+10FFFF are invalid too (RFC 3629). */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 void json_str(FILE *f, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+
 	if (!s) {
 		fputs("null", f);
 		return;
 	}
 	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (; *p; p++) {
+		unsigned char c = *p;
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
+		else if (c < 0x20 || c == 0x7f)
 			fprintf(f, "\\u%04x", c);
-		else
+		else if (c < 0x80)
 			fputc(c, f);
+		else if ((n = utf8_len(p)) > 0) {
+			fwrite(p, 1, n, f);
+			p += n - 1;
+		} else {
+			/* not UTF-8 (a name from a binary or a URL): JSON must
+			 * be, so the byte becomes U+FFFD */
+			fputs("\\ufffd", f);
+		}
 	}
 	fputc('"', f);
 }

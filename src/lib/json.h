@@ -4,7 +4,9 @@
 
 #include <stdio.h>
 
-/* Print s as a JSON string literal, quotes included. NULL prints null. */
+/* Print s as a JSON string literal, quotes included. NULL prints null.
+ * Bytes that are not valid UTF-8 each print as \ufffd, so the output is
+ * JSON whatever s holds. */
 void json_str(FILE *f, const char *s);
 
 #endif

@@ -161,6 +161,14 @@ static inline const struct prof_func *profile_func(const struct profile *p, uint
 {
 	return id && id <= p->nfuncs ? &p->funcs[id - 1] : NULL;
 }
+/* python.c: is fn a Python function (a "py::NAME:FILE" entry of CPython's
+ * perf map or jitdump, python -X perf / -X perf_jit)? */
+bool profile_func_is_python(const struct prof_func *fn);
+/* Keep only Python frames (py-spy style, --python-only): every sample's
+ * stack becomes its innermost Python frame, whose callers are the Python
+ * frames above it; samples without one keep only their root. Call after
+ * profile_symbolize(). */
+void profile_python_only(struct profile *p);
 /* Sample weight in the unit views show: 1 per sample. */
 /* Frames of a sample's stack, leaf first, as function ids (roots excluded).
  * Returns the count (at most max). */

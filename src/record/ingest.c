@@ -1,10 +1,13 @@
 #include "record/ingest.h"
 #include "symbol/symbol.h"
+#include "unwind/jitcfi.h"
 #include "lib/util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode)
 {
@@ -18,6 +21,7 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	hmap_init(&g->switch_ids);
 	hmap_init(&g->pend_index);
 	hmap_init(&g->kreason);
+	hmap_init(&g->code_index);
 }
 
 void ingest_release(struct ingest *g)
@@ -30,6 +34,15 @@ void ingest_release(struct ingest *g)
 	hmap_release(&g->pend_index);
 	hmap_release(&g->kreason);
 	free(g->pend);
+	for (size_t i = 0; i < g->ncode; i++)
+		free(g->code[i].bytes);
+	free(g->code);
+	hmap_release(&g->code_index);
+	for (size_t i = 0; i < g->njitdumps; i++) {
+		free(g->jitdumps[i].path);
+		jit_cfi_free(g->jitdumps[i].cfi);
+	}
+	free(g->jitdumps);
 	if (g->ksyms)
 		sym_session_free(g->ksyms);
 }
@@ -68,6 +81,96 @@ static bool find_module(void *arg, uint64_t pc, struct unwind_module *out)
 	out->end = m->end;
 	out->pgoff = m->pgoff;
 	return true;
+}
+
+/* Mappings up to this size are copied whole on first use and kept: JIT
+ * runtimes fill a code arena before making it executable (CPython's
+ * trampolines), so the copy stays right, even after the process exits. */
+#define CODE_COPY_MAX (1u << 20)
+
+static bool read_mem(uint32_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	return pid && process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) == (ssize_t)len;
+}
+
+/* Read code of the current sample's process (unwind_read_code_fn). Only
+ * anonymous memory is read: file-backed code has CFI or symbols. */
+static bool read_code(void *arg, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct ingest *g = arg;
+	uint32_t id = state_find(&g->st, g->cur_pid, addr), at;
+	const struct state_mapping *m = state_mapping(&g->st, id);
+
+	if (m && m->path[0] == '/')
+		return false;
+	if (!m || m->end - m->start > CODE_COPY_MAX)
+		return g->live && read_mem(g->cur_pid, addr, buf, len);
+	if (addr < m->start || len > m->end - addr)
+		return false;
+	if (!hmap_get(&g->code_index, id, &at)) {
+		struct ingest_code cc = { NULL, 0 };
+		if (!g->live)
+			return false;
+		cc.bytes = xmalloc(m->end - m->start);
+		if (read_mem(g->cur_pid, m->start, cc.bytes, m->end - m->start)) {
+			cc.len = m->end - m->start;
+		} else {
+			free(cc.bytes);
+			cc.bytes = NULL;
+		}
+		GROW(g->code, g->codecap, g->ncode + 1);
+		g->code[g->ncode++] = cc;
+		at = (uint32_t)g->ncode;
+		hmap_put(&g->code_index, id, at);
+	}
+	if (!g->code[at - 1].bytes)
+		return false;
+	memcpy(buf, g->code[at - 1].bytes + (addr - m->start), len);
+	return true;
+}
+
+/* Unwind tables from the jitdump of the current sample's process
+ * (unwind_jit_table_fn). A miss reads the file again (from where the last
+ * read stopped) when it grew, at most every 10 ms: the program appends
+ * its code loads while it runs. */
+static const struct utable *jit_table(void *arg, uint64_t pc)
+{
+	struct ingest *g = arg;
+	struct ingest_jitdump *d = NULL;
+	const struct utable *t;
+	uint64_t now;
+	size_t i, size;
+	void *data;
+	char why[256], err[256];
+	int ret;
+
+	for (i = 0; i < g->njitdumps && !d; i++)
+		if (g->jitdumps[i].pid == g->cur_pid)
+			d = &g->jitdumps[i];
+	if (!d)
+		return NULL;
+	if ((t = jit_cfi_find(d->cfi, pc)))
+		return t;
+	now = now_ns();
+	if (d->checked && now - d->checked < 10000000ull)
+		return NULL;
+	d->checked = now;
+	ret = sym_jit_read_file(d->path, &data, &size, why, sizeof(why));
+	if (ret < 0) {
+		if (ret != -ENOENT && !d->warned)
+			warn("not unwinding with %s: %s", d->path, ret == -EPERM ? why : strerror(-ret));
+		d->warned = true;
+		return NULL;
+	}
+	if (size != d->size && jit_cfi_add(d->cfi, data, size, &d->off, err, sizeof(err)) < 0 &&
+	    !d->warned) {
+		warn("not unwinding with %s: %s", d->path, err);
+		d->warned = true;
+	}
+	d->size = size;
+	free(data);
+	return jit_cfi_find(d->cfi, pc);
 }
 
 /* perf_event_x86_regs numbering (AX BX CX DX SI DI BP SP IP FLAGS CS SS DS
@@ -109,13 +212,19 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.fp_chain_len = *nu;
 	in.find = find_module;
 	in.find_arg = g;
+	in.read_code = read_code;
+	in.jit_table = g->njitdumps ? jit_table : NULL;
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
 	*nu = k;
 	out->quality = (uint8_t)res.quality;
-	out->method = (uint8_t)res.method;
+	out->method = (uint8_t)(res.method | (res.jit & 7) << SAMPLE_M_JIT_SHIFT);
+	if (res.jit_frames) {
+		g->jit_samples++;
+		g->jit_frames += res.jit_frames;
+	}
 	return true;
 }
 
@@ -173,7 +282,7 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 	if (g->unwinder)
 		unwound = unwind_user(g, &s, &nu, &rs);
 	g->quality[rs.quality & 3]++;
-	g->method[rs.method < 3 ? rs.method : 0]++;
+	g->method[(rs.method & 3) < 3 ? rs.method & 3 : 0]++;
 
 	node = proc_root(g, rs.pid);
 	for (i = nu; i-- > 0;) {
@@ -274,6 +383,19 @@ static void on_mmap(struct ingest *g, const struct perf_format *f, const struct 
 		return;
 	m.end = m.start + len;
 	m.path = (char *)name;
+	if (sym_path_is_jitdump(name)) {
+		size_t i = 0;
+		while (i < g->njitdumps && g->jitdumps[i].pid != pidtid[0])
+			i++;
+		if (i == g->njitdumps) {
+			GROW(g->jitdumps, g->jitdumpcap, g->njitdumps + 1);
+			memset(&g->jitdumps[i], 0, sizeof(g->jitdumps[i]));
+			g->jitdumps[i].pid = pidtid[0];
+			g->jitdumps[i].path = xstrdup(name);
+			g->jitdumps[i].cfi = jit_cfi_new();
+			g->njitdumps++;
+		}
+	}
 	perf_sample_id_parse(f, h, &id);
 	ingest_seed_mapping(g, pidtid[0], id.time, &m);
 }
@@ -563,16 +685,15 @@ void ingest_record(struct ingest *g, const struct perf_format *f, const struct p
 	}
 }
 
-void ingest_seed_proc(struct ingest *g, int pid, uint64_t time)
+void ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids)
 {
-	char path[64], line[4096];
-	FILE *f;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
+	/* getline, not a fixed buffer: a long path must not be split into a
+	 * second "line" that parses as a mapping of its own */
+	while ((len = getline(&line, &cap, f)) > 0) {
 		struct state_mapping m;
 		unsigned long long start, end, off, ino;
 		unsigned maj, min;
@@ -580,7 +701,8 @@ void ingest_seed_proc(struct ingest *g, int pid, uint64_t time)
 		int pos = 0;
 		memset(&m, 0, sizeof(m));
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
-			   &off, &maj, &min, &ino, &pos) < 7 || !strchr(perms, 'x'))
+			   &off, &maj, &min, &ino, &pos) < 7 || !strchr(perms, 'x') ||
+		    start >= end || pos > len)
 			continue;
 		line[strcspn(line, "\n")] = 0;
 		m.start = start;
@@ -590,10 +712,23 @@ void ingest_seed_proc(struct ingest *g, int pid, uint64_t time)
 		m.min = min;
 		m.inode = ino;
 		m.path = line + pos;
-		if (m.path[0] == '/')
+		if (build_ids && m.path[0] == '/')
 			m.build_id_size = (uint8_t)sym_read_build_id(m.path, m.build_id, 20);
-		ingest_seed_mapping(g, (uint32_t)pid, time, &m);
+		ingest_seed_mapping(g, pid, time, &m);
 	}
+	free(line);
+}
+
+void ingest_seed_proc(struct ingest *g, int pid, uint64_t time)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	ingest_seed_maps(g, (uint32_t)pid, time, f, true);
 	fclose(f);
 }
 

@@ -17,6 +17,7 @@
 #include "unwind/unwind.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #define INGEST_MAX_FRAMES 1024
@@ -54,8 +55,31 @@ struct ingest {
 	struct hmap pend_index;        /* tid -> index in pend */
 	struct hmap kreason;           /* kernel address -> reason + 1 */
 	struct sym_session *ksyms;
+	/* a session already holding the modules' symbols and DWARF (opened
+	 * on another thread while reading): ingest_put_symbols uses it and
+	 * frees it; NULL: it opens its own */
+	struct sym_session *symbols_session;
 	uint64_t offcpu_intervals, offcpu_ns;
 	uint32_t cur_pid;
+	/* JIT code: bytes of anonymous executable mappings, read from the
+	 * live process (recorder) to recognise generated code; jit_* count
+	 * samples and frames unwound by the rules for code without CFI. */
+	bool live;                     /* processes can be read: set by the recorder */
+	struct hmap code_index;        /* mapping id -> index in code + 1 */
+	struct ingest_code { uint8_t *bytes; size_t len; } *code;
+	size_t ncode, codecap;
+	uint64_t jit_samples, jit_frames;
+	/* jitdump files mapped by the processes (their marker mmap), with
+	 * the unwind tables of their UNWINDING_INFO records */
+	struct ingest_jitdump {
+		uint32_t pid;
+		char *path;
+		struct jit_cfi *cfi;
+		size_t off;              /* parsed up to here */
+		uint64_t size, checked;  /* file size at the last read; when checked */
+		bool warned;
+	} *jitdumps;
+	size_t njitdumps, jitdumpcap;
 	uint64_t kframes[INGEST_MAX_FRAMES], uframes[INGEST_MAX_FRAMES];
 	struct unwind_frame frames[INGEST_MAX_FRAMES];
 };
@@ -87,6 +111,10 @@ void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const st
 /* Seed the executable mappings and thread names of a running process
  * from /proc. */
 void ingest_seed_proc(struct ingest *g, int pid, uint64_t time);
+/* The same from the text of a /proc/PID/maps file f; build_ids reads the
+ * build-id of each file named (false: never open them). Lines that do not
+ * parse are skipped. */
+void ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids);
 
 /* Append a symbol for every distinct frame address (call at the end,
  * after a flush; the caller flushes the CHUNK_SYMBOLS chunk). */

@@ -423,6 +423,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		}
 	}
 	ingest_init(&r->ing, &r->w, o->unwind);
+	r->ing.live = true; /* JIT code bytes can be read from the targets */
 	install_signals();
 
 	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,

@@ -86,7 +86,7 @@ static void put_module_source(struct ingest *g, struct sym_session *ss, struct h
 
 void ingest_put_symbols(struct ingest *g)
 {
-	struct sym_session *ss = sym_session_new();
+	struct sym_session *ss = g->symbols_session ? g->symbols_session : sym_session_new();
 	struct symkey *keys = xmalloc((g->stacks.n + 1) * sizeof(*keys));
 	uint32_t *pid = xmalloc((g->stacks.n + 1) * sizeof(*pid));
 	struct store_inline inl[SYM_MAX_INLINE];
@@ -163,4 +163,5 @@ void ingest_put_symbols(struct ingest *g)
 	free(pid);
 	free(keys);
 	sym_session_free(ss);
+	g->symbols_session = NULL;
 }

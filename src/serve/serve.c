@@ -1,10 +1,17 @@
 /* serve.c - stax serve: HTTP endpoints over the views.
  *
  *   /               the page (page.c)
- *   /flame.svg      view_flame_svg()            ?tid=N filters
- *   /api/info       view_info() JSON plus "version" (changes on reload)
+ *   /flame.svg      view_flame_svg()            ?tid=N filters; ?mode=offcpu
+ *                   or ?mode=wall weighs by time (record --off-cpu)
+ *   /api/info       {"version" (changes on reload), "partial", "samples",
+ *                   "off_cpu" (has off-CPU data), "info": view_info() JSON}
  *   /api/top        view_top() JSON             ?tid=N
- *   /api/threads    view_threads() JSON
+ *   /api/threads    view_threads() JSON (with off-CPU columns when the
+ *                   recording has them)
+ *   /api/annotate   ?func=NAME: view_annotate() JSON, or 404 with
+ *                   {"error": why} (a caller only, a kernel function, the
+ *                   binary is gone) and, for an inlined function,
+ *                   "inlined_into": the function holding its code
  *   /api/addrs      ?func=NAME: the addresses sampled in that function
  *                   (self samples), hottest first
  */
@@ -116,6 +123,24 @@ static void addrs_json(const struct profile *p, const struct view_filter *f, con
 	free(rows);
 }
 
+/* The function holding the code of an inlined function named name (the
+ * first non-inlined frame below one of its inline frames), or NULL when
+ * it is never inlined. */
+static const char *inline_holder(const struct profile *p, const char *name)
+{
+	size_t i;
+	for (i = 0; i < p->nnodes; i++) {
+		const struct prof_node *nd = &p->nodes[i];
+		if (!(nd->flags & NODE_F_INLINE) || strcmp(view_func_name(p, nd->func), name))
+			continue;
+		while (nd && (nd->flags & NODE_F_INLINE))
+			nd = profile_node(p, nd->parent);
+		if (nd && nd->func)
+			return view_func_name(p, nd->func);
+	}
+	return NULL;
+}
+
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -156,7 +181,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!strcmp(url, "/favicon.ico"))
 		return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", xstrdup(""), 0);
 	if (strcmp(url, "/flame.svg") && strcmp(url, "/api/info") && strcmp(url, "/api/top") &&
-	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs"))
+	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs") && strcmp(url, "/api/annotate"))
 		return text_reply(c, MHD_HTTP_NOT_FOUND, "not found\n");
 	if (tid && *tid && !parse_u64(tid, &v) && v <= 0x7fffffff)
 		f.tid = (int64_t)v;
@@ -167,15 +192,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!out)
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	if (!strcmp(url, "/flame.svg")) {
-		struct svg_opts so = { NULL, NULL, -1, false };
+		struct svg_opts so = { NULL, NULL, -1, false, FLAME_SAMPLES };
 		char title[300];
 		snprintf(title, sizeof(title), "%s%s", path_base(s->o->path), s->p.partial ? " (recording)" : "");
+		const char *mode = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
 		so.title = title;
+		if (mode && !strcmp(mode, "offcpu"))
+			so.weight = FLAME_OFFCPU;
+		else if (mode && !strcmp(mode, "wall"))
+			so.weight = FLAME_WALL;
 		type = "image/svg+xml";
 		view_flame_svg(&s->p, &f, &so, out);
 	} else if (!strcmp(url, "/api/info")) {
-		fprintf(out, "{\"version\":%" PRIu64 ",\"partial\":%s,\"info\":", s->version,
-			s->p.partial ? "true" : "false");
+		fprintf(out, "{\"version\":%" PRIu64 ",\"partial\":%s,\"samples\":%zu,\"off_cpu\":%s,\"info\":",
+			s->version, s->p.partial ? "true" : "false", s->p.nsamples,
+			s->p.noffcpu ? "true" : "false");
 		view_info(&s->p, &f, true, out);
 		fputs("}\n", out);
 	} else if (!strcmp(url, "/api/top")) {
@@ -185,12 +216,29 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		view_threads(&s->p, &f, true, out);
 	} else {
 		const char *fn = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "func");
-		if (!fn) {
+		char err[512];
+		if (!fn || !*fn) {
 			fclose(out);
 			free(body);
 			return text_reply(c, MHD_HTTP_BAD_REQUEST, "which function? (?func=NAME)\n");
 		}
-		addrs_json(&s->p, &f, fn, out);
+		if (!strcmp(url, "/api/addrs")) {
+			addrs_json(&s->p, &f, fn, out);
+		} else if (view_annotate(&s->p, &f, fn, true, false, out, err, sizeof(err))) {
+			const char *holder = inline_holder(&s->p, fn);
+			/* drop what view_annotate wrote before it failed */
+			fflush(out);
+			rewind(out);
+			fputs("{\"error\":", out);
+			json_str(out, err);
+			if (holder) {
+				fputs(",\"inlined_into\":", out);
+				json_str(out, holder);
+			}
+			fputs("}\n", out);
+			fclose(out);
+			return reply(c, MHD_HTTP_NOT_FOUND, type, body, strlen(body));
+		}
 	}
 	fclose(out);
 	return reply(c, MHD_HTTP_OK, type, body, len);

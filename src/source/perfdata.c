@@ -76,6 +76,7 @@ struct pd_in {
 				 * and done with are dropped as we go */
 	uint64_t dropped;       /* mem[0..dropped) was dropped */
 	volatile uint64_t drop_to; /* for the prefault thread to drop up to */
+	volatile uint64_t helper_dropped; /* what the prefault thread dropped */
 	bool helper;            /* a prefault thread runs (see import_mem) */
 	int err;                /* errno of a failed read */
 };
@@ -248,10 +249,12 @@ struct pd {
 	size_t nq, qcap;
 	uint64_t qbytes, seq, next_flush, max_time, flushed_to;
 	bool ordered;
+	bool q_unsorted;              /* q is not in (time, seq) order */
 
 	void *dctx;                   /* ZSTD_DCtx for PERF_RECORD_COMPRESSED */
 	struct buf zbuf;              /* decompressed records not yet handled */
 
+	struct warm *warm;            /* opens symbols and DWARF on a thread (file format) */
 	uint64_t counted_lost;         /* perf's lost counters (see kernel_record) */
 	uint64_t nrec, progress_start, progress_last;
 	bool progress_shown;
@@ -684,13 +687,151 @@ static int cmp_event(const void *x, const void *y)
 	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
+/* ---- symbols on a second thread ----
+ *
+ * At the end, every sampled address is symbolized (ingest_put_symbols),
+ * and opening a module's symbol table and DWARF is most of that time
+ * (libc's debug file alone inflates ~20 MB of compressed sections). So
+ * while records are read, each module that appears in a stack is posted,
+ * with one of its sampled addresses, to a thread that looks it up in a
+ * session of its own; finish() joins the thread and hands the session,
+ * modules opened, to ingest_put_symbols. File format only: there every
+ * build-id is known before the mappings arrive, so a module's key in the
+ * session (build-id, else path) is the one the final lookup uses. */
+struct warm_item {
+	char *path;
+	uint8_t id[20], size;
+	uint64_t start, end, pgoff, addr;
+};
+
+struct warm {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct warm_item *items;
+	size_t n, cap, next;
+	bool done;
+	struct sym_session *ss;
+	struct hmap posted;            /* mapping id -> 1 */
+	size_t scanned;                /* stack nodes looked at */
+};
+
+static void *warm_main(void *arg)
+{
+	struct warm *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		struct warm_item it;
+		struct sym_result res;
+		while (w->next == w->n && !w->done)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->next == w->n)
+			break;
+		it = w->items[w->next++];
+		pthread_mutex_unlock(&w->mu);
+		{
+			struct sym_module_ref ref = { it.path, it.id, it.size, it.start, it.end, it.pgoff };
+			sym_lookup(w->ss, &ref, it.addr, &res);
+		}
+		pthread_mutex_lock(&w->mu);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+static void warm_start(struct pd *pd)
+{
+	struct warm *w;
+	if (pd->pipe || pd->o->no_binaries || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return;
+	w = xcalloc(1, sizeof(*w));
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	hmap_init(&w->posted);
+	w->ss = sym_session_new();
+	sym_set_demangle(w->ss, false); /* as ingest_put_symbols */
+	if (pthread_create(&w->thread, NULL, warm_main, w)) {
+		sym_session_free(w->ss);
+		hmap_release(&w->posted);
+		free(w);
+		return;
+	}
+	pd->warm = w;
+}
+
+/* Post the modules of stack nodes interned since the last call. */
+static void warm_scan(struct pd *pd)
+{
+	struct warm *w = pd->warm;
+	const struct stack_table *t = &pd->g->stacks;
+	bool posted = false;
+	uint32_t one;
+	for (; w->scanned < t->n; w->scanned++) {
+		const struct rec_node *nd = &t->nodes[w->scanned];
+		const struct state_mapping *m;
+		struct warm_item it;
+		if ((nd->flags & 0xff) != NODE_USER || !nd->mapping ||
+		    hmap_get(&w->posted, nd->mapping, &one))
+			continue;
+		hmap_put(&w->posted, nd->mapping, 1);
+		m = state_mapping(&pd->g->st, nd->mapping);
+		if (!m || !m->path || sym_path_is_anon(m->path))
+			continue;
+		memset(&it, 0, sizeof(it));
+		it.path = xstrdup(m->path);
+		memcpy(it.id, m->build_id, sizeof(it.id));
+		it.size = m->build_id_size;
+		it.start = m->start;
+		it.end = m->end;
+		it.pgoff = m->pgoff;
+		it.addr = nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0);
+		pthread_mutex_lock(&w->mu);
+		GROW(w->items, w->cap, w->n + 1);
+		w->items[w->n++] = it;
+		pthread_mutex_unlock(&w->mu);
+		posted = true;
+	}
+	if (posted)
+		pthread_cond_signal(&w->cv);
+}
+
+/* Stop the thread; the session it filled, or NULL. */
+static struct sym_session *warm_finish(struct pd *pd)
+{
+	struct warm *w = pd->warm;
+	struct sym_session *ss;
+	size_t i;
+	if (!w)
+		return NULL;
+	pthread_mutex_lock(&w->mu);
+	w->done = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	ss = w->ss;
+	for (i = 0; i < w->n; i++)
+		free(w->items[i].path);
+	free(w->items);
+	hmap_release(&w->posted);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w);
+	pd->warm = NULL;
+	return ss;
+}
+
 /* Hand every queued record with time <= limit to ingest, oldest first. */
 static void flush_upto(struct pd *pd, uint64_t limit)
 {
 	size_t i;
 	if (!pd->nq)
 		return;
-	qsort(pd->q, pd->nq, sizeof(*pd->q), cmp_event);
+	/* records mostly arrive in time order (one cpu's ring at a time):
+	 * sort only when one did not */
+	if (pd->q_unsorted) {
+		qsort(pd->q, pd->nq, sizeof(*pd->q), cmp_event);
+		pd->q_unsorted = false;
+	}
 	for (i = 0; i < pd->nq && pd->q[i].time <= limit; i++) {
 		deliver(pd, pd->q[i].attr, pd->q[i].rec);
 		pd->qbytes -= pd->q[i].rec->size;
@@ -701,6 +842,8 @@ static void flush_upto(struct pd *pd, uint64_t limit)
 		memmove(pd->q, pd->q + i, (pd->nq - i) * sizeof(*pd->q));
 		pd->nq -= i;
 	}
+	if (pd->warm)
+		warm_scan(pd);
 }
 
 /* Take ownership of rec (xmalloc'd) and queue it by time. */
@@ -709,6 +852,8 @@ static void enqueue(struct pd *pd, uint32_t a, struct perf_event_header *rec, ui
 	struct pd_event *e;
 	if (t < pd->flushed_to)
 		pd->st->out_of_order++;
+	if (pd->nq && t < pd->q[pd->nq - 1].time)
+		pd->q_unsorted = true;
 	GROW(pd->q, pd->qcap, pd->nq + 1);
 	e = &pd->q[pd->nq++];
 	e->time = t;
@@ -796,6 +941,7 @@ static int start(struct pd *pd, uint64_t off)
 	store_put_meta(pd->w, "kernel_frames", a->exclude_kernel ? "0" : "1");
 	if (!a->exclude_kernel && !pd->o->no_binaries)
 		sym_kernel_prefetch(); /* named at the end, read meanwhile */
+	warm_start(pd);
 	if (pd->hostname)
 		store_put_meta(pd->w, "hostname", pd->hostname);
 	return 0;
@@ -1059,7 +1205,11 @@ static void drop_pages(struct pd *pd)
 			lo = MIN(lo, (uint64_t)((const uint8_t *)pd->q[i].rec - pd->in.mem));
 	lo &= ~(uint64_t)4095;
 	if (pd->in.helper) {
-		pd->in.drop_to = lo; /* the prefault thread drops them */
+		/* the prefault thread drops them; when it falls behind (a busy
+		 * machine), drop here too, so that memory stays bounded */
+		if (lo > pd->in.dropped && lo > pd->in.helper_dropped + 4 * DROP_STEP)
+			madvise((void *)(pd->in.mem + pd->in.dropped), lo - pd->in.dropped, MADV_DONTNEED);
+		pd->in.drop_to = lo;
 		pd->in.dropped = lo;
 	} else if (lo > pd->in.dropped &&
 		   !madvise((void *)(pd->in.mem + pd->in.dropped), lo - pd->in.dropped, MADV_DONTNEED)) {
@@ -1296,6 +1446,7 @@ static int finish(struct pd *pd)
 	}
 	store_flush(pd->w, CHUNK_DATA);
 	if (!pd->o->no_binaries) {
+		g->symbols_session = warm_finish(pd);
 		ingest_put_symbols(g);
 		store_flush(pd->w, CHUNK_SYMBOLS);
 	}
@@ -1359,6 +1510,8 @@ static void release(struct pd *pd)
 	hmap_release(&pd->bid_index);
 	free(pd->cmdline);
 	free(pd->hostname);
+	if (pd->warm)
+		sym_session_free(warm_finish(pd));
 	if (pd->g) {
 		ingest_release(pd->g);
 		free(pd->g);
@@ -1422,6 +1575,10 @@ int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
  * most PREFAULT_AHEAD ahead of the reader and dropping what the reader
  * is done with (drop_to), so they overlap with parsing and unwinding. */
 #define PREFAULT_AHEAD (32ull << 20)
+#define PREFAULT_BLOCK (1ull << 20)
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 struct prefault {
 	struct pd_in *in;
 	volatile bool stop;
@@ -1434,14 +1591,29 @@ static void *prefault_main(void *arg)
 	const volatile uint8_t *mem = in->mem;
 	uint64_t at = 0, dropped = 0;
 	uint8_t sum = 0;
+	bool populate = true;
 	while (!pf->stop) {
 		uint64_t to = in->drop_to;
-		if (to > dropped && !madvise((void *)(in->mem + dropped), to - dropped, MADV_DONTNEED))
+		uint64_t pos = *(volatile uint64_t *)&in->pos;
+		uint64_t end = MIN(in->size, pos + PREFAULT_AHEAD);
+		if (to > dropped && !madvise((void *)(in->mem + dropped), to - dropped, MADV_DONTNEED)) {
 			dropped = to;
-		if (at >= in->size || at >= *(volatile uint64_t *)&in->pos + PREFAULT_AHEAD) {
+			in->helper_dropped = to;
+		}
+		if (at < pos)   /* fell behind the reader: never map what it is done with */
+			at = pos & ~(uint64_t)4095;
+		if (at >= end) {
 			usleep(200);
 			continue;
 		}
+		/* map a block's pages in one call (Linux 5.14), else one by one */
+		if (populate && !madvise((void *)(in->mem + at), MIN(end - at, PREFAULT_BLOCK),
+					 MADV_POPULATE_READ)) {
+			at += MIN(end - at, PREFAULT_BLOCK);
+			at = (at + 4095) & ~(uint64_t)4095;
+			continue;
+		}
+		populate = false;
 		sum += mem[at];
 		at += 4096;
 	}

@@ -145,9 +145,14 @@ struct rec_sample {
 	uint32_t stack;    /* leaf node id, 0 if the sample had no stack */
 	uint16_t cpu;
 	uint8_t quality;   /* enum unwind_quality */
-	uint8_t method;    /* enum unwind_method */
+	uint8_t method;    /* bits 0-1 enum unwind_method; bits 4-6 JIT rules */
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
+/* rec_sample.method bits 4-6: frames in code without CFI were unwound by
+ * known generated code (bit 4: the CPython trampoline), the frame pointer
+ * in anonymous memory (bit 5), CFI from a jitdump (bit 6). */
+#define SAMPLE_M_JIT_SHIFT 4
+#define SAMPLE_M_METHOD(m) ((m) & 3u)
 
 struct rec_lost {
 	uint64_t time;

@@ -180,11 +180,6 @@ Elf *sym_debug_mini(Elf *e, void **buf)
 	GElf_Shdr sh;
 	Elf_Scn *scn = sym_elf_section(e, ".gnu_debugdata", &sh);
 	Elf_Data *d;
-	lzma_stream strm = LZMA_STREAM_INIT;
-	lzma_ret r;
-	uint8_t *out = NULL;
-	size_t cap = 0;
-	Elf *m = NULL;
 
 	*buf = NULL;
 	if (!scn || sh.sh_type == SHT_NOBITS)
@@ -192,16 +187,30 @@ Elf *sym_debug_mini(Elf *e, void **buf)
 	d = elf_rawdata(scn, NULL);
 	if (!d || !d->d_buf || !d->d_size)
 		return NULL;
+	return sym_elf_from_xz(d->d_buf, d->d_size, buf);
+}
+
+Elf *sym_elf_from_xz(const void *xz, size_t size, void **buf)
+{
+	lzma_stream strm = LZMA_STREAM_INIT;
+	lzma_ret r;
+	uint8_t *out = NULL;
+	size_t cap = 0;
+	Elf *m = NULL;
+
+	*buf = NULL;
+	if (!size)
+		return NULL;
 	if (lzma_stream_decoder(&strm, MINI_MAX, LZMA_CONCATENATED) != LZMA_OK)
 		return NULL;
-	strm.next_in = d->d_buf;
-	strm.avail_in = d->d_size;
+	strm.next_in = xz;
+	strm.avail_in = size;
 	do {
 		if (!strm.avail_out) {
 			size_t used = cap;
 			if (cap >= MINI_MAX)
 				goto fail;
-			cap = cap ? cap * 2 : 4 * d->d_size + 4096;
+			cap = cap ? MIN(cap * 2, (size_t)MINI_MAX) : MIN(4 * size + 4096, (size_t)MINI_MAX);
 			out = xrealloc(out, cap);
 			strm.next_out = out + used;
 			strm.avail_out = cap - used;

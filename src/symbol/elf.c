@@ -91,8 +91,11 @@ static size_t note_build_id(Elf_Data *data, uint8_t *out, size_t max)
 		/* gelf_getnote checked name and desc lie inside data. */
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 		    !memcmp(name, "GNU", 4) && nh.n_descsz > 0) {
-			memcpy(out, (const uint8_t *)data->d_buf + desc_off,
-			       MIN((size_t)nh.n_descsz, max));
+			/* one longer than the caller keeps counts as none:
+			 * callers compare and copy size bytes of out */
+			if (nh.n_descsz > max)
+				return 0;
+			memcpy(out, (const uint8_t *)data->d_buf + desc_off, nh.n_descsz);
 			return nh.n_descsz;
 		}
 		off = next;

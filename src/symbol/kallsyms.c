@@ -72,10 +72,10 @@ static uint32_t mod_index(struct sym_kallsyms *k, const char *name, size_t len)
 	return (uint32_t)k->nmods++;
 }
 
-/* Bounds of loaded modules: "name size refs deps state 0xaddr ...". */
-static void read_module_bounds(struct sym_kallsyms *k)
+/* Bounds of loaded modules from f (/proc/modules): "name size refs deps
+ * state 0xaddr ...". */
+static void read_module_bounds(struct sym_kallsyms *k, FILE *f)
 {
-	FILE *f = fopen("/proc/modules", "re");
 	char *line = NULL;
 	size_t cap = 0, i;
 
@@ -97,7 +97,6 @@ static void read_module_bounds(struct sym_kallsyms *k)
 			}
 	}
 	free(line);
-	fclose(f);
 }
 
 static int ksym_cmp(const void *pa, const void *pb)
@@ -199,105 +198,153 @@ static uint64_t cache_key(void)
 	return fnv(h, &uid, sizeof(uid));
 }
 
+/* Fill k from a cache file's bytes [data, data + size); false (k
+ * untouched) when they are stale or malformed: a corrupt cache is never
+ * trusted, the kernel's table is read instead. */
+static bool cache_parse(struct sym_kallsyms *k, const uint8_t *data, size_t size, uint64_t key)
+{
+	const uint8_t *end = data + size, *p = data;
+	struct cache_header h;
+	struct cache_sym cs, prev = { 0, 0, 0, 0 };
+	struct cache_mod cm;
+	const uint8_t *syms, *mods;
+	char *blob;
+	size_t i;
+
+	if (size < sizeof(h))
+		return false;
+	memcpy(&h, p, sizeof(h));
+	p += sizeof(h);
+	if (memcmp(h.magic, CACHE_MAGIC, 8) || h.key != key || h.nsyms > (1u << 24) ||
+	    h.nmods > (1u << 16) || h.blob_size > (1u << 28) || !h.nmods)
+		return false;
+	/* the sizes are bounded above, so these products cannot wrap */
+	if ((size_t)(end - p) != h.nsyms * sizeof(cs) + h.nmods * sizeof(cm) + h.blob_size)
+		return false;
+	syms = p;
+	mods = syms + h.nsyms * sizeof(cs);
+	for (i = 0; i < h.nsyms; i++) {
+		memcpy(&cs, syms + i * sizeof(cs), sizeof(cs));
+		if (cs.name >= h.blob_size || cs.mod >= h.nmods || cs.end <= cs.start ||
+		    (i && cs.start < prev.start))
+			return false;
+		prev = cs;
+	}
+	for (i = 0; i < h.nmods; i++) {
+		memcpy(&cm, mods + i * sizeof(cm), sizeof(cm));
+		if (cm.name >= h.blob_size)
+			return false;
+	}
+	blob = xmalloc(h.blob_size + 1);
+	memcpy(blob, mods + h.nmods * sizeof(cm), h.blob_size);
+	blob[h.blob_size] = '\0';
+	k->mods = xrealloc(k->mods, h.nmods * sizeof(*k->mods));
+	k->cap_mods = k->nmods = h.nmods;
+	for (i = 0; i < h.nmods; i++) {
+		memcpy(&cm, mods + i * sizeof(cm), sizeof(cm));
+		k->mods[i].name = blob + cm.name;
+		k->mods[i].start = cm.start;
+		k->mods[i].end = cm.end;
+	}
+	k->table.syms = xcalloc(h.nsyms ? h.nsyms : 1, sizeof(*k->table.syms));
+	k->mod_of = xcalloc(h.nsyms ? h.nsyms : 1, sizeof(*k->mod_of));
+	for (i = 0; i < h.nsyms; i++) {
+		memcpy(&cs, syms + i * sizeof(cs), sizeof(cs));
+		k->table.syms[i].start = cs.start;
+		k->table.syms[i].end = cs.end;
+		k->table.syms[i].name = blob + cs.name;
+		k->mod_of[i] = cs.mod;
+	}
+	k->table.nsyms = h.nsyms;
+	k->blob = blob;
+	return true;
+}
+
 /* Fill k from the cache file; false (k untouched) when it is missing,
- * stale or malformed. */
+ * not ours, stale or malformed. */
 static bool cache_load(struct sym_kallsyms *k, uint64_t key)
 {
 	char path[4200];
-	struct cache_header h;
-	struct cache_sym *cs = NULL;
-	struct cache_mod *cm = NULL;
-	char *blob = NULL;
 	struct stat sb;
-	size_t i, need;
+	uint8_t *data = NULL;
+	size_t got = 0;
+	ssize_t r;
 	int fd;
 	bool ok = false;
 
 	if (!cache_path(path, sizeof(path), false))
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	if (fstat(fd, &sb) || sb.st_uid != geteuid() || (sb.st_mode & 022) ||
-	    read(fd, &h, sizeof(h)) != (ssize_t)sizeof(h) ||
-	    memcmp(h.magic, CACHE_MAGIC, 8) || h.key != key ||
-	    h.nsyms > (1u << 24) || h.nmods > (1u << 16) || h.blob_size > (1u << 28) || !h.nmods)
+	/* a regular file of ours, of a size a real table can have */
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
+	    (sb.st_mode & 022) || sb.st_size < (off_t)sizeof(struct cache_header) ||
+	    sb.st_size > (off_t)1 << 30)
 		goto out;
-	need = sizeof(h) + h.nsyms * sizeof(*cs) + h.nmods * sizeof(*cm) + h.blob_size;
-	if ((uint64_t)sb.st_size != need)
-		goto out;
-	cs = xmalloc(h.nsyms * sizeof(*cs) + 1);
-	cm = xmalloc(h.nmods * sizeof(*cm));
-	blob = xmalloc(h.blob_size + 1);
-	if (read(fd, cs, h.nsyms * sizeof(*cs)) != (ssize_t)(h.nsyms * sizeof(*cs)) ||
-	    read(fd, cm, h.nmods * sizeof(*cm)) != (ssize_t)(h.nmods * sizeof(*cm)) ||
-	    read(fd, blob, h.blob_size) != (ssize_t)h.blob_size)
-		goto out;
-	blob[h.blob_size] = '\0';
-	for (i = 0; i < h.nsyms; i++)
-		if (cs[i].name >= h.blob_size || cs[i].mod >= h.nmods ||
-		    cs[i].end <= cs[i].start || (i && cs[i].start < cs[i - 1].start))
+	/* a quick look at the header before reading it all */
+	{
+		struct cache_header h;
+		if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+		    memcmp(h.magic, CACHE_MAGIC, 8) || h.key != key)
 			goto out;
-	for (i = 0; i < h.nmods; i++)
-		if (cm[i].name >= h.blob_size)
-			goto out;
-	k->mods = xrealloc(k->mods, h.nmods * sizeof(*k->mods));
-	k->cap_mods = k->nmods = h.nmods;
-	for (i = 0; i < h.nmods; i++) {
-		k->mods[i].name = blob + cm[i].name;
-		k->mods[i].start = cm[i].start;
-		k->mods[i].end = cm[i].end;
 	}
-	k->table.syms = xcalloc(h.nsyms ? h.nsyms : 1, sizeof(*k->table.syms));
-	k->mod_of = xcalloc(h.nsyms ? h.nsyms : 1, sizeof(*k->mod_of));
-	for (i = 0; i < h.nsyms; i++) {
-		k->table.syms[i].start = cs[i].start;
-		k->table.syms[i].end = cs[i].end;
-		k->table.syms[i].name = blob + cs[i].name;
-		k->mod_of[i] = cs[i].mod;
-	}
-	k->table.nsyms = h.nsyms;
-	k->blob = blob;
-	blob = NULL;
-	ok = true;
+	data = xmalloc((size_t)sb.st_size);
+	while (got < (size_t)sb.st_size &&
+	       (r = read(fd, data + got, (size_t)sb.st_size - got)) > 0)
+		got += (size_t)r;
+	ok = got == (size_t)sb.st_size && cache_parse(k, data, got, key);
 out:
-	free(cs);
-	free(cm);
-	free(blob);
+	free(data);
 	close(fd);
 	return ok;
+}
+
+/* The cache file's bytes for k, appended to b. */
+static void cache_serialize(const struct sym_kallsyms *k, uint64_t key, struct buf *b)
+{
+	struct cache_header h;
+	struct buf names = BUF_INIT;
+	size_t i, at = b->len;
+
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, CACHE_MAGIC, 8);
+	h.key = key;
+	h.nsyms = k->table.nsyms;
+	h.nmods = k->nmods;
+	buf_add(b, &h, sizeof(h));
+	for (i = 0; i < k->table.nsyms; i++) {
+		struct cache_sym cs = { k->table.syms[i].start, k->table.syms[i].end,
+					(uint32_t)names.len, k->mod_of[i] };
+		buf_add(&names, k->table.syms[i].name, strlen(k->table.syms[i].name) + 1);
+		buf_add(b, &cs, sizeof(cs));
+	}
+	for (i = 0; i < k->nmods; i++) {
+		struct cache_mod cm = { k->mods[i].start, k->mods[i].end, (uint32_t)names.len, 0 };
+		buf_add(&names, k->mods[i].name, strlen(k->mods[i].name) + 1);
+		buf_add(b, &cm, sizeof(cm));
+	}
+	buf_add(b, names.data, names.len);
+	h.blob_size = names.len;
+	memcpy(b->data + at, &h, sizeof(h));
+	buf_release(&names);
+}
+
+void sym_kallsyms_to_cache(const struct sym_kallsyms *k, uint64_t key, struct buf *b)
+{
+	cache_serialize(k, key, b);
 }
 
 /* Write k to the cache (best effort: a failure only costs time later). */
 static void cache_save(const struct sym_kallsyms *k, uint64_t key)
 {
 	char path[4200], tmp[4300];
-	struct cache_header h;
-	struct buf b = BUF_INIT, names = BUF_INIT;
-	size_t i;
+	struct buf b = BUF_INIT;
 	int fd;
 
 	if (!k->table.nsyms || !cache_path(path, sizeof(path), true))
 		return;
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, CACHE_MAGIC, 8);
-	h.key = key;
-	h.nsyms = k->table.nsyms;
-	h.nmods = k->nmods;
-	buf_add(&b, &h, sizeof(h));
-	for (i = 0; i < k->table.nsyms; i++) {
-		struct cache_sym cs = { k->table.syms[i].start, k->table.syms[i].end,
-					(uint32_t)names.len, k->mod_of[i] };
-		buf_add(&names, k->table.syms[i].name, strlen(k->table.syms[i].name) + 1);
-		buf_add(&b, &cs, sizeof(cs));
-	}
-	for (i = 0; i < k->nmods; i++) {
-		struct cache_mod cm = { k->mods[i].start, k->mods[i].end, (uint32_t)names.len, 0 };
-		buf_add(&names, k->mods[i].name, strlen(k->mods[i].name) + 1);
-		buf_add(&b, &cm, sizeof(cm));
-	}
-	buf_add(&b, names.data, names.len);
-	((struct cache_header *)b.data)->blob_size = names.len;
+	cache_serialize(k, key, &b);
 	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd >= 0) {
@@ -307,7 +354,6 @@ static void cache_save(const struct sym_kallsyms *k, uint64_t key)
 			unlink(tmp);
 	}
 	buf_release(&b);
-	buf_release(&names);
 }
 
 static struct sym_kallsyms *load(void);
@@ -346,31 +392,37 @@ struct sym_kallsyms *sym_kallsyms_load(void)
 	return load();
 }
 
-static struct sym_kallsyms *load(void)
+static struct sym_kallsyms *kallsyms_new(void)
 {
 	struct sym_kallsyms *k = xcalloc(1, sizeof(*k));
+	GROW(k->mods, k->cap_mods, 1);
+	k->mods[0].name = KERNEL_MODULE;
+	k->nmods = 1;
+	return k;
+}
+
+/* Kernel symbols never nest: cover[i] is just end. */
+static void kallsyms_cover(struct sym_kallsyms *k)
+{
+	size_t i, n = k->table.nsyms;
+	k->table.cover = xmalloc((n ? n : 1) * sizeof(*k->table.cover));
+	for (i = 0; i < n; i++)
+		k->table.cover[i] = i ? MAX(k->table.cover[i - 1], k->table.syms[i].end)
+				      : k->table.syms[i].end;
+}
+
+/* Fill an empty k from the text of /proc/kallsyms (f) and /proc/modules
+ * (modules; either may be NULL). Lines that do not parse are skipped. */
+static void kallsyms_parse(struct sym_kallsyms *k, FILE *f, FILE *modules)
+{
 	struct ksym *ks = NULL;
 	size_t nks = 0, cap_ks = 0, i, j, n = 0;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
-	uint64_t key;
-	FILE *f;
 
-	GROW(k->mods, k->cap_mods, 1);
-	k->mods[0].name = KERNEL_MODULE;
-	k->nmods = 1;
-	key = cache_key();
-	if (cache_load(k, key)) {
-		n = k->table.nsyms;
-		goto done;
-	}
-
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		goto done;
 	/* Line: "ffffffff81000000 T _stext" optionally "\t[module]". */
-	while ((len = getline(&line, &cap, f)) > 0) {
+	while (f && (len = getline(&line, &cap, f)) > 0) {
 		char *p = line, *end, *name, *mod;
 		uint64_t addr;
 		char type;
@@ -401,10 +453,10 @@ static struct sym_kallsyms *load(void)
 		nks++;
 	}
 	free(line);
-	fclose(f);
-	read_module_bounds(k);
+	read_module_bounds(k, modules);
 
-	qsort(ks, nks, sizeof(*ks), ksym_cmp);
+	if (nks)
+		qsort(ks, nks, sizeof(*ks), ksym_cmp);
 	k->table.syms = xcalloc(nks ? nks : 1, sizeof(*k->table.syms));
 	k->mod_of = xcalloc(nks ? nks : 1, sizeof(*k->mod_of));
 	for (i = 0; i < nks; i = j) {
@@ -431,13 +483,57 @@ static struct sym_kallsyms *load(void)
 	}
 	k->table.nsyms = n;
 	free(ks);
-	cache_save(k, key);
-done:
-	/* Kernel symbols never nest: cover[i] is just end. */
-	k->table.cover = xmalloc((n ? n : 1) * sizeof(*k->table.cover));
-	for (i = 0; i < n; i++)
-		k->table.cover[i] = i ? MAX(k->table.cover[i - 1], k->table.syms[i].end)
-				      : k->table.syms[i].end;
+}
+
+static struct sym_kallsyms *load(void)
+{
+	struct sym_kallsyms *k = kallsyms_new();
+	uint64_t key = cache_key();
+	FILE *f, *mf;
+
+	if (!cache_load(k, key)) {
+		f = fopen("/proc/kallsyms", "re");
+		if (f) {
+			mf = fopen("/proc/modules", "re");
+			kallsyms_parse(k, f, mf);
+			if (mf)
+				fclose(mf);
+			fclose(f);
+			cache_save(k, key);
+		}
+	}
+	kallsyms_cover(k);
+	return k;
+}
+
+/* For the fuzz target: the same parsers over bytes in memory. */
+static FILE *mem_file(const void *data, size_t size)
+{
+	return size ? fmemopen((void *)data, size, "r") : NULL;
+}
+
+struct sym_kallsyms *sym_kallsyms_from_text(const char *text, size_t len, const char *modules,
+					    size_t mlen)
+{
+	struct sym_kallsyms *k = kallsyms_new();
+	FILE *f = mem_file(text, len), *mf = mem_file(modules, mlen);
+	kallsyms_parse(k, f, mf);
+	if (f)
+		fclose(f);
+	if (mf)
+		fclose(mf);
+	kallsyms_cover(k);
+	return k;
+}
+
+struct sym_kallsyms *sym_kallsyms_from_cache(const void *data, size_t size, uint64_t key)
+{
+	struct sym_kallsyms *k = kallsyms_new();
+	if (!cache_parse(k, data, size, key)) {
+		sym_kallsyms_free(k);
+		return NULL;
+	}
+	kallsyms_cover(k);
 	return k;
 }
 

@@ -119,7 +119,7 @@ void sym_elf_init(void);
 Elf *sym_elf_open(const char *path, int *fd);
 void sym_elf_close(Elf *e, int fd);
 /* Build-id from the notes (sections first, then PT_NOTE); returns its
- * size, copies at most max bytes. 0 when none. */
+ * size and copies it to out. 0 when none or longer than max. */
 size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max);
 /* Collect PT_LOAD segments into m. */
 void sym_elf_segments(Elf *e, struct sym_module *m);
@@ -147,10 +147,21 @@ bool sym_elf_has_dwarf(Elf *e);
 /* Decompress .gnu_debugdata into an in-memory ELF. *buf owns the bytes
  * and must be freed after elf_end(). NULL when absent or corrupt. */
 Elf *sym_debug_mini(Elf *e, void **buf);
+/* The same from the bytes of an xz stream (the section's contents). */
+Elf *sym_elf_from_xz(const void *xz, size_t size, void **buf);
 
 /* kallsyms.c */
 struct sym_kallsyms;
 struct sym_kallsyms *sym_kallsyms_load(void);
+/* The parsers of sym_kallsyms_load() over bytes in memory (fuzzing and
+ * tests): the text of /proc/kallsyms and /proc/modules; the cache file
+ * (NULL when it is malformed or its key is not key). */
+struct sym_kallsyms *sym_kallsyms_from_text(const char *text, size_t len, const char *modules,
+					    size_t mlen);
+struct sym_kallsyms *sym_kallsyms_from_cache(const void *data, size_t size, uint64_t key);
+/* Append k as cache file bytes to b (a struct buf of lib/buf.h). */
+struct buf;
+void sym_kallsyms_to_cache(const struct sym_kallsyms *k, uint64_t key, struct buf *b);
 void sym_kallsyms_free(struct sym_kallsyms *k);
 bool sym_kallsyms_empty(const struct sym_kallsyms *k);
 const char *sym_kallsyms_name(struct sym_kallsyms *k, struct sym_entry *e, bool demangle);

@@ -92,8 +92,8 @@ void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *
  * addresses are certain to come, before the long work). */
 void sym_kernel_prefetch(void);
 
-/* Build-id of an ELF file: returns its size (0 when none or unreadable),
- * copies at most max bytes into out. */
+/* Build-id of an ELF file: returns its size and copies it into out (0
+ * when none, unreadable, or longer than max). */
 size_t sym_read_build_id(const char *path, uint8_t *out, size_t max);
 
 /* Demangle a C++ or Rust symbol; returns a malloc'd string or NULL when

@@ -110,8 +110,11 @@ static int emit_row(void *arg, const struct cfi_row *row)
 static void blob_add(struct builder *b, const uint8_t *p, size_t n, uint32_t *off, uint32_t *len)
 {
 	struct utable *t = b->t;
-	GROW(t->blob, b->cap_blob, t->blob_len + n);
-	memcpy(t->blob + t->blob_len, p, n);
+	/* at least a byte: even an empty program needs a non-NULL blob to
+	 * point into (NULL + 0 is undefined) */
+	GROW(t->blob, b->cap_blob, t->blob_len + (n ? n : 1));
+	if (n)
+		memcpy(t->blob + t->blob_len, p, n);
 	*off = (uint32_t)t->blob_len;
 	*len = (uint32_t)n;
 	t->blob_len += n;

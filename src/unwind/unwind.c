@@ -207,6 +207,99 @@ static void fp_only(const struct unwind_input *in, struct unwind_frame *frames,
 	res->method = UNWIND_M_FP;
 }
 
+/* ---- frames in code without CFI ---- */
+
+/* The CPython 3.12/3.13 perf trampoline for x86-64 (Python/asm_trampoline.S,
+ * copied into anonymous executable memory once per code object, 11 bytes,
+ * optionally after an endbr64):
+ *    0: 48 83 ec 08   sub  $8,%rsp       CFA = rsp + 8
+ *    4: ff d1         call *%rcx         CFA = rsp + 16
+ *    6: 48 83 c4 08   add  $8,%rsp       CFA = rsp + 16 (the return address)
+ *   10: c3            ret                CFA = rsp + 8
+ * It pushes no frame pointer; the return address is at CFA - 8. */
+static const uint8_t py_tramp[11] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+				      0x48, 0x83, 0xc4, 0x08, 0xc3 };
+static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+
+/* CFA offset from rsp when pc is in a CPython trampoline, 0 when its code
+ * is something else, -1 when the code bytes are unknown. */
+static int tramp_cfa(const struct unwind_input *in, uint64_t pc, bool exact)
+{
+	static const struct { uint8_t at, cfa; } insn[] = { { 0, 8 }, { 4, 16 }, { 6, 16 }, { 10, 8 } };
+	uint8_t b[sizeof(py_tramp) + sizeof(endbr64)];
+	bool known = false;
+
+	if (!in->read_code)
+		return -1;
+	if (!exact) /* a return address: right after the call */
+		return !in->read_code(in->find_arg, pc - 6, b, sizeof(py_tramp)) ? -1 :
+		       memcmp(b, py_tramp, sizeof(py_tramp)) == 0 ? 16 : 0;
+	for (size_t i = 0; i < ARRAY_SIZE(insn); i++) {
+		if (!in->read_code(in->find_arg, pc - insn[i].at, b, sizeof(py_tramp)))
+			continue;
+		known = true;
+		if (memcmp(b, py_tramp, sizeof(py_tramp)) == 0)
+			return insn[i].cfa;
+	}
+	if (in->read_code(in->find_arg, pc, b, sizeof(b))) {
+		known = true;
+		if (!memcmp(b, endbr64, 4) && !memcmp(b + 4, py_tramp, sizeof(py_tramp)))
+			return 8;
+	}
+	return known ? 0 : -1;
+}
+
+/* Is ra a plausible return address: in a mapped module whose CFI covers
+ * it (the code a trampoline returns to is the interpreter's)? */
+static bool ra_in_cfi(struct unwinder *u, const struct unwind_input *in, uint64_t ra)
+{
+	const struct umod *m = ra > 4096 ? module_for(u, in, ra - 1) : NULL;
+	return m && m->t && utable_find(m->t, ra - 1 - m->bias)->kind != UR_FP;
+}
+
+enum { NOCFI_BROKEN = 0, NOCFI_TRAMPOLINE, NOCFI_FP, NOCFI_FAULT };
+
+/* One frame at pc where no CFI says how to unwind (JIT code, stripped
+ * code). First known generated code by its bytes (the CPython trampoline);
+ * else the frame pointer when it is plausible: at or above the stack
+ * pointer (a frame record sits above the frame's own slots) and read from
+ * the copy. When the code bytes cannot be read (a perf.data file, or the
+ * process is gone), the trampoline rule comes first where the frame is
+ * consistent with it: the return address it gives is in code that has
+ * CFI (a frame-pointer frame of JIT code rarely holds one right above its
+ * lowest slot, and the frame pointer may be consistent by chance in
+ * callers built with frame pointers, where it skips a caller).
+ * Sets *cfa (0 when unknown), *ra and *nrbp. */
+static int nocfi_frame(struct unwinder *u, const struct unwind_input *in, struct copy *c,
+		       uint64_t pc, uint64_t sp, uint64_t rbp, uint32_t valid, bool exact,
+		       uint64_t *cfa, uint64_t *ra, uint64_t *nrbp)
+{
+	int k = tramp_cfa(in, pc, exact);
+	bool fp_ok = (valid & (1u << UNW_RBP)) && rbp >= sp && rbp < UINT64_MAX - 16;
+
+	*cfa = 0;
+	*nrbp = rbp;
+	if (k > 0) {
+		*cfa = sp + (uint64_t)k;
+		return copy_read(c, *cfa - 8, ra) ? NOCFI_TRAMPOLINE : NOCFI_FAULT;
+	}
+	if (k < 0 && !exact) {
+		uint64_t tra = 0;
+		if (copy_read(c, sp + 8, &tra) && ra_in_cfi(u, in, tra)) {
+			*cfa = sp + 16;
+			*ra = tra;
+			return NOCFI_TRAMPOLINE;
+		}
+		c->fault = FAULT_NONE;
+	}
+	if (!fp_ok)
+		return NOCFI_BROKEN;
+	*cfa = rbp + 16;
+	if (!copy_read(c, rbp + 8, ra) || !copy_read(c, rbp, nrbp))
+		return NOCFI_FAULT;
+	return NOCFI_FP;
+}
+
 /* Is ra (a return address, the last of the kernel's chain) in an
  * outermost frame? Either its row has an undefined return address, or it
  * is in the function that called main or a thread's start routine: the
@@ -277,6 +370,9 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 		bool cfa_known = false, signal = false;
 		uint32_t nvalid = valid;
 		const struct urule *r;
+		const struct utable *rt;
+		uint64_t rbias;
+		bool jit_cfi;
 
 		if (n >= limit) {
 			res->quality = UNWIND_Q_TRUNCATED;
@@ -310,6 +406,20 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			}
 		} else {
 			r = NULL;
+		}
+		rt = mod ? mod->t : NULL;
+		rbias = mod ? mod->bias : 0;
+		jit_cfi = false;
+		if ((!r || r->kind == UR_FP) && in->jit_table) {
+			/* JIT code that came with CFI in a jitdump */
+			const struct utable *jt = in->jit_table(in->find_arg, lookup);
+			const struct urule *jr = jt ? utable_find(jt, lookup) : NULL;
+			if (jr && jr->kind != UR_FP) {
+				r = jr;
+				rt = jt;
+				rbias = 0;
+				jit_cfi = true;
+			}
 		}
 
 		switch (r ? r->kind : UR_FP) {
@@ -379,7 +489,7 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			regs[UNW_RIP] = pc;
 			regs[UNW_RSP] = sp;
 			regs[UNW_RBP] = rbp;
-			if (utable_slow_row(mod->t, lookup - mod->bias, &row, &cie) < 0) {
+			if (utable_slow_row(rt, lookup - rbias, &row, &cie) < 0) {
 				res->quality = UNWIND_Q_BROKEN;
 				goto stop;
 			}
@@ -416,17 +526,36 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 				res->quality = UNWIND_Q_COMPLETE;
 				goto done;
 			}
-			if (!(valid & (1u << UNW_RBP)) || rbp < sp) {
+			/* Neither rule knows more than rsp, rbp and rip in the
+			 * caller; the trampoline leaves rbp alone. */
+			nvalid = (1u << UNW_RSP) | (valid & (1u << UNW_RBP)) | (1u << UNW_RIP);
+			switch (nocfi_frame(u, in, &c, pc, sp, rbp, valid, exact, &cfa, &ra, &nrbp)) {
+			case NOCFI_TRAMPOLINE:
+				res->jit |= UNWIND_JIT_TRAMPOLINE;
+				res->jit_frames++;
+				break;
+			case NOCFI_FP:
+				nvalid |= 1u << UNW_RBP;
+				if (!mod || !mod->t) {
+					/* anonymous memory: JIT code */
+					res->jit |= UNWIND_JIT_FP;
+					res->jit_frames++;
+				}
+				break;
+			case NOCFI_FAULT:
+				cfa_known = cfa != 0;
+				goto fault;
+			default:
 				res->quality = UNWIND_Q_BROKEN;
 				goto stop;
 			}
-			cfa = rbp + 16;
 			cfa_known = true;
-			if (!copy_read(&c, rbp + 8, &ra) || !copy_read(&c, rbp, &nrbp))
-				goto fault;
 			nsp = cfa;
-			nvalid = (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
 			break;
+		}
+		if (jit_cfi) {
+			res->jit |= UNWIND_JIT_CFI;
+			res->jit_frames++;
 		}
 
 		if (!signal && nsp <= sp) {

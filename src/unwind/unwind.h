@@ -58,6 +58,17 @@ struct unwind_module {
  * Returns false when pc is in no known mapping (JIT, unknown). */
 typedef bool (*unwind_find_fn)(void *arg, uint64_t pc, struct unwind_module *out);
 
+/* Read len bytes of the sampled process's code at addr into buf, to
+ * recognise generated code without CFI by its bytes. Returns false when
+ * they cannot be read (the process is gone, or a recording from a file). */
+typedef bool (*unwind_read_code_fn)(void *arg, uint64_t addr, uint8_t *buf, size_t len);
+
+/* Unwind rows for JIT code from the program's jitdump
+ * (JIT_CODE_UNWINDING_INFO): the compiled table covering pc, or NULL.
+ * Addresses in the table are absolute (bias 0). */
+struct utable;
+typedef const struct utable *(*unwind_jit_table_fn)(void *arg, uint64_t pc);
+
 struct unwind_input {
 	struct unwind_regs regs;       /* user registers at the sample */
 	const uint8_t *stack;          /* copy of user memory starting at regs RSP */
@@ -65,7 +76,9 @@ struct unwind_input {
 	const uint64_t *fp_chain;      /* kernel's user callchain: pc, ret, ret, ... */
 	size_t fp_chain_len;
 	unwind_find_fn find;
-	void *find_arg;
+	void *find_arg;                /* argument of find, read_code, jit_table */
+	unwind_read_code_fn read_code; /* optional */
+	unwind_jit_table_fn jit_table; /* optional */
 };
 
 #define UNWIND_F_RA 1u      /* pc is a return address: symbolize at pc-1 */
@@ -88,7 +101,16 @@ struct unwind_result {
 	enum unwind_method method;
 	uint64_t stop_pc;          /* where unwinding stopped when not complete */
 	size_t dwarf_frames;       /* frames found by CFI (rest from the chain) */
+	size_t jit_frames;         /* frames unwound through code without CFI in
+				    * its module, by one of the rules in jit: */
+	uint32_t jit;              /* UNWIND_JIT_* bits */
 };
+
+/* Rules for frames whose code has no CFI in a file (JIT code). */
+#define UNWIND_JIT_TRAMPOLINE 1u /* known generated code, by its bytes (the
+				  * CPython 3.12/3.13 perf trampoline) */
+#define UNWIND_JIT_FP 2u         /* the frame pointer, where it was plausible */
+#define UNWIND_JIT_CFI 4u        /* CFI from a jitdump's unwinding info */
 
 struct unwinder;
 

@@ -42,15 +42,16 @@ static uint32_t label_intern(struct calltree *t, const char *name, bool kernel, 
 			return id;
 	}
 	GROW(t->labels, t->labelcap, t->nlabels + 1);
-	t->labels[t->nlabels] = (struct calltree_label){ name, kernel, comm };
+	t->labels[t->nlabels] = (struct calltree_label){ .name = name, .kernel = kernel, .comm = comm };
 	hmap_put(&t->label_index, h, (uint32_t)t->nlabels);
 	return (uint32_t)t->nlabels++;
 }
 
-static uint32_t add_n(struct calltree *t, uint32_t parent, uint32_t label, int side, uint64_t n)
+static uint32_t add_n(struct calltree *t, uint32_t parent, uint32_t label, uint32_t flags, int side,
+		      uint64_t n)
 {
 	size_t before = t->keys.n;
-	uint32_t node = stack_intern(&t->keys, parent, label, 0, 0);
+	uint32_t node = stack_intern(&t->keys, parent, label, 0, flags);
 	if (t->keys.n != before) {
 		GROW(t->count[0], t->cap[0], t->keys.n + 1);
 		GROW(t->count[1], t->cap[1], t->keys.n + 1);
@@ -60,23 +61,22 @@ static uint32_t add_n(struct calltree *t, uint32_t parent, uint32_t label, int s
 	return node;
 }
 
-static uint32_t add(struct calltree *t, uint32_t parent, uint32_t label, int side)
+/* Add the frames of a stack (leaf first) under node, root side first;
+ * returns the leaf's tree node. */
+static uint32_t add_frames(struct calltree *t, uint32_t node, const struct prof_frame *fr, size_t nf,
+			   const uint32_t *flabel, size_t nfuncs, int side, uint64_t n)
 {
-	size_t before = t->keys.n;
-	uint32_t node = stack_intern(&t->keys, parent, label, 0, 0);
-	if (t->keys.n != before) {
-		GROW(t->count[0], t->cap[0], t->keys.n + 1);
-		GROW(t->count[1], t->cap[1], t->keys.n + 1);
-		t->count[0][node] = t->count[1][node] = 0;
-	}
-	t->count[side][node]++;
+	size_t j;
+	for (j = nf; j-- > 0;)
+		node = add_n(t, node, flabel[fr[j].func <= nfuncs ? fr[j].func : 0],
+			     fr[j].inlined ? CALLTREE_F_INLINE : 0, side, n);
 	return node;
 }
 
 uint64_t calltree_add_profile(struct calltree *t, const struct profile *p,
 			      const struct view_filter *f, int side, unsigned flags)
 {
-	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	struct prof_frame *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
 	uint32_t *flabel = xmalloc((p->nfuncs + 1) * sizeof(*flabel));
 	uint64_t kept = 0;
 	size_t i;
@@ -86,19 +86,20 @@ uint64_t calltree_add_profile(struct calltree *t, const struct profile *p,
 	for (i = 1; i <= p->nfuncs; i++) {
 		const struct prof_func *fn = profile_func(p, (uint32_t)i);
 		flabel[i] = label_intern(t, view_func_name(p, (uint32_t)i), fn->kernel, false);
+		t->labels[flabel[i]].python |= profile_func_is_python(fn);
 	}
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
-		size_t nf, j;
+		size_t nf;
 		uint32_t node = 0;
 		if (!view_keep(p, f, s))
 			continue;
 		kept++;
-		nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
+		nf = profile_stack_frames(p, s->stack, frames, MAX_DEPTH);
 		if (!(flags & CALLTREE_NO_COMM))
-			node = add(t, 0, label_intern(t, profile_comm(p, s->pid, s->tid, s->time), false, true), side);
-		for (j = nf; j-- > 0;)
-			node = add(t, node, flabel[frames[j] <= p->nfuncs ? frames[j] : 0], side);
+			node = add_n(t, 0, label_intern(t, profile_comm(p, s->pid, s->tid, s->time), false, true),
+				     0, side, 1);
+		add_frames(t, node, frames, nf, flabel, p->nfuncs, side, 1);
 	}
 	t->total[side] += kept;
 	free(flabel);
@@ -108,16 +109,14 @@ uint64_t calltree_add_profile(struct calltree *t, const struct profile *p,
 
 /* ---- time: off-CPU and wall ---- */
 
-static void add_time_stack(struct calltree *t, const struct profile *p, uint32_t *frames,
+static void add_time_stack(struct calltree *t, const struct profile *p, struct prof_frame *frames,
 			   const uint32_t *flabel, uint32_t root, uint32_t stack, uint32_t leaf,
 			   int side, uint64_t us)
 {
-	size_t nf = profile_stack_funcs(p, stack, frames, MAX_DEPTH), j;
-	uint32_t node = add_n(t, 0, root, side, us);
-	for (j = nf; j-- > 0;)
-		node = add_n(t, node, flabel[frames[j] <= p->nfuncs ? frames[j] : 0], side, us);
+	size_t nf = profile_stack_frames(p, stack, frames, MAX_DEPTH);
+	uint32_t node = add_frames(t, add_n(t, 0, root, 0, side, us), frames, nf, flabel, p->nfuncs, side, us);
 	if (leaf != UINT32_MAX)
-		add_n(t, node, leaf, side, us);
+		add_n(t, node, leaf, 0, side, us);
 }
 
 static uint32_t thread_label(struct calltree *t, const struct profile *p, struct hmap *threads,
@@ -140,7 +139,7 @@ static uint32_t thread_label(struct calltree *t, const struct profile *p, struct
 uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 			   const struct view_filter *f, int side, unsigned flags)
 {
-	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	struct prof_frame *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
 	uint32_t *flabel = xmalloc((p->nfuncs + 1) * sizeof(*flabel));
 	uint32_t reason[OFFCPU_NREASONS];
 	bool wall = flags & CALLTREE_WALL;
@@ -153,9 +152,12 @@ uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 	for (i = 1; i <= p->nfuncs; i++) {
 		const struct prof_func *fn = profile_func(p, (uint32_t)i);
 		flabel[i] = label_intern(t, view_func_name(p, (uint32_t)i), fn->kernel, false);
+		t->labels[flabel[i]].python |= profile_func_is_python(fn);
 	}
-	for (i = 0; i < OFFCPU_NREASONS; i++)
+	for (i = 0; i < OFFCPU_NREASONS; i++) {
 		reason[i] = label_intern(t, view_offcpu_frame((enum offcpu_reason)i), false, false);
+		t->labels[reason[i]].offcpu = true;
+	}
 	for (i = 0; wall && i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
 		uint64_t us = view_sample_ns(p, s) / 1000;

@@ -19,7 +19,14 @@
 struct calltree_label {
 	const char *name;        /* borrowed from the profile (or owned: names) */
 	bool kernel, comm;
+	bool python;             /* a Python function (python -X perf) */
+	bool offcpu;             /* an "[off-cpu: REASON]" frame */
 };
+
+/* Node flags (calltree_node(t, id)->flags): the frame is a function
+ * inlined into its parent frame. A function inlined at one call site and
+ * called at another gives two nodes under the same caller. */
+#define CALLTREE_F_INLINE 1u
 
 struct calltree {
 	struct stack_table keys; /* (parent, label index) -> node id */

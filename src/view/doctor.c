@@ -6,6 +6,7 @@
 #include "lib/util.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +68,64 @@ static bool root_name(const char *n)
 static const char *mapping_path(const struct profile *p, uint32_t id)
 {
 	return id && id <= p->nmaps ? p->maps[id - 1].path : NULL;
+}
+
+/* The CPython version "3.12" of a mapping path (libpython3.12.so.1.0,
+ * python3.12, libpython3.12d.so), or false when it is not CPython. */
+static bool python_version(const char *path, int *major, int *minor)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	if (!strncmp(b, "lib", 3))
+		b += 3;
+	if (strncmp(b, "python", 6))
+		return false;
+	return sscanf(b + 6, "%d.%d", major, minor) == 2;
+}
+
+/* A process that ran CPython without a perf map or jitdump: its Python
+ * functions all look like _PyEval_EvalFrameDefault. Say which mode its
+ * version has. */
+static void python_findings(const struct profile *p, const struct view_filter *flt,
+			    struct findings *f, uint64_t kept)
+{
+	size_t i, j;
+	uint32_t done[16];
+	size_t ndone = 0;
+
+	for (i = 0; i < p->nmaps && ndone < ARRAY_SIZE(done); i++) {
+		const struct prof_mapping *m = &p->maps[i];
+		uint64_t n = 0;
+		int major, minor;
+		bool seen = false;
+		if (!m->path || !python_version(m->path, &major, &minor) || major != 3)
+			continue;
+		for (j = 0; j < ndone; j++)
+			seen |= done[j] == m->pid;
+		if (seen)
+			continue;
+		done[ndone++] = m->pid;
+		for (j = 0; j < p->nperfmaps; j++)
+			seen |= p->perfmaps[j].pid == m->pid;
+		for (j = 0; j < p->nmaps; j++) {
+			const char *b = strrchr(p->maps[j].path, '/');
+			seen |= p->maps[j].pid == m->pid && b && !strncmp(b, "/jit-", 5);
+		}
+		for (j = 0; j < p->nsamples; j++)
+			n += p->samples[j].pid == m->pid && view_keep(p, flt, &p->samples[j]);
+		if (seen || !n)
+			continue;
+		if (minor >= 12)
+			add(f, 0.3 * n / kept + 0.1, xasprintf("process %u runs Python %d.%d without a perf map:"
+				" its Python functions all show as _PyEval_EvalFrameDefault. Record it with"
+				" python%d.%d -X perf (or PYTHONPERFSUPPORT=1)%s; stax unwinds through its"
+				" trampolines even without frame pointers", m->pid, major, minor, major, minor,
+				minor >= 13 ? ", or -X perf_jit" : ""));
+		else
+			add(f, 0.3 * n / kept + 0.05, xasprintf("process %u runs Python %d.%d: Python function"
+				" names need Python 3.12 or later with -X perf (this version has no perf support)",
+				m->pid, major, minor));
+	}
 }
 
 void view_doctor(const struct profile *p, const struct view_filter *flt, bool json, FILE *out)
@@ -187,6 +246,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 				add(&f, 0.06, xasprintf("%" PRIu64 " frames are in code outside any file mapping (JIT"
 					" or generated code): names need /tmp/perf-PID.map (node --perf-basic-prof,"
 					" python -X perf)", mods[i].frames));
+		python_findings(p, flt, &f, kept);
 		if (kernel && !strcmp(kernel, "0"))
 			add(&f, 0.01, xasprintf("kernel frames were not recorded (not root and"
 				" kernel.perf_event_paranoid > 1): time in system calls shows as the calling user"

@@ -70,6 +70,9 @@ static void name_hash(const char *s, double v[3])
 	}
 }
 
+/* What a frame is, for its colour and the legend. */
+enum kind { K_USER, K_KERNEL, K_INLINE, K_COMM, K_OFFCPU, K_MERGED, K_NKINDS };
+
 struct draw {
 	const struct calltree *t;
 	const struct svg_opts *o;
@@ -82,6 +85,7 @@ struct draw {
 	uint64_t total, base_total;
 	size_t merged, frames;
 	int height;
+	bool seen[K_NKINDS];     /* kinds drawn, for the legend */
 };
 
 static double delta_pct(const struct draw *d, uint32_t id)
@@ -91,9 +95,49 @@ static double delta_pct(const struct draw *d, uint32_t id)
 	return now - was;
 }
 
-static void colour(const struct draw *d, uint32_t id, const struct calltree_label *l, char *buf)
+static const char *const kind_name[K_NKINDS] = { "user", "kernel", "inlined", "thread", "off-CPU", "merged" };
+
+static enum kind kind_of(const struct draw *d, uint32_t id, const struct calltree_label *l)
+{
+	if (!l)
+		return K_MERGED;
+	if (l->comm)
+		return K_COMM;
+	if (l->offcpu)
+		return K_OFFCPU;
+	if (id && (calltree_node(d->t, id)->flags & CALLTREE_F_INLINE))
+		return K_INLINE;
+	return l->kernel ? K_KERNEL : K_USER;
+}
+
+static void kind_colour(enum kind k, const char *name, char *buf)
 {
 	double v[3];
+	name_hash(name, v);
+	switch (k) {
+	case K_COMM:
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(170 + 40 * v[0]), (int)(170 + 40 * v[0]), (int)(205 + 40 * v[1]));
+		break;
+	case K_KERNEL:
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(50 + 60 * v[0]), (int)(165 + 55 * v[0]), (int)(165 + 55 * v[0]));
+		break;
+	case K_INLINE: /* yellow-green: apart from the warm user range and the teal kernel */
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(140 + 60 * v[0]), (int)(200 + 35 * v[1]), (int)(60 + 40 * v[2]));
+		break;
+	case K_OFFCPU: /* saturated blue, one shade per reason */
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(60 + 50 * v[0]), (int)(110 + 50 * v[0]), (int)(230 + 25 * v[1]));
+		break;
+	case K_MERGED:
+		strcpy(buf, "rgb(200,200,200)");
+		break;
+	default:
+		sprintf(buf, "rgb(%d,%d,%d)", (int)(205 + 50 * v[2]), (int)(230 * v[0]), (int)(55 * v[1]));
+	}
+}
+
+static enum kind colour(const struct draw *d, uint32_t id, const struct calltree_label *l, char *buf)
+{
+	enum kind k = kind_of(d, id, l);
 	if (d->o->diff && id) {
 		double x = delta_pct(d, id), i = d->max_delta > 0 ? fabs(x) / d->max_delta : 0;
 		int lo = (int)(255 - 210 * i);
@@ -103,40 +147,57 @@ static void colour(const struct draw *d, uint32_t id, const struct calltree_labe
 			sprintf(buf, "rgb(%d,%d,255)", lo, lo);
 		else
 			strcpy(buf, "rgb(250,250,250)");
-		return;
+		return k;
 	}
-	if (!l) {
-		strcpy(buf, "rgb(200,200,200)");
-		return;
-	}
-	name_hash(l->name, v);
-	if (l->comm)
-		sprintf(buf, "rgb(%d,%d,%d)", (int)(170 + 40 * v[0]), (int)(170 + 40 * v[0]), (int)(205 + 40 * v[1]));
-	else if (l->kernel)
-		sprintf(buf, "rgb(%d,%d,%d)", (int)(50 + 60 * v[0]), (int)(165 + 55 * v[0]), (int)(165 + 55 * v[0]));
+	kind_colour(k, l ? l->name : "", buf);
+	return k;
+}
+
+/* "1.234 s" or "12.3 ms" for a count in microseconds */
+static void fmt_us(char *buf, size_t len, uint64_t us)
+{
+	if (us >= 10000000)
+		snprintf(buf, len, "%.2f s", us / 1e6);
 	else
-		sprintf(buf, "rgb(%d,%d,%d)", (int)(205 + 50 * v[2]), (int)(230 * v[0]), (int)(55 * v[1]));
+		snprintf(buf, len, "%.2f ms", us / 1e3);
+}
+
+static void amount(const struct draw *d, uint64_t n, char *buf, size_t len)
+{
+	if (d->o->weight != FLAME_SAMPLES)
+		fmt_us(buf, len, n);
+	else
+		snprintf(buf, len, "%" PRIu64 " samples", n);
 }
 
 static void frame(struct draw *d, uint32_t id, const char *name, const struct calltree_label *l,
 		  uint64_t count, double x, int depth)
 {
-	char fill[32];
+	char fill[32], a[48];
 	double w = count * d->scale;
 	int y = d->height - BOTTOM - (depth + 1) * FRAME_H;
+	enum kind k;
+	static const char kind_attr[K_NKINDS] = { 0, 'k', 'i', 'c', 'o', 'm' };
 	d->frames++;
-	colour(d, id, l, fill);
-	fprintf(d->out, "<g class=\"f\" c=\"%" PRIu64 "\"><title>", count);
+	k = colour(d, id, l, fill);
+	d->seen[k] = true;
+	fprintf(d->out, "<g class=\"f\" c=\"%" PRIu64 "\"", count);
+	if (kind_attr[k]) /* for stax serve: which frames name a function */
+		fprintf(d->out, " t=\"%c\"", kind_attr[k]);
+	fputs("><title>", d->out);
 	xml_str(d->out, name);
 	if (l && l->kernel)
 		fputs(" [kernel]", d->out);
+	if (k == K_INLINE)
+		fputs(" [inlined]", d->out);
 	if (d->o->diff && id) {
 		uint64_t was = d->t->count[1][id];
 		fprintf(d->out, " (%" PRIu64 " samples, %.2f%%; base %" PRIu64 " samples, %.2f%%; change %+.2f points)",
 			count, d->total ? 100.0 * count / d->total : 0, was,
 			d->base_total ? 100.0 * was / d->base_total : 0, delta_pct(d, id));
 	} else {
-		fprintf(d->out, " (%" PRIu64 " samples, %.2f%%)", count, d->total ? 100.0 * count / d->total : 0);
+		amount(d, count, a, sizeof(a));
+		fprintf(d->out, " (%s, %.2f%%)", a, d->total ? 100.0 * count / d->total : 0);
 	}
 	fprintf(d->out, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" rx=\"2\"/>"
 		"<text x=\"%.2f\" y=\"%d\"></text></g>\n",
@@ -201,8 +262,8 @@ static const char script[] =
 "    g.r = r; g.t = g.getElementsByTagName(\"text\")[0];\n"
 "    g.x0 = +r.getAttribute(\"x\"); g.w0 = +r.getAttribute(\"width\"); g.y0 = +r.getAttribute(\"y\");\n"
 "    g.fill0 = r.getAttribute(\"fill\"); g.info = t;\n"
-"    var k = t.lastIndexOf(\" (\"); g.name = (k > 0 ? t.slice(0, k) : t).replace(/ \\[kernel\\]$/, \"\");\n"
-"    g.addEventListener(\"click\", function (e) { zoom(this); });\n"
+"    var k = t.lastIndexOf(\" (\"); g.name = (k > 0 ? t.slice(0, k) : t).replace(/( \\[(kernel|inlined)\\])+$/, \"\");\n"
+"    g.addEventListener(\"click\", function (e) { zoom(this); picked(this); });\n"
 "    g.addEventListener(\"mouseover\", function (e) { details.textContent = this.info; });\n"
 "    g.addEventListener(\"mouseout\", function (e) { details.textContent = \" \"; });\n"
 "    frames.push(g);\n"
@@ -215,6 +276,10 @@ static const char script[] =
 "    else if (e.key === \"Escape\") { unzoom(); search(null); }\n"
 "  });\n"
 "  var m = /[?&]s=([^&]*)/.exec(location.search || \"\"); if (m) search(decodeURIComponent(m[1]));\n"
+"}\n"
+"function picked(g) {\n"
+"  /* inside stax serve's page: tell it which function was clicked */\n"
+"  try { if (window.parent !== window && window.parent.staxFrame) window.parent.staxFrame(g.name, g.getAttribute(\"t\") || \"\"); } catch (err) {}\n"
 "}\n"
 "function label(g) {\n"
 "  var w = +g.r.getAttribute(\"width\"), n = Math.floor((w - 6) / 6.6);\n"
@@ -322,28 +387,36 @@ size_t svg_flamegraph(const struct calltree *t, const struct svg_opts *o, FILE *
 		xml_str(out, o->subtitle);
 		fputs("; ", out);
 	}
-	if (!d.total)
-		fputs("no samples", out);
-	else
-		fprintf(out, "%" PRIu64 " samples, %zu frames drawn, %zu merged (narrower than %.3g%%)",
-			d.total, d.frames, d.merged, d.min_w / (WIDTH - 2 * PAD) * 100);
+	if (!d.total) {
+		fputs(o->weight == FLAME_OFFCPU ? "no off-CPU time" : "no samples", out);
+	} else {
+		char a[48];
+		amount(&d, d.total, a, sizeof(a));
+		fprintf(out, "%s%s, %zu frames drawn, %zu merged (narrower than %.3g%%)", a,
+			o->weight == FLAME_OFFCPU ? " off the CPU" : o->weight == FLAME_WALL ? " of wall time" : "",
+			d.frames, d.merged, d.min_w / (WIDTH - 2 * PAD) * 100);
+	}
 	fputs("</text>\n", out);
-	/* legend */
+	/* legend: every kind of frame drawn (user and merged always) */
 	{
-		static const char *const names[] = { "user", "kernel", "command", "merged" };
-		struct calltree_label ls[3] = { { "legend-user", false, false },
-						{ "legend-kernel", true, false },
-						{ "legend-comm", false, true } };
 		double x = PAD;
-		for (i = 0; i < (o->diff ? 2 : 4); i++) {
-			if (o->diff)
-				strcpy(fill, i ? "rgb(80,80,255)" : "rgb(255,80,80)");
-			else
-				colour(&d, 0, i < 3 ? &ls[i] : NULL, fill);
-			fprintf(out, "<rect x=\"%.0f\" y=\"48\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-				"<text x=\"%.0f\" y=\"57\">%s</text>\n", x, fill, x + 14,
-				o->diff ? (i ? "shrank (share of samples fell)" : "grew (share of samples rose)") : names[i]);
-			x += o->diff ? 200 : 80;
+		if (o->diff) {
+			for (i = 0; i < 2; i++) {
+				fprintf(out, "<rect x=\"%.0f\" y=\"48\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+					"<text x=\"%.0f\" y=\"57\">%s</text>\n", x, i ? "rgb(80,80,255)" : "rgb(255,80,80)",
+					x + 14, i ? "shrank (share of samples fell)" : "grew (share of samples rose)");
+				x += 200;
+			}
+		} else {
+			d.seen[K_USER] = d.seen[K_MERGED] = true;
+			for (i = 0; i < K_NKINDS; i++) {
+				if (!d.seen[i])
+					continue;
+				kind_colour((enum kind)i, "legend", fill);
+				fprintf(out, "<rect class=\"legend\" x=\"%.0f\" y=\"48\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+					"<text x=\"%.0f\" y=\"57\">%s</text>\n", x, fill, x + 14, kind_name[i]);
+				x += 80;
+			}
 		}
 	}
 	fputs("</svg>\n", out);
@@ -358,7 +431,10 @@ size_t view_flame_svg(const struct profile *p, const struct view_filter *f,
 	struct calltree t;
 	size_t merged;
 	calltree_init(&t);
-	calltree_add_profile(&t, p, f, 0, 0);
+	if (o->weight == FLAME_SAMPLES)
+		calltree_add_profile(&t, p, f, 0, 0);
+	else
+		calltree_add_time(&t, p, f, 0, o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU);
 	merged = svg_flamegraph(&t, o, out);
 	calltree_release(&t);
 	return merged;

@@ -2,10 +2,13 @@
  *
  * The SVG carries its own JavaScript (click to zoom, Ctrl-F or the Search
  * button to highlight frames matching a regular expression, details and
- * tooltips with samples and percentages), so it works opened from disk,
+ * tooltips with samples or time and percentages), so it works opened from disk,
  * inside a page (stax serve), with no outside assets. Frames narrower than
  * the merge threshold are folded into one "[N frames merged]" frame per
- * caller; the subtitle says how many. Never fails.
+ * caller; the subtitle says how many. Colours tell user, kernel,
+ * inlined, thread and off-CPU ("[off-cpu: REASON]") frames apart, and
+ * the legend lists the kinds drawn. Inside a page, a click also calls
+ * the parent window's staxFrame(name, kind) when it has one. Never fails.
  */
 #ifndef STAX_VIEW_FLAME_SVG_H
 #define STAX_VIEW_FLAME_SVG_H
@@ -19,6 +22,9 @@ struct svg_opts {
 	const char *subtitle;  /* NULL: none; the merge note is added anyway */
 	double min_pct;        /* merge frames under this percent; <0: 0.1 px */
 	bool diff;             /* colour by side 0 share minus side 1 share */
+	int weight;            /* FLAME_SAMPLES, or FLAME_OFFCPU / FLAME_WALL
+				* (view.h): counts are microseconds, shown as
+				* time, built with calltree_add_time() */
 };
 
 /* Draw tree t (side 0 gives widths); returns the number of frames merged. */

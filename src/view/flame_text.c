@@ -106,6 +106,8 @@ static void print_node(const struct calltree *t, struct calltree_kids *kids,
 		fprintf(out, "%s{\"name\":", *first ? "" : ",");
 		*first = false;
 		json_str(out, n->name);
+		if (n->python)
+			fputs(",\"python\":true", out);
 		if (o->weight != FLAME_SAMPLES)
 			fprintf(out, ",\"kernel\":%s,\"ms\":%.3f,\"children\":[",
 				n->kernel ? "true" : "false", count / 1000.0);

@@ -102,6 +102,7 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
 void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out)
 {
 	uint64_t kept = 0, weight = 0, rooted = 0, quality[4] = { 0 }, method[3] = { 0 };
+	uint64_t jit[4] = { 0 }; /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
 	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
 	uint64_t end = strtoull(meta_or(p, "end_ns", "0"), NULL, 10);
 	uint64_t freq = strtoull(meta_or(p, "freq", "0"), NULL, 10);
@@ -123,8 +124,13 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		weight += s->weight;
 		if (s->quality < 4)
 			quality[s->quality]++;
-		if (s->method < 3)
-			method[s->method]++;
+		if (SAMPLE_M_METHOD(s->method) < 3)
+			method[SAMPLE_M_METHOD(s->method)]++;
+		if (s->method >> SAMPLE_M_JIT_SHIFT) {
+			jit[0]++;
+			for (k = 0; k < 3; k++)
+				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
+		}
 		for (k = 0; k < npids && pids[k] != s->pid; k++)
 			;
 		if (k == npids && npids < ARRAY_SIZE(pids))
@@ -187,6 +193,8 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			quality[2], quality[3]);
 		fprintf(out, ",\"method\":{\"fp\":%" PRIu64 ",\"dwarf\":%" PRIu64 ",\"spliced\":%" PRIu64 "}",
 			method[0], method[1], method[2]);
+		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
+			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
 		fputs(",\"modules\":[", out);
 		for (i = 0; i < nmods; i++) {
 			fprintf(out, "%s{\"module\":", i ? "," : "");
@@ -225,6 +233,9 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		", unverified frame-pointer chains %" PRIu64 "\n", quality[1], quality[2], quality[3], quality[0]);
 	fprintf(out, "  method:    fp %" PRIu64 ", dwarf %" PRIu64 ", spliced %" PRIu64 "\n",
 		method[0], method[1], method[2]);
+	if (jit[0])
+		fprintf(out, "  jit:       %" PRIu64 " through code without CFI: CPython trampoline %" PRIu64
+			", frame pointer %" PRIu64 ", jitdump CFI %" PRIu64 "\n", jit[0], jit[1], jit[2], jit[3]);
 	fprintf(out, "modules:     %-28s %10s %12s  %s\n", "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
 	for (i = 0; i < nmods; i++)
 		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%  %s\n", mods[i].module, mods[i].frames,

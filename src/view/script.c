@@ -44,6 +44,8 @@ void view_script(const struct profile *p, const struct view_filter *f, bool json
 				json_str(out, fn ? fn->name : "[unknown]");
 				fputs(",\"module\":", out);
 				json_str(out, fn ? fn->module : "[unknown]");
+				if (profile_func_is_python(fn))
+					fputs(",\"python\":true", out);
 				fprintf(out, ",\"kernel\":%s,\"inlined\":%s", fn && fn->kernel ? "true" : "false",
 					inl ? "true" : "false");
 				if (nd->file) {

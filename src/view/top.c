@@ -47,6 +47,8 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 				json_str(out, fn->file);
 				fprintf(out, ",\"line\":%u", fn->line);
 			}
+			if (profile_func_is_python(fn))
+				fputs(",\"python\":true", out);
 			fprintf(out, ",\"kernel\":%s,\"self_ms\":%.3f,\"total_ms\":%.3f"
 				",\"self_pct\":%.2f,\"total_pct\":%.2f}",
 				fn->kernel ? "true" : "false", r->self / 1000.0, r->total / 1000.0,
@@ -136,6 +138,8 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 				json_str(out, fn->file);
 				fprintf(out, ",\"line\":%u", fn->line);
 			}
+			if (profile_func_is_python(fn))
+				fputs(",\"python\":true", out);
 			fprintf(out, ",\"kernel\":%s,\"self\":%" PRIu64 ",\"total\":%" PRIu64
 				",\"self_pct\":%.2f,\"total_pct\":%.2f}",
 				fn->kernel ? "true" : "false", r->self, r->total,

@@ -9,8 +9,16 @@
 //       speedscope with #profileURL=..., fail on page errors or a failed
 //       import, and wait for TEXT in the page's text (frames are drawn on
 //       a canvas; the profile's name, e.g. the thread, is in the toolbar)
-//   node browser.js page URL OUT.png TEXT
-//       open URL, wait for TEXT in the page or its frames, screenshot
+//   node browser.js page URL OUT.png TEXT [FUNC CALLER]
+//       open URL, wait for TEXT in the page or its frames, screenshot;
+//       with FUNC: click FUNC's row in the top table and wait for its
+//       annotate panel (disassembly with samples), then click CALLER's
+//       frame in the flamegraph and wait for the panel to show CALLER;
+//       the screenshot is taken with FUNC's annotation open
+//   node browser.js offcpu URL OUT.png REASON
+//       stax serve of an off-CPU recording: the threads table has the
+//       off-CPU columns with REASON, and the "wall time" flamegraph has
+//       an "[off-cpu: REASON]" frame
 // Every command exits 0 on success, 1 on a failed check, 2 when the
 // browser cannot run (the caller turns that into a skip).
 "use strict";
@@ -22,7 +30,7 @@ function need(name) {
   try { return require(path.join(npm, "node_modules", name)); }
   catch (e) { console.log("cannot load " + name + " from " + npm + ": " + e.message); process.exit(2); }
 }
-const [cmd, a1, a2, a3] = process.argv.slice(2);
+const [cmd, a1, a2, a3, a4, a5] = process.argv.slice(2);
 
 async function launch() {
   const { chromium } = need("playwright-core");
@@ -108,7 +116,10 @@ async function pageCheck() {
       if (!found) await page.waitForTimeout(200);
     }
     await page.waitForTimeout(700);
+    let ann = "";
+    if (a4 && found) ann = await annotateCheck(page, errors);
     await page.screenshot({ path: a2, fullPage: true });
+    if (a4 && found && !errors.length) ann += ", " + await flameClickCheck(page, errors);
     if (!found) errors.push("'" + a3 + "' not visible in the page or its frames");
     // the hot function must be drawn as a flamegraph frame label too
     const fl = page.frames().find((f) => f.url().includes("flame.svg"));
@@ -116,7 +127,7 @@ async function pageCheck() {
     if (!labels.some((l) => l.includes(a3))) errors.push("no flamegraph frame labelled '" + a3 + "' (" + labels.length + " labels)");
     const rows = await page.evaluate(() => document.querySelectorAll("#top tbody tr").length);
     if (rows < 1) errors.push("the top table is empty");
-    console.log("labels " + labels.filter((l) => l).length + ", top rows " + rows);
+    console.log("labels " + labels.filter((l) => l).length + ", top rows " + rows + (ann ? "; " + ann : ""));
   } catch (e) {
     errors.push(e.message.split("\n")[0]);
   }
@@ -125,11 +136,88 @@ async function pageCheck() {
   return rc;
 }
 
+// The annotate panel after a click on a4's row in the top table: the
+// function's name, instructions, and the hottest one's share.
+async function annotateCheck(page, errors) {
+  const row = page.locator("#top tbody tr", { has: page.locator("td.n", { hasText: new RegExp("^" + a4 + "$") }) });
+  if (await row.count() < 1) { errors.push("no top table row for " + a4); return ""; }
+  await row.first().click();
+  try {
+    await page.waitForSelector("#anntable tbody tr", { timeout: 15000 });
+  } catch (e) {
+    errors.push("no annotate table after clicking " + a4 + ": " + (await page.textContent("#annbody")));
+    return "";
+  }
+  const r = await page.evaluate(() => {
+    const rows = Array.from(document.querySelectorAll("#anntable tbody tr:not(.src)"));
+    let best = 0;
+    for (const tr of rows) best = Math.max(best, parseFloat(tr.cells[0].textContent) || 0);
+    return { name: document.getElementById("annname").textContent, head: document.getElementById("annbody").firstChild.textContent,
+             insns: rows.length, src: document.querySelectorAll("#anntable tr.src").length, best };
+  });
+  if (r.name !== a4 || !r.head.startsWith(a4)) errors.push("annotate panel shows '" + r.name + "' / '" + r.head.slice(0, 60) + "', not " + a4);
+  if (r.insns < 2 || r.best <= 0) errors.push("annotate of " + a4 + ": " + r.insns + " instructions, hottest " + r.best + "%");
+  return "annotate " + a4 + ": " + r.insns + " instructions, " + r.src + " source lines, hottest " + r.best + "%";
+}
+
+// Clicking a5's frame in the flamegraph annotates a5.
+async function flameClickCheck(page, errors) {
+  const fl = page.frames().find((f) => f.url().includes("flame.svg"));
+  if (!fl) { errors.push("no flamegraph frame"); return ""; }
+  const g = fl.locator("g.f", { has: fl.locator("title", { hasText: new RegExp("^" + a5 + " \\(") }) });
+  if (await g.count() < 1) { errors.push("no flamegraph frame for " + a5); return ""; }
+  await g.first().click();
+  try {
+    await page.waitForFunction((n) => document.getElementById("annname").textContent === n &&
+      document.querySelector("#annbody b") && document.querySelector("#annbody b").textContent === n, a5, { timeout: 15000 });
+  } catch (e) {
+    errors.push("clicking " + a5 + " in the flamegraph did not annotate it: '" + (await page.textContent("#annbody")).slice(0, 120) + "'");
+    return "";
+  }
+  return "flamegraph click annotates " + a5;
+}
+
+async function offcpuCheck() {
+  const browser = await launch();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push("page error: " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
+  let out = "";
+  try {
+    await page.goto(a1);
+    await page.waitForSelector("#threads tbody tr", { timeout: 20000 });
+    const th = await page.evaluate(() => ({
+      head: Array.from(document.querySelectorAll("#threads thead th")).map((h) => h.textContent),
+      reasons: Array.from(document.querySelectorAll("#threads tbody tr")).map((r) => r.cells[r.cells.length - 1].textContent) }));
+    if (!th.head.includes("OFF-CPU ms") || !th.reasons.some((r) => r.includes(a3)))
+      errors.push("threads table: head " + th.head.join("|") + ", reasons " + th.reasons.join("|"));
+    await page.locator("#modes a", { hasText: "wall time" }).click();
+    await page.waitForFunction(() => {
+      const f = document.getElementById("flame");
+      return f.src.includes("mode=wall") && f.contentDocument && f.contentDocument.querySelector("g.f");
+    }, null, { timeout: 15000 });
+    await page.waitForTimeout(300);
+    const fl = page.frames().find((f) => f.url().includes("mode=wall"));
+    const titles = fl ? await fl.evaluate(() => Array.from(document.querySelectorAll("g.f[t=o] title")).map((t) => t.textContent)) : [];
+    if (!titles.some((t) => t.startsWith("[off-cpu: " + a3 + "]"))) errors.push("wall flamegraph has no [off-cpu: " + a3 + "] frame (" + titles.length + " off-CPU frames)");
+    await page.screenshot({ path: a2, fullPage: true });
+    out = "threads: " + th.head.length + " columns, " + th.reasons[0] + "; wall flame: " + titles.length + " off-CPU frames";
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  await browser.close();
+  if (errors.length) { console.log(errors.join("\n")); return 1; }
+  console.log(out);
+  return 0;
+}
+
 (async () => {
   let rc;
   if (cmd === "schema") rc = schema();
   else if (cmd === "speedscope") rc = await speedscope();
   else if (cmd === "page") rc = await pageCheck();
+  else if (cmd === "offcpu") rc = await offcpuCheck();
   else { console.log("usage: browser.js schema|speedscope|page ..."); rc = 2; }
   process.exit(rc);
 })();

@@ -79,6 +79,76 @@ else
 	fail "export --format pprof" "$(first_line "$T/pp.err")"
 fi
 
+# ---- inline frames and source lines (tests/programs/inline.c) ----
+# gcc -O2 -g -no-pie -o inline inline.c: main;outer_work;mix_step;hot_kernel
+# with mix_step and hot_kernel inlined into outer_work (~75% of samples)
+PP() { HOME=$T GOCACHE=$T/gocache timeout 60 go tool pprof "$@"; }
+if ! gcc -O2 -g -no-pie -I"$ROOT/tests/programs" -o "$T/inline" "$ROOT/tests/programs/inline.c" 2>"$T/cc.err"; then
+	skip "inline frames in exports" "cannot build inline.c: $(first_line "$T/cc.err")"
+elif ! stax record -q -o "$T/i.data" -- "$T/inline" 1 >/dev/null 2>"$T/irec.err"; then
+	fail "record inline" "$(first_line "$T/irec.err")"
+else
+	# the SVG: inlined frames in their own colour, marked, in the legend
+	stax flame -i "$T/i.data" --svg -o "$T/i.svg" 2>/dev/null
+	fill_of() { sed -n "s/.*<title>$1 .*fill=\"rgb(\([0-9,]*\))\".*/\1/p" "$T/i.svg" | head -n 1; }
+	hk=$(fill_of 'hot_kernel \[inlined\]')
+	ow=$(fill_of 'outer_work')
+	# inlined: yellow-green (G >= 200, B 60-100); user code: B <= 55
+	if grep -q 't="i"><title>hot_kernel \[inlined\] (' "$T/i.svg" && grep -q 't="i"><title>mix_step \[inlined\] (' "$T/i.svg" &&
+	   echo "$hk" | awk -F, '{ exit !($2 >= 200 && $3 >= 60 && $3 <= 100) }' &&
+	   echo "$ow" | awk -F, '{ exit !($3 <= 55) }' && grep -q '<text x="[0-9]*" y="57">inlined</text>' "$T/i.svg"; then
+		ok "flame --svg: inlined hot_kernel and mix_step marked, own colour (rgb($hk) vs outer_work rgb($ow)), in the legend"
+	else
+		fail "flame --svg: inlined frames in their own colour" "hot_kernel '$hk', outer_work '$ow', legend $(grep -c '>inlined</text>' "$T/i.svg")"
+	fi
+	# pprof: one Location for the inlined chain, Lines innermost first,
+	# with the lines addr2line -i gives for that address
+	stax export -i "$T/i.data" --format pprof -o "$T/i.pb.gz" 2>"$T/ipp.err"
+	if ! command -v go >/dev/null 2>&1; then
+		skip "pprof inline frames" "go is not installed (apt-get install golang-go)"
+	elif PP -raw "$T/i.pb.gz" >"$T/raw.txt" 2>"$T/raw.err" && PP -traces "$T/i.pb.gz" >"$T/tr.txt" 2>>"$T/raw.err" &&
+	     PP -top -lines "$T/i.pb.gz" >"$T/lines.txt" 2>>"$T/raw.err"; then
+		# "N: 0xADDR M=1 hot_kernel FILE:LINE s=0" then indented Lines
+		addr=$(sed -n 's/^ *[0-9]*: \(0x[0-9a-f]*\) M=[0-9]* hot_kernel .*/\1/p' "$T/raw.txt" | head -n 1)
+		chain=$(awk -v a="$addr" '$2 == a { on = 1; print $4, $5; next } on && /^  +[^ 0-9]/ && NF == 3 { print $1, $2; next } { on = 0 }' "$T/raw.txt" |
+			sed 's|[^ ]*/||' | tr '\n' ';')
+		want=$(addr2line -i -f -e "$T/inline" "$addr" 2>/dev/null | paste - - | awk '{ sub(/.*\//, "", $2); sub(/ .*/, "", $2); print $1, $2 }' | tr '\n' ';')
+		if [ -n "$addr" ] && [ "$chain" = "$want" ] && echo "$chain" | grep -q '^hot_kernel inline.c:[0-9]*;mix_step inline.c:[0-9]*;outer_work inline.c:[0-9]*;$'; then
+			ok "pprof: the Location at $addr has Lines $chain as addr2line -i"
+		else
+			fail "pprof: inline Lines of one Location" "at '$addr': '$chain', addr2line -i: '$want'"
+		fi
+		first=$(awk 'h { print $6, $7, $8; exit } /flat%/ { h = 1 }' "$T/lines.txt")
+		if grep -q 'mix_step (inline)' "$T/tr.txt" && echo "$first" | grep -q '^hot_kernel .*/inline.c:[0-9]* (inline)$'; then
+			ok "go tool pprof -traces shows mix_step (inline); -top -lines puts '$first' first"
+		else
+			fail "go tool pprof -traces/-lines inline frames" "first '$first', traces: $(grep -c '(inline)' "$T/tr.txt") inline lines"
+		fi
+	else
+		fail "go tool pprof -raw/-traces/-lines read the inline profile" "$(first_line "$T/raw.err")"
+	fi
+	# speedscope: frames name their source file, and lines with --lines
+	# (one frame per line of hot_kernel: one of them is the hot address's)
+	wl=""
+	[ -n "${addr:-}" ] && wl=$(addr2line -e "$T/inline" "$addr" 2>/dev/null | sed 's/.*://; s/ .*//')
+	stax export -i "$T/i.data" --format speedscope -o "$T/is.json" 2>/dev/null
+	stax export -i "$T/i.data" --format speedscope --lines -o "$T/isl.json" 2>/dev/null
+	r=$(node -e '
+	const fs = require("fs");
+	const a = JSON.parse(fs.readFileSync(process.argv[1], "utf8")), b = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+	const f = a.shared.frames.find((x) => x.name === "hot_kernel") || {};
+	const l = b.shared.frames.filter((x) => x.name === "hot_kernel" && x.line > 0).map((x) => String(x.line));
+	const w = process.argv[3];
+	console.log(/\/inline\.c$/.test(f.file || "") ? "file" : "nofile:" + f.file,
+	  !l.length ? "noline" : "line:" + (l.includes(w) ? w : w === "?" ? l[0] : l.join(",")));
+	' "$T/is.json" "$T/isl.json" "${wl:-?}" 2>&1)
+	if [ "$r" = "file line:$wl" ] || { [ -z "$wl" ] && echo "$r" | grep -q '^file line:[0-9]'; }; then
+		ok "speedscope frames: hot_kernel's file is inline.c; with --lines its line ($r)"
+	else
+		fail "speedscope frames with file and line" "got '$r'"
+	fi
+fi
+
 # ---- folded = flame --folded ----
 stax export -i "$D" --format folded -o "$T/e.folded" 2>/dev/null
 stax flame -i "$D" --folded >"$T/f.folded" 2>/dev/null

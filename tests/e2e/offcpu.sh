@@ -80,6 +80,36 @@ if between "$t" 95 105; then
 else
 	fail "top --off-cpu: sleep_phase total = the thread's SLEEP time" "'$tm' ms, $t%: $(head -4 "$T/s.top" | tr '\n' '|' | cut -c1-300)"
 fi
+# flame --svg --off-cpu / --wall: time widths, off-CPU frames in their own
+# colour (t="o") and in the legend; the [off-cpu: sleep] frames add up to
+# the thread's SLEEP time, the wall graph's total to its WALL_MS
+# svg_ms FILE REGEX: milliseconds in the titles of frames matching REGEX
+svg_ms() {
+	sed -n "s/.*<title>$2 (\([0-9.]*\) \(m*s\), [0-9.]*%).*/\1 \2/p" "$1" |
+		awk '{ t += $2 == "s" ? $1 * 1000 : $1 } END { printf "%.1f\n", t }'
+}
+if stax flame --svg --off-cpu -i "$T/s.data" -o "$T/s.svg" 2>"$T/svg.err" &&
+   stax flame --svg --wall -i "$T/s.data" -o "$T/w.svg" 2>>"$T/svg.err"; then
+	sms=$(svg_ms "$T/s.svg" '\[off-cpu: sleep\]')
+	t=$(pct "$sms" "$(col "$T/s.threads" sleepy-nofp SLEEP)")
+	wms=$(svg_ms "$T/w.svg" 'sleepy-nofp\/[0-9]*')
+	w=$(pct "$wms" "$(col "$T/s.threads" sleepy-nofp WALL_MS)")
+	if ! command -v xmllint >/dev/null 2>&1; then
+		skip "flame --svg --off-cpu/--wall are well-formed" "xmllint is not installed (apt-get install libxml2-utils)"
+	elif xmllint --noout "$T/s.svg" "$T/w.svg" 2>"$T/xml.err"; then
+		ok "flame --svg --off-cpu and --wall are well-formed XML"
+	else
+		fail "flame --svg --off-cpu/--wall are well-formed XML" "$(first_line "$T/xml.err")"
+	fi
+	if between "$t" 95 100.5 && between "$w" 95 100.5 && grep -q 't="o"><title>\[off-cpu: sleep\]' "$T/s.svg" &&
+	   grep -q '<text x="[0-9]*" y="57">off-CPU</text>' "$T/s.svg" && grep -q 'ms of wall time, ' "$T/w.svg"; then
+		ok "flame --svg --off-cpu: [off-cpu: sleep] frames ${sms} ms = $t% of SLEEP; --wall total ${wms} ms = $w% of WALL_MS; own colour and legend"
+	else
+		fail "flame --svg --off-cpu/--wall widths are time" "sleep frames '$sms' ms ($t% of SLEEP), wall '$wms' ms ($w%), legend $(grep -c '>off-CPU</text>' "$T/s.svg")"
+	fi
+else
+	fail "flame --svg --off-cpu/--wall" "$(first_line "$T/svg.err")"
+fi
 
 # --- contend: two threads, one mutex --------------------------------------
 rec_contend() {

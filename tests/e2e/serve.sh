@@ -1,9 +1,12 @@
 #!/bin/sh
 # serve.sh - stax serve: loopback only, the endpoints answer, the page
 # renders in headless chromium with the hot function visible (flamegraph
-# label and top table), and a recording that grows is re-read.
+# label and top table), a click on a function annotates it, an off-CPU
+# recording shows its threads' off-CPU columns and a wall-time flamegraph,
+# and a recording that grows is re-read.
 #
-# callgraph-fp (tests/programs/callgraph.c): leaf_b has 75% of samples.
+# callgraph-fp (tests/programs/callgraph.c): leaf_b has 75% of samples,
+# nearly all on its BURN_LOOP line. sleepy-nofp: 60% of its wall asleep.
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -13,22 +16,29 @@ stax record -o "$D" -- "$PROG/callgraph-fp" 1 >/dev/null 2>"$T/rec.err" || {
 	done_testing
 }
 
-# start_server FILE: sets PORT and SPID
+# start_server FILE: sets PORT and SPID. Each server has its own stderr
+# file: reading a previous server's file would give its (dead) port.
+NSERVE=0
 start_server() {
-	"$STAX" serve -i "$1" --port 0 2>"$T/serve.err" &
+	NSERVE=$((NSERVE + 1))
+	SERR=$T/serve$NSERVE.err
+	: >"$SERR"
+	"$STAX" serve -i "$1" --port 0 2>"$SERR" &
 	SPID=$!
 	bg_add "$SPID"
 	PORT=""
-	wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$T/serve.err"); [ -n "$PORT" ]' 10
+	wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$SERR"); [ -n "$PORT" ]' 10
 }
-get() { curl -s -m 10 "http://127.0.0.1:$PORT$1"; }
+get() { curl -s -m 20 "http://127.0.0.1:$PORT$1"; }
+# info_samples: the recording's sample count from /api/info's top level
+info_samples() { get /api/info | sed -n 's/^{"version":[0-9]*,"partial":[a-z]*,"samples":\([0-9]*\),.*/\1/p'; }
 
 if ! command -v curl >/dev/null 2>&1; then
 	skip "stax serve" "curl is not installed (apt-get install curl)"
 	done_testing
 fi
 if ! start_server "$D"; then
-	fail "serve starts" "$(first_line "$T/serve.err")"
+	fail "serve starts" "$(first_line "$SERR")"
 	done_testing
 fi
 ok "serve starts on 127.0.0.1:$PORT"
@@ -54,6 +64,29 @@ if grep -q '"name":"leaf_b"' "$T/top.json" && grep -q '<title>leaf_b (' "$T/f.sv
 else
 	fail "serve endpoints" "top $(head -c 80 "$T/top.json") svg $(wc -c <"$T/f.svg") addrs $(head -c 80 "$T/a.json")"
 fi
+# annotate: leaf_b's disassembly, its hottest instruction on the BURN_LOOP
+# line with most of its samples
+get "/api/annotate?func=leaf_b" >"$T/ann.json"
+r=$(node -e '
+const a = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+let best = a.instructions[0];
+for (const i of a.instructions) if (i.samples > best.samples) best = i;
+const src = a.lines.find((l) => l.file === best.file && l.line === best.line) || {};
+console.log(a.function, a.instructions.length, best.percent.toFixed(1), /BURN_LOOP/.test(src.source || "") ? "loop" : "other:" + src.source);
+' "$T/ann.json" 2>&1)
+set -- $r
+if [ "$1" = leaf_b ] && [ "${2:-0}" -ge 3 ] && between "${3:-0}" 50 100 && [ "$4" = loop ]; then
+	ok "serve /api/annotate: leaf_b, $2 instructions, hottest $3% on its BURN_LOOP line"
+else
+	fail "serve /api/annotate?func=leaf_b" "got '$r' from $(head -c 100 "$T/ann.json")"
+fi
+code=$(curl -s -m 20 -o "$T/ann2.json" -w '%{http_code}' "http://127.0.0.1:$PORT/api/annotate?func=no_such_function")
+if [ "$code" = 404 ] && grep -q '"error":"no sampled function is named' "$T/ann2.json"; then
+	ok "serve /api/annotate of an unknown function: 404 with the reason"
+else
+	fail "serve /api/annotate of an unknown function" "status $code: $(head -c 100 "$T/ann2.json")"
+fi
+
 if grep -Eq '(src|href)="?(https?:)?//' "$T/page.html"; then
 	fail "serve: the page loads nothing from elsewhere" "$(grep -Eo '(src|href)="?(https?:)?//[^"]*' "$T/page.html" | head -n 1)"
 else
@@ -61,11 +94,11 @@ else
 fi
 
 if browser_setup; then
-	timeout 60 node "$BROWSER" page "http://127.0.0.1:$PORT/" "$T/page.png" leaf_b >"$T/b.out" 2>&1
+	timeout 60 node "$BROWSER" page "http://127.0.0.1:$PORT/" "$T/page.png" leaf_b leaf_b leaf_c >"$T/b.out" 2>&1
 	rc=$?
 	[ -n "${STAX_SHOT:-}" ] && cp "$T/page.png" "$STAX_SHOT" 2>/dev/null
 	if [ "$rc" -eq 0 ]; then
-		ok "serve page renders in headless chromium with leaf_b in the flamegraph and table ($(first_line "$T/b.out"))"
+		ok "serve page renders in headless chromium with leaf_b in the flamegraph and table, annotates on click ($(first_line "$T/b.out"))"
 	elif [ "$rc" -eq 2 ]; then
 		skip "serve page in chromium" "$(first_line "$T/b.out")"
 	else
@@ -77,25 +110,63 @@ fi
 kill "$SPID" 2>/dev/null
 wait "$SPID" 2>/dev/null
 
-# a recording that is still being written: the server re-reads it
+# an off-CPU recording: threads with off-CPU columns, wall-time flamegraph
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+	skip "serve of an off-CPU recording" "needs root or kernel.perf_event_paranoid <= 1"
+elif ! stax record -q --off-cpu -o "$T/off.data" -- "$PROG/sleepy-nofp" 0.5 >/dev/null 2>"$T/off.err"; then
+	fail "record --off-cpu sleepy-nofp" "$(first_line "$T/off.err")"
+elif ! start_server "$T/off.data"; then
+	fail "serve of an off-CPU recording starts" "$(first_line "$SERR")"
+else
+	get /api/threads >"$T/offth.json"
+	get "/flame.svg?mode=wall" >"$T/wall.svg"
+	if grep -q '"off_cpu_ms":' "$T/offth.json" && grep -q '"sleep":[1-9]' "$T/offth.json" &&
+	   grep -q '<g class="f" c="[0-9]*" t="o"><title>\[off-cpu: sleep\] (' "$T/wall.svg"; then
+		ok "serve of an off-CPU recording: threads with off-CPU ms by reason, wall flamegraph with [off-cpu: sleep]"
+	else
+		fail "serve of an off-CPU recording" "threads $(head -c 120 "$T/offth.json"), wall svg $(grep -c 'off-cpu: sleep' "$T/wall.svg")"
+	fi
+	if browser_setup; then
+		timeout 60 node "$BROWSER" offcpu "http://127.0.0.1:$PORT/" "$T/off.png" sleep >"$T/bo.out" 2>&1
+		rc=$?
+		if [ "$rc" -eq 0 ]; then
+			ok "serve page of an off-CPU recording in chromium ($(first_line "$T/bo.out"))"
+		elif [ "$rc" -eq 2 ]; then
+			skip "serve page of an off-CPU recording in chromium" "$(first_line "$T/bo.out")"
+		else
+			fail "serve page of an off-CPU recording in chromium" "$(head -n 3 "$T/bo.out" | tr '\n' '|')"
+		fi
+	else
+		skip "serve page of an off-CPU recording in chromium" "$BROWSER_WHY"
+	fi
+	kill "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+fi
+
+# A recording that is still being written: the server re-reads it. The
+# recorder writes a chunk about every second (more under load), so wait
+# up to 20 s for a larger count; the program runs long enough for that
+# and is stopped once the check is done.
 L=$T/live.data
-"$STAX" record -o "$L" -- "$PROG/callgraph-fp" 4 >/dev/null 2>"$T/live.err" &
+"$STAX" record -o "$L" -- "$PROG/callgraph-fp" 30 >/dev/null 2>"$T/live.err" &
 RPID=$!
 bg_add "$RPID"
 if wait_for '[ -s "$L" ] && "$STAX" info -i "$L" --json 2>/dev/null | grep -Eq "\"samples\":[1-9]"' 15 && start_server "$L"; then
-	n1=$(get /api/info | sed -n 's/.*"samples":\([0-9]*\).*/\1/p')
-	sleep 2
-	n2=$(get /api/info | sed -n 's/.*"samples":\([0-9]*\).*/\1/p')
+	n1=$(info_samples)
+	n2=$n1
+	if [ -n "$n1" ]; then
+		wait_for 'n2=$(info_samples); [ -n "$n2" ] && [ "$n2" -gt "$n1" ]' 20
+	fi
 	if [ -n "$n1" ] && [ -n "$n2" ] && [ "$n2" -gt "$n1" ]; then
 		ok "serve re-reads a running recording ($n1 then $n2 samples)"
 	else
-		fail "serve re-reads a running recording" "samples '$n1' then '$n2'"
+		fail "serve re-reads a running recording" "samples '$n1' then '$n2' ($(get /api/info | head -c 100))"
 	fi
 	kill "$SPID" 2>/dev/null
 else
-	fail "serve on a running recording" "$(first_line "$T/live.err") $(first_line "$T/serve.err")"
+	fail "serve on a running recording" "$(first_line "$T/live.err") $(first_line "$SERR")"
 fi
-kill "$RPID" 2>/dev/null
+kill -INT "$RPID" 2>/dev/null
 wait "$RPID" 2>/dev/null
 
 "$STAX" serve -i "$T/missing.data" --port 0 >/dev/null 2>"$T/m.err"

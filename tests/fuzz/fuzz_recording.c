@@ -1,12 +1,79 @@
-/* fuzz_recording.c - libFuzzer target for the recording-file reader.
+/* fuzz_recording.c - libFuzzer target for the recording-file reader, the
+ * profile loader, the symbolizer's use of the symbols chunk, and every
+ * view over what loaded.
  *
- * Loads arbitrary bytes as a recording and runs every view over what
- * loaded. Binaries named in the input are never opened. Build and run
- * with tests/fuzz/run.sh. */
+ * Input, in one of two forms:
+ *   - a recording file as is (it starts with the magic "STAXREC").
+ *     Mutations of chunk payloads mostly fail zstd's checksum, so this
+ *     form tests the chunk layer;
+ *   - anything else: chunks with their records uncompressed, each a u16
+ *     kind, a u32 length and that many bytes of records; this target
+ *     compresses them into a well-formed file, so mutations reach the
+ *     records (nodes, samples, mappings, symbols, perf maps...).
+ * Seeds: tests/e2e/fuzz.sh makes both forms from a real recording.
+ * Binaries named in the input are never opened. Build and run with
+ * tests/fuzz/run.sh. */
 #include "profile/profile.h"
+#include "store/format.h"
 #include "view/view.h"
+#include "lib/buf.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+/* The file for the chunks in [p, end) (the odd form). */
+static void build_file(const uint8_t *p, const uint8_t *end, struct buf *out)
+{
+	static ZSTD_CCtx *cctx;
+	struct store_file_header fh;
+	uint32_t seq = 0;
+	static uint8_t *comp;
+	static size_t compcap;
+
+	if (!cctx) {
+		cctx = ZSTD_createCCtx();
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+		ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+	}
+	memset(&fh, 0, sizeof(fh));
+	memcpy(fh.magic, STORE_MAGIC, 8);
+	fh.version = STORE_VERSION;
+	fh.header_size = sizeof(fh);
+	buf_add(out, &fh, sizeof(fh));
+	while (end - p >= 6) {
+		struct store_chunk_header h;
+		uint16_t kind;
+		uint32_t len;
+		size_t bound, n;
+
+		memcpy(&kind, p, 2);
+		memcpy(&len, p + 2, 4);
+		p += 6;
+		if (len > (size_t)(end - p))
+			len = (uint32_t)(end - p);
+		bound = ZSTD_compressBound(len);
+		if (bound > compcap) {
+			compcap = bound;
+			comp = realloc(comp, compcap);
+		}
+		n = ZSTD_compress2(cctx, comp, bound, p, len);
+		if (ZSTD_isError(n))
+			return;
+		p += len;
+		memset(&h, 0, sizeof(h));
+		h.magic = STORE_CHUNK_MAGIC;
+		h.kind = kind;
+		h.seq = seq++;
+		h.raw_size = len;
+		h.comp_size = (uint32_t)n;
+		h.check = h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR;
+		buf_add(out, &h, sizeof(h));
+		buf_add(out, comp, n);
+	}
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -15,11 +82,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct view_filter f = { -1, -1, NULL };
 	struct top_opts to = { 10, false, false };
 	struct flame_opts fo = { true, false, 0, 0 };
+	struct buf file = BUF_INIT;
 	static FILE *null;
+	const uint8_t *bytes = data;
+	size_t n = size;
 
 	if (!null)
 		null = fopen("/dev/null", "w");
-	if (profile_load_mem(&p, "fuzz", data, size, err, sizeof(err)) == 0) {
+	if (size < 8 || memcmp(data, STORE_MAGIC, 8)) {
+		build_file(data, data + size, &file);
+		bytes = file.data;
+		n = file.len;
+	}
+	if (profile_load_mem(&p, "fuzz", bytes, n, err, sizeof(err)) == 0) {
 		p.no_live_symbols = true;
 		profile_symbolize(&p, false);
 		view_top(&p, &f, &to, null);
@@ -27,9 +102,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fo.folded = false;
 		view_flame(&p, &f, &fo, null);
 		view_threads(&p, &f, true, null);
+		view_threads(&p, &f, false, null);
 		view_info(&p, &f, false, null);
+		view_info(&p, &f, true, null);
 		view_script(&p, &f, false, null);
+		view_script(&p, &f, true, null);
 	}
 	profile_release(&p);
+	buf_release(&file);
 	return 0;
 }

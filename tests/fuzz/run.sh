@@ -1,23 +1,40 @@
 #!/bin/sh
 # run.sh SECONDS - build every fuzz target with libFuzzer (clang) and run
-# each for SECONDS on its corpus. Prints ok/not ok lines; exits 1 when a
-# target finds a crash (the reproducer is left in build/fuzz/).
+# each for SECONDS on its corpus (FUZZ_ONLY=NAME: only fuzz_NAME). Prints
+# ok/not ok lines; exits 1 when a target finds a crash, hang or leak (the
+# reproducer is left in build/fuzz/; add it to tests/fuzz/corpus/NAME/).
 set -u
 secs=${1:-60}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build/fuzz
 mkdir -p "$out"
 cd "$top" || exit 1
+# FUZZ_ONLY=NAME runs one target (fuzz_NAME.c) only
+only=${FUZZ_ONLY:-}
 srcs=$(find src -name '*.c' ! -name main.c ! -path 'src/cmd/*' | sort)
 # the same libraries as ./stax (the Makefile's LDLIBS line)
 libs=$(sed -n 's/^LDLIBS = //p' Makefile)
+cflags="-std=gnu11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 status=0
+# every src/ file once, instrumented for libFuzzer; the targets link them
+mkdir -p "$out/obj"
+objs=""
+for s in $srcs; do
+	objs="$objs $out/obj/$(echo "$s" | tr / _ | sed 's/\.c$/.o/')"
+done
+if ! printf '%s\n' $srcs | xargs -P "$(nproc)" -I{} sh -c \
+	'o="$1/obj/$(echo "$2" | tr / _ | sed "s/\\.c\$/.o/")"
+	 [ "$o" -nt "$2" ] && [ "$o" -nt Makefile ] && ! find src -name "*.h" -newer "$o" | grep -q . ||
+	 clang $3 -fsanitize=fuzzer-no-link -c -o "$o" "$2"' sh "$out" {} "$cflags" 2>"$out/obj.build.log"; then
+	echo "not ok - fuzz: building src/ for libFuzzer failed (see $out/obj.build.log)"
+	exit 1
+fi
 for t in tests/fuzz/fuzz_*.c; do
 	name=$(basename "$t" .c)
+	[ -z "$only" ] || [ "$name" = "fuzz_$only" ] || continue
 	corpus=tests/fuzz/corpus/${name#fuzz_}
 	mkdir -p "$corpus" "$out/$name.corpus"
-	if ! clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=undefined -o "$out/$name" "$t" $srcs \
+	if ! clang $cflags -fsanitize=fuzzer -o "$out/$name" "$t" $objs \
 		$libs 2>"$out/$name.build.log"; then
 		echo "not ok - fuzz $name: build failed (see $out/$name.build.log)"
 		status=1

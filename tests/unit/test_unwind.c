@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -42,6 +43,7 @@
 
 #include "lib/util.h"
 #include "test.h"
+#include "unwind/jitcfi.h"
 #include "unwind/table.h"
 #include "unwind/unwind.h"
 
@@ -1111,6 +1113,163 @@ static NOINLINE void test_garbage(void)
 
 /* --------------------------------------------------------------- main */
 
+/* ------------------------- 12. JIT code: CPython's perf trampoline */
+
+/* CPython 3.12/3.13's trampoline (Python/asm_trampoline.S) copied into
+ * anonymous executable memory the way -X perf does, then called: it calls
+ * *%rcx (the 4th argument) with no frame pointer and no CFI. The frame is
+ * recognised by its bytes (read through read_code), or, with no bytes, by
+ * its consistency; code bytes that are something else are not taken for
+ * it. Then the same code described by a jitdump's UNWINDING_INFO (the
+ * .eh_frame CPython 3.13's -X perf_jit writes) is unwound by that CFI. */
+static const uint8_t py_tramp_bytes[11] = { 0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+					    0x48, 0x83, 0xc4, 0x08, 0xc3 };
+static uint8_t *jit_page;
+typedef int (*tramp_fn)(long, long, long, int (*)(void));
+
+NOFP static int jit_leaf(void)
+{
+	CAPTURE(&cap_main);
+	KEEP();
+	return sink;
+}
+
+NOFP static int jit_caller(void)
+{
+	int r = ((tramp_fn)(void *)(jit_page + 16))(0, 0, 0, jit_leaf);
+	KEEP();
+	return r + 1;
+}
+
+/* read_code: this process's anonymous memory; zeros when zero_code */
+static bool zero_code;
+static bool read_self(void *arg, uint64_t addr, uint8_t *buf, size_t len)
+{
+	(void)arg;
+	const struct map *m = map_of(addr);
+	if (!m || m->path[0] == '/' || addr + len > m->end)
+		return false;
+	if (zero_code)
+		memset(buf, 0, len);
+	else
+		memcpy(buf, (const void *)(uintptr_t)addr, len);
+	return true;
+}
+
+static struct jit_cfi *test_jcfi;
+static const struct utable *jit_table_cb(void *arg, uint64_t pc)
+{
+	(void)arg;
+	return jit_cfi_find(test_jcfi, pc);
+}
+
+static void unwind_jit(bool read, bool cfi, struct unwind_result *res)
+{
+	struct unwind_input in = {
+		.regs = cap_main.regs, .stack = cap_main.stack, .stack_size = cap_main.size,
+		.find = find_cb, .read_code = read ? read_self : NULL,
+		.jit_table = cfi ? jit_table_cb : NULL,
+	};
+	unwind_sample(uw, UNWIND_MODE_DWARF, &in, frames, UNWIND_MAX_DEPTH, res);
+}
+
+/* The trampoline is frame 1 and jit_caller follows: whole to _start. */
+static bool through_trampoline(const struct unwind_result *res)
+{
+	return res->n > 4 && name_is(symbolize(frames[0].pc, 0), "jit_leaf") &&
+	       frames[1].pc == (uint64_t)(uintptr_t)(jit_page + 16 + 6) &&
+	       name_is(symbolize(frames[2].pc, frames[2].flags), "jit_caller") &&
+	       ends_at_start(frames, res->n, 2) && res->quality == UNWIND_Q_COMPLETE;
+}
+
+static NOINLINE void test_jit_trampoline(void)
+{
+	struct unwind_result res;
+	jit_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (jit_page == MAP_FAILED) {
+		SKIP("CPython trampoline", "mmap failed");
+		return;
+	}
+	memset(jit_page, 0xcc, 4096);
+	memcpy(jit_page, py_tramp_bytes, sizeof(py_tramp_bytes));
+	memcpy(jit_page + 16, py_tramp_bytes, sizeof(py_tramp_bytes));
+	if (mprotect(jit_page, 4096, PROT_READ | PROT_EXEC)) {
+		SKIP("CPython trampoline", "mprotect PROT_EXEC failed");
+		return;
+	}
+	cap_main.top = stack_top_of((uint64_t)(uintptr_t)__builtin_frame_address(0));
+	cap_main.want_chain = false;
+	jit_caller();
+	KEEP();
+	maps_load();
+
+	unwind_jit(true, false, &res);
+	print_frames("CPython trampoline", frames, &res);
+	CHECK(through_trampoline(&res) && res.jit == UNWIND_JIT_TRAMPOLINE && res.jit_frames == 1,
+	      "CPython trampoline: recognised by its bytes, unwound to _start");
+
+	unwind_jit(false, false, &res);
+	CHECK(through_trampoline(&res) && res.jit == UNWIND_JIT_TRAMPOLINE,
+	      "CPython trampoline, bytes unknown (perf.data): taken where the frame is consistent");
+
+	zero_code = true;
+	unwind_jit(true, false, &res);
+	zero_code = false;
+	CHECK(!(res.jit & UNWIND_JIT_TRAMPOLINE) && !through_trampoline(&res),
+	      "other code bytes: not taken for the trampoline");
+
+	/* A jitdump: header, UNWINDING_INFO with the .eh_frame CPython 3.13
+	 * writes for a trampoline (pc-relative FDE placed after the code),
+	 * then the code load. */
+	static const uint8_t eh[] = {
+		0x14, 0, 0, 0, 0, 0, 0, 0, 0x01, 0x7a, 0x52, 0, 0x01, 0x78, 0x10, 0x01,
+		0x1b, 0x0c, 0x07, 0x08, 0x90, 0x01, 0, 0,
+		0x14, 0, 0, 0, 0x1c, 0, 0, 0, 0xd0, 0xff, 0xff, 0xff, 0x0b, 0, 0, 0,
+		0, 0x44, 0x0e, 0x10, 0x46, 0x0e, 0x08, 0, 0, 0, 0, 0,
+	};
+	uint8_t dump[512];
+	size_t n = 0, off = 0;
+	uint32_t u32;
+	uint64_t u64;
+	char err[128];
+#define PUT(v, sz) do { memcpy(dump + n, &(v), sz); n += sz; } while (0)
+	u32 = 0x4A695444; PUT(u32, 4);
+	u32 = 1; PUT(u32, 4);
+	u32 = 40; PUT(u32, 4);
+	memset(dump + n, 0, 28); n += 28;
+	u32 = 4; PUT(u32, 4);
+	u32 = (uint32_t)(16 + 24 + sizeof(eh)); PUT(u32, 4);
+	u64 = 0; PUT(u64, 8);
+	u64 = sizeof(eh); PUT(u64, 8);
+	u64 = 0; PUT(u64, 8);   /* no .eh_frame_hdr */
+	u64 = 0; PUT(u64, 8);
+	memcpy(dump + n, eh, sizeof(eh)); n += sizeof(eh);
+	u32 = 0; PUT(u32, 4);
+	u32 = 16 + 40 + 5 + 11; PUT(u32, 4);
+	u64 = 0; PUT(u64, 8);
+	u32 = (uint32_t)getpid(); PUT(u32, 4); PUT(u32, 4);
+	u64 = (uint64_t)(uintptr_t)(jit_page + 16); PUT(u64, 8); PUT(u64, 8);
+	u64 = 11; PUT(u64, 8);
+	u64 = 1; PUT(u64, 8);
+	memcpy(dump + n, "py::", 5); n += 5;
+	memcpy(dump + n, py_tramp_bytes, 11); n += 11;
+#undef PUT
+	test_jcfi = jit_cfi_new();
+	/* first only up to the unwinding info, as a file still being written */
+	int a = jit_cfi_add(test_jcfi, dump, n - 72, &off, err, sizeof(err));
+	int b = jit_cfi_add(test_jcfi, dump, n, &off, err, sizeof(err));
+	CHECK(a == 0 && b == 1 && off == n && jit_cfi_find(test_jcfi, (uint64_t)(uintptr_t)(jit_page + 20)) &&
+	      !jit_cfi_find(test_jcfi, (uint64_t)(uintptr_t)(jit_page + 27)),
+	      "jitdump: UNWINDING_INFO read with the code load that follows it");
+	zero_code = true; /* the bytes rule must not be what works */
+	unwind_jit(true, true, &res);
+	zero_code = false;
+	CHECK(through_trampoline(&res) && res.jit == UNWIND_JIT_CFI,
+	      "jitdump UNWINDING_INFO: the trampoline unwound by its .eh_frame");
+	jit_cfi_free(test_jcfi);
+	munmap(jit_page, 4096);
+}
+
 int main(void)
 {
 	static uint8_t buf_main[256 * 1024], buf_sig[256 * 1024], buf_thr[256 * 1024];
@@ -1148,6 +1307,8 @@ int main(void)
 	test_debug_frame();
 	KEEP();
 	test_garbage();
+	KEEP();
+	test_jit_trampoline();
 	KEEP();
 
 	struct unwind_stats st;

@@ -1,0 +1,152 @@
+/* fuzz_elf.c - fuzz target for symbolization from ELF files: program
+ * headers, .symtab/.dynsym, build-id notes, .gnu_debuglink, MiniDebugInfo
+ * (.gnu_debugdata, xz), and DWARF lines and inline chains (libdw). libelf
+ * and libdw parse; this checks that our code survives what they return.
+ *
+ * libFuzzer: built by tests/fuzz/run.sh with every src/ file.
+ * Input: byte 0 picks what the rest is.
+ *   0: an ELF file, written to a temp file and opened as a module of a
+ *      symbol session; looked up at file offsets spread over the file and
+ *      at offsets the input names, with lines and inline chains on.
+ *   1: the xz bytes of a .gnu_debugdata section.
+ *   2: an ELF file that this target compresses with xz first, so the
+ *      ELF inside MiniDebugInfo is mutated, not the compressed bytes.
+ * Seeds (tests/e2e/fuzz.sh): test programs with DWARF, a stripped one
+ * with MiniDebugInfo, its .gnu_debugdata section.
+ */
+#include "symbol/symbol.h"
+#include "symbol/symbol-private.h"
+
+#include <fcntl.h>
+#include <lzma.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];
+
+static void remove_temp(void)
+{
+	unlink(path);
+}
+
+static uint64_t word(const uint8_t *data, size_t size, size_t i)
+{
+	uint64_t v = 0;
+	if (i + 8 <= size)
+		memcpy(&v, data + i, 8);
+	return v;
+}
+
+/* Symbols of an in-memory ELF, as MiniDebugInfo uses them. */
+static void mini_symbols(Elf *m, const uint8_t *data, size_t size)
+{
+	struct sym_table t = { 0 };
+	struct sym_arena a = { 0 };
+	size_t i;
+
+	sym_elf_add_symbols(m, SHT_SYMTAB, &t, &a);
+	sym_elf_add_symbols(m, SHT_DYNSYM, &t, &a);
+	sym_table_finish(&t);
+	for (i = 0; i < 64; i++) {
+		struct sym_entry *e = sym_table_find(&t, word(data, size, i * 8) % 0x100000);
+		if (e)
+			sym_entry_name(e, &a, true);
+	}
+	for (i = 0; i < t.nsyms; i++)
+		if (sym_table_find(&t, t.syms[i].start) == NULL) {
+			fprintf(stderr, "fuzz_elf: symbol %zu does not cover its own start\n", i);
+			abort();
+		}
+	sym_table_release(&t);
+	sym_arena_release(&a);
+}
+
+static void from_xz(const void *xz, size_t n, const uint8_t *data, size_t size)
+{
+	void *buf;
+	Elf *m = sym_elf_from_xz(xz, n, &buf);
+	if (!m)
+		return;
+	mini_symbols(m, data, size);
+	elf_end(m);
+	free(buf);
+}
+
+static void as_module(const uint8_t *data, size_t size)
+{
+	struct sym_session *s;
+	struct sym_module_ref ref;
+	struct sym_result r;
+	const char *src, *file;
+	uint64_t va, sz, fo;
+	uint32_t line;
+	size_t nsyms, i;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		abort();
+	if (write(fd, data, size) != (ssize_t)size)
+		abort();
+	close(fd);
+
+	s = sym_session_new();
+	sym_set_debuginfod(s, false);
+	memset(&ref, 0, sizeof(ref));
+	ref.path = path;
+	ref.start = 0x400000;
+	ref.end = 0x400000 + size + 0x1000;
+	ref.pgoff = 0;
+	sym_module_info(s, &ref, &src, &nsyms);
+	sym_module_dwarf_source(s, &ref);
+	for (i = 0; i < 128; i++) {
+		uint64_t off = size * i / 128;
+		sym_lookup(s, &ref, ref.start + off, &r);
+		sym_lookup(s, &ref, ref.start + off + 1, &r);
+	}
+	for (i = 0; i < 32; i++) {
+		uint64_t w = word(data, size, 64 + i * 8);
+		sym_lookup(s, &ref, ref.start + w % (size + 1), &r);
+		sym_function_range(s, &ref, ref.start + w % (size + 1), &va, &sz, &fo);
+		sym_source_line(s, &ref, w, &file, &line);
+		sym_source_line(s, &ref, w % 0x10000 + 0x1000, &file, &line);
+	}
+	sym_session_free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 2)
+		return 0;
+	if (!path[0]) {
+		int fd;
+		snprintf(path, sizeof(path), "/tmp/stax-fuzz-elf.XXXXXX");
+		fd = mkstemp(path);
+		if (fd < 0)
+			abort();
+		close(fd);
+		unsetenv("DEBUGINFOD_URLS");
+		atexit(remove_temp);
+	}
+	switch (data[0] % 3) {
+	case 0:
+		as_module(data + 1, size - 1);
+		break;
+	case 1:
+		from_xz(data + 1, size - 1, data, size);
+		break;
+	default: {
+		size_t cap = lzma_stream_buffer_bound(size - 1), n = 0;
+		uint8_t *xz = malloc(cap);
+		if (lzma_easy_buffer_encode(0, LZMA_CHECK_CRC32, NULL, data + 1, size - 1, xz, &n,
+					    cap) == LZMA_OK)
+			from_xz(xz, n, data, size);
+		free(xz);
+		break;
+	}
+	}
+	return 0;
+}
