@@ -35,7 +35,9 @@ struct dw_func {
 
 struct sym_dwarf {
 	Dwarf *dw;
+	Elf *elf;                /* the Elf dw reads (ours to end) */
 	int fd;
+	struct sym_dwcache_map cache; /* the cache entry elf is on, if any */
 	struct dw_func *funcs;   /* sorted by lo once sorted == nfuncs */
 	size_t nfuncs, cap, sorted;
 	struct hmap cus;         /* CU offset -> 1: already indexed */
@@ -47,28 +49,77 @@ struct sym_dwarf {
 	bool have_aranges;
 };
 
-struct sym_dwarf *sym_dwarf_open(const char *path)
+/* libdw on the cache entry for key; NULL when there is none usable. */
+static Dwarf *open_cached(const struct sym_dwcache_key *key, Elf **elf,
+			  struct sym_dwcache_map *cache)
+{
+	Dwarf *dw;
+	if (sym_dwcache_open(key, cache))
+		return NULL;
+	*elf = elf_memory(cache->image, cache->image_size);
+	if (*elf && elf_kind(*elf) == ELF_K_ELF &&
+	    (dw = dwarf_begin_elf(*elf, DWARF_C_READ, NULL)) != NULL)
+		return dw;
+	if (*elf)
+		elf_end(*elf);
+	*elf = NULL;
+	sym_dwcache_unmap(cache);
+	return NULL;
+}
+
+/* Opening a file whose debug sections are compressed inflates all of
+ * them (libdw does it in dwarf_begin_elf); with a build-id, the
+ * uncompressed sections are then kept in the DWARF cache, and the next
+ * open maps them from there. */
+struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bidlen)
 {
 	struct sym_dwarf *d;
+	struct sym_dwcache_key key;
+	struct sym_dwcache_map cache = { 0 };
 	Dwarf_Aranges *ar;
 	size_t nar = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Dwarf *dw;
+	bool keyed, save = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	Dwarf *dw = NULL;
+	Elf *elf = NULL;
 
 	if (fd < 0)
 		return NULL;
-	dw = dwarf_begin(fd, DWARF_C_READ);
-	if (!dw) {
+	sym_elf_init();
+	keyed = sym_dwcache_key_of(fd, bid, bidlen, &key) == 0;
+	if (keyed && (dw = open_cached(&key, &elf, &cache)) != NULL) {
 		close(fd);
-		return NULL;
+		fd = -1;
+	} else {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (!elf || elf_kind(elf) != ELF_K_ELF)
+			goto fail;
+		save = keyed && sym_dwcache_wanted(elf);
+		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+		if (!dw)
+			goto fail;
+		if (save)
+			sym_dwcache_save(&key, elf);
 	}
 	d = xcalloc(1, sizeof(*d));
 	d->dw = dw;
+	d->elf = elf;
 	d->fd = fd;
+	d->cache = cache;
 	hmap_init(&d->cus);
 	hmap_init(&d->abs);
 	d->have_aranges = dwarf_getaranges(dw, &ar, &nar) == 0 && nar > 0;
 	return d;
+fail:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return NULL;
+}
+
+bool sym_dwarf_from_cache(const struct sym_dwarf *d)
+{
+	return d && d->cache.map;
 }
 
 void sym_dwarf_free(struct sym_dwarf *d)
@@ -76,7 +127,10 @@ void sym_dwarf_free(struct sym_dwarf *d)
 	if (!d)
 		return;
 	dwarf_end(d->dw);
-	close(d->fd);
+	elf_end(d->elf);
+	sym_dwcache_unmap(&d->cache);
+	if (d->fd >= 0)
+		close(d->fd);
 	free(d->funcs);
 	free(d->absv);
 	free(d->relv);

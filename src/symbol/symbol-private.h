@@ -87,6 +87,8 @@ struct sym_module {
 	size_t nsegs;
 	struct sym_table table;
 	struct sym_arena strings;
+	uint8_t build_id[64];     /* the recording's, else the file's (DWARF cache key) */
+	size_t build_id_size;     /* 0: unknown */
 	char *dwarf_path;         /* file with .debug_info, NULL none found */
 	const char *dwarf_source; /* one of SYM_DW_* */
 	struct sym_dwarf *dwarf;  /* opened on first use */
@@ -102,8 +104,12 @@ struct sym_module {
 /* dwarf.c */
 struct sym_frame;
 struct sym_dwarf;
-/* NULL when path has no usable DWARF. */
-struct sym_dwarf *sym_dwarf_open(const char *path);
+/* NULL when path has no usable DWARF. bid (may be NULL) is the module's
+ * build-id: with one, compressed debug sections are read through the
+ * DWARF cache (dwcache.c). */
+struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bidlen);
+/* True when d was opened from the DWARF cache (tests). */
+bool sym_dwarf_from_cache(const struct sym_dwarf *d);
 void sym_dwarf_free(struct sym_dwarf *d);
 /* The inline chain at ELF address addr, innermost first, the function
  * holding the code last (inlined == false). Returns the number of frames
@@ -149,6 +155,53 @@ bool sym_elf_has_dwarf(Elf *e);
 Elf *sym_debug_mini(Elf *e, void **buf);
 /* The same from the bytes of an xz stream (the section's contents). */
 Elf *sym_elf_from_xz(const void *xz, size_t size, void **buf);
+
+/* dwcache.c: decompressed DWARF on disk, by build-id (layout there) */
+struct buf;
+/* What a cache entry must match: the module's build-id and the identity
+ * of the file the image was made from. */
+struct sym_dwcache_key {
+	uint8_t build_id[64];
+	size_t build_id_size;
+	uint64_t dev, ino, size, mtime_ns;
+};
+/* A mapped, checked entry: image points to an ELF file in memory. */
+struct sym_dwcache_map {
+	void *map;
+	size_t map_size;
+	void *image;
+	size_t image_size;
+};
+/* $XDG_CACHE_HOME/stax/NAME (else ~/.cache/stax/NAME) into out; false
+ * when STAX_NO_CACHE is set (and not "0"), there is no absolute home, or
+ * (create) the directories cannot be made (0700; one level of
+ * subdirectory in name is made too). */
+bool sym_cache_path(char *out, size_t n, const char *name, bool create);
+/* The key of the open file fd for build-id bid; -EINVAL when bid is
+ * empty or too long or fd is not a regular file. */
+int sym_dwcache_key_of(int fd, const uint8_t *bid, size_t bidlen, struct sym_dwcache_key *k);
+/* True when e is a 64-bit little-endian ELF file with compressed debug
+ * sections that an entry would hold (then one is worth having). */
+bool sym_dwcache_wanted(Elf *e);
+/* Map the entry for k and check it; 0, or -ENOENT (none, or the cache
+ * is off) / -EINVAL (not usable: stale, corrupt, not ours). Release with
+ * sym_dwcache_unmap() after the ELF on it is closed. */
+int sym_dwcache_open(const struct sym_dwcache_key *k, struct sym_dwcache_map *out);
+void sym_dwcache_unmap(struct sym_dwcache_map *m);
+/* Write the entry for k from e (decompressing what libdw has not yet);
+ * best effort: 0 or -errno, and a failure only costs time later. */
+int sym_dwcache_save(const struct sym_dwcache_key *k, Elf *e);
+/* Write image (an ELF file's bytes) as the entry for k: what
+ * sym_dwcache_save() does after building the image (and fuzzing, to put
+ * any image behind a valid header). */
+int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t size);
+/* The parts, for tests and fuzzing: the image of e appended to b (0, or
+ * -EINVAL when e cannot be copied); the image inside a cache file's
+ * bytes when they are a valid entry for k (else NULL); the checksum. */
+int sym_dwcache_image(Elf *e, struct buf *b);
+const void *sym_dwcache_check(const void *data, size_t size, const struct sym_dwcache_key *k,
+			      size_t *image_size);
+uint64_t sym_dwcache_sum(const void *p, size_t n);
 
 /* kallsyms.c */
 struct sym_kallsyms;

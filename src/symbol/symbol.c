@@ -233,6 +233,10 @@ static void module_load(struct sym_module *m, const char *path,
 		memcpy(bid, want, want_size);
 		bid_size = want_size;
 	}
+	if (bid_size <= sizeof(m->build_id)) {
+		memcpy(m->build_id, bid, bid_size);
+		m->build_id_size = bid_size;
+	}
 	if (!e) {
 		/* The file is gone or replaced; a debug file for the right
 		 * build keeps the program headers and the symbol table. */
@@ -385,7 +389,7 @@ static struct sym_dwarf *module_dwarf(struct sym_module *m)
 	if (!m->dwarf_tried) {
 		m->dwarf_tried = true;
 		if (m->dwarf_path)
-			m->dwarf = sym_dwarf_open(m->dwarf_path);
+			m->dwarf = sym_dwarf_open(m->dwarf_path, m->build_id, m->build_id_size);
 	}
 	return m->dwarf;
 }

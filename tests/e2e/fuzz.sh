@@ -69,7 +69,8 @@ cp /proc/self/maps "$out/fuzz_maps.corpus/seed-self"
 	printf '\000mymod 16384 0 - Live 0xffffffffc0a00000\n'
 } >"$out/fuzz_kallsyms.corpus/seed-proc"
 # ELF: a program with DWARF, and one stripped with MiniDebugInfo (then its
-# .gnu_debugdata alone, and the ELF inside it)
+# .gnu_debugdata alone, and the ELF inside it), and for the DWARF cache
+# (symbol/dwcache.c) a copy with compressed sections and a cache image
 if (cd "$T" && cc -O2 -g -I"$ROOT/tests/programs" -o inl "$ROOT/tests/programs/inline.c" &&
 	cp inl mini && nm -f posix --defined-only mini | awk '$2 ~ /[Tt]/ {print $1}' >keep &&
 	objcopy --only-keep-debug mini m && strip --strip-debug m &&
@@ -79,6 +80,12 @@ if (cd "$T" && cc -O2 -g -I"$ROOT/tests/programs" -o inl "$ROOT/tests/programs/i
 	{ printf '\000'; cat "$T/mini"; } >"$out/fuzz_elf.corpus/seed-mini"
 	{ printf '\001'; cat "$T/m2.xz"; } >"$out/fuzz_elf.corpus/seed-xz"
 	{ printf '\002'; cat "$T/m2"; } >"$out/fuzz_elf.corpus/seed-inner"
+	# compressed debug sections (a DWARF cache entry is made of them), and
+	# a cache image: an ELF file with uncompressed debug sections
+	objcopy --compress-debug-sections=zlib "$T/inl" "$T/inl_z" 2>/dev/null &&
+		{ printf '\000'; cat "$T/inl_z"; } >"$out/fuzz_elf.corpus/seed-dwarf-zlib"
+	objcopy --only-keep-debug "$T/inl" "$T/inl.dbg" 2>/dev/null &&
+		{ printf '\003'; cat "$T/inl.dbg"; } >"$out/fuzz_elf.corpus/seed-cache-image"
 else
 	skip "ELF seeds" "cannot build the MiniDebugInfo fixture: $(head -n 1 "$T/elf.err")"
 fi

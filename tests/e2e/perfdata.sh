@@ -236,6 +236,74 @@ else
 	fail "dwarf: perf record --call-graph dwarf" "$(first_line "$T/dwarf.perr")"
 fi
 
+# 2b. the DWARF cache (~/.cache/stax/dwarf/BUILDID, symbol/dwcache.c), with
+# HOME in a temp dir. libc's debug file (libc6-dbg) has compressed
+# sections, so the first query of the recording above makes an entry; the
+# answer (names, inline frames, lines) must be the same from the entry,
+# from a corrupted or truncated one (which is then rewritten), and with
+# STAX_NO_CACHE=1 (which neither reads nor writes one).
+if [ -s "$T/dwarf.data" ]; then
+	H=$T/home
+	D=$H/.cache/stax/dwarf
+	mkdir -p "$H"
+	# dq NAME [VAR=VALUE...]: stax top --lines -n 0 into $T/dc.NAME
+	dq() {
+		n=$1
+		shift
+		env -u XDG_CACHE_HOME -u STAX_NO_CACHE HOME="$H" "$@" timeout 120 "$STAX" top --lines -n 0 \
+			-i "$T/dwarf.data" >"$T/dc.$n" 2>"$T/dc.$n.err" || fail "dwarf cache: $n" "$(first_line "$T/dc.$n.err")"
+	}
+	# same NAME LABEL: $T/dc.NAME is the answer without the cache
+	same() {
+		if cmp -s "$T/dc.ref" "$T/dc.$1"; then
+			ok "dwarf cache: $2"
+		else
+			fail "dwarf cache: $2" "differs from STAX_NO_CACHE=1: $(diff "$T/dc.ref" "$T/dc.$1" | sed -n 2p)"
+		fi
+	}
+	dq ref STAX_NO_CACHE=1
+	if [ -n "$(ls "$D" 2>/dev/null)" ]; then
+		fail "dwarf cache: STAX_NO_CACHE=1 writes no entry" "$(ls "$D" | head -n 1)"
+	fi
+	dq first
+	E=$(ls -d "$D"/* 2>/dev/null | head -n 1)
+	if [ ! -s "$T/dc.ref" ]; then
+		fail "dwarf cache" "no answer without the cache"
+	elif [ -z "$E" ]; then
+		skip "dwarf cache" "no module of the recording has compressed debug sections (install libc6-dbg)"
+	else
+		same first "the query that makes the entry answers as without it"
+		dq cached
+		same cached "an answer from the entry"
+		size=$(wc -c <"$E")
+		head -c 4096 /dev/urandom | dd of="$E" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
+		cp "$E" "$T/dc.bad"
+		dq corrupt
+		same corrupt "a corrupted entry gives the same answer"
+		if cmp -s "$E" "$T/dc.bad"; then
+			fail "dwarf cache: a corrupted entry is rewritten" "it is unchanged"
+		else
+			ok "dwarf cache: a corrupted entry is rewritten"
+		fi
+		head -c $((size / 3)) "$E" >"$T/dc.cut" && cat "$T/dc.cut" >"$E"
+		dq truncated
+		same truncated "a truncated entry gives the same answer"
+		if [ "$(wc -c <"$E")" -eq "$size" ]; then
+			ok "dwarf cache: a truncated entry is rewritten"
+		else
+			fail "dwarf cache: a truncated entry is rewritten" "$(wc -c <"$E") bytes, was $size"
+		fi
+		rm -f "$E"
+		dq nocache STAX_NO_CACHE=1
+		same nocache "STAX_NO_CACHE=1 after an entry existed"
+		if [ -e "$E" ]; then
+			fail "dwarf cache: STAX_NO_CACHE=1 writes no entry" "$E exists"
+		else
+			ok "dwarf cache: STAX_NO_CACHE=1 writes no entry"
+		fi
+	fi
+fi
+
 # 3. the other test programs: threads (stacks end at start_thread), the
 # unwinding traps (qsort in libc, a signal handler, recursion deeper than
 # perf's 127 frames, spliced), inlined functions, fork and exec.

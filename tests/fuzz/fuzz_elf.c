@@ -11,8 +11,14 @@
  *   1: the xz bytes of a .gnu_debugdata section.
  *   2: an ELF file that this target compresses with xz first, so the
  *      ELF inside MiniDebugInfo is mutated, not the compressed bytes.
+ *   3: the image of a DWARF cache entry (symbol/dwcache.c), stored with
+ *      a valid header for a stand-in source file, so the image is what
+ *      is mutated, not the checksum; then opened as a cache hit and
+ *      looked up.
+ * The DWARF cache lives in a temporary XDG_CACHE_HOME: mode 0 writes
+ * entries for ELF files with compressed debug sections and a build-id.
  * Seeds (tests/e2e/fuzz.sh): test programs with DWARF, a stripped one
- * with MiniDebugInfo, its .gnu_debugdata section.
+ * with MiniDebugInfo, its .gnu_debugdata section, a cache image.
  */
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
@@ -25,11 +31,15 @@
 #include <string.h>
 #include <unistd.h>
 
-static char path[64];
+static char path[64], cache_dir[64], stand_in[96];
 
 static void remove_temp(void)
 {
+	char cmd[128];
 	unlink(path);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_dir);
+	if (system(cmd))
+		return;
 }
 
 static uint64_t word(const uint8_t *data, size_t size, size_t i)
@@ -117,6 +127,43 @@ static void as_module(const uint8_t *data, size_t size)
 	sym_session_free(s);
 }
 
+/* A cache hit on an arbitrary image: an empty file stands in for the
+ * debug file the image was made from (so libdw can only have opened the
+ * image). */
+static void as_cache_image(const uint8_t *data, size_t size)
+{
+	static const uint8_t bid[4] = { 0xfa, 0xce, 0xb0, 0x0c };
+	struct sym_dwcache_key k;
+	struct sym_dwarf *d;
+	struct sym_frame fr[SYM_MAX_INLINE + 1];
+	struct sym_arena a = { 0 };
+	size_t i;
+	int fd = open(stand_in, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		abort();
+	if (sym_dwcache_key_of(fd, bid, sizeof(bid), &k)) {
+		close(fd);
+		return;
+	}
+	close(fd);
+	if (sym_dwcache_store(&k, data, size))
+		return;
+	d = sym_dwarf_open(stand_in, bid, sizeof(bid));
+	if (!d)
+		return;
+	if (!sym_dwarf_from_cache(d)) {
+		fprintf(stderr, "fuzz_elf: a stored cache image was not used\n");
+		abort();
+	}
+	for (i = 0; i < 64; i++) {
+		sym_dwarf_frames(d, word(data, size, i * 8), fr, SYM_MAX_INLINE + 1, &a, true);
+		sym_dwarf_frames(d, 0x1000 + i * 0x40, fr, SYM_MAX_INLINE + 1, &a, false);
+	}
+	sym_dwarf_free(d);
+	sym_arena_release(&a);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2)
@@ -128,15 +175,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fd < 0)
 			abort();
 		close(fd);
+		snprintf(cache_dir, sizeof(cache_dir), "/tmp/stax-fuzz-cache.XXXXXX");
+		if (!mkdtemp(cache_dir))
+			abort();
+		setenv("XDG_CACHE_HOME", cache_dir, 1);
+		snprintf(stand_in, sizeof(stand_in), "%s/stand-in.debug", cache_dir);
+		fd = open(stand_in, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0)
+			abort();
+		close(fd);
+		unsetenv("STAX_NO_CACHE");
 		unsetenv("DEBUGINFOD_URLS");
 		atexit(remove_temp);
 	}
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		as_module(data + 1, size - 1);
 		break;
 	case 1:
 		from_xz(data + 1, size - 1, data, size);
+		break;
+	case 3:
+		as_cache_image(data + 1, size - 1);
 		break;
 	default: {
 		size_t cap = lzma_stream_buffer_bound(size - 1), n = 0;

@@ -6,15 +6,25 @@
  * For every instruction of the functions with inlined code, the chain
  * sym_lookup() reports must equal `addr2line -i -f -e inl ADDR`: the
  * same functions, innermost first, with the same file:line each.
+ *
+ * The DWARF cache (symbol/dwcache.c) is tested on a copy with compressed
+ * sections (objcopy --compress-debug-sections=zlib inl inl_z), with
+ * XDG_CACHE_HOME in the temporary directory: the chains must stay those
+ * of addr2line when the entry is made, used, corrupted, stale or turned
+ * off with STAX_NO_CACHE=1.
  */
 #include "symbol/symbol.h"
+#include "symbol/symbol-private.h"
 #include "test.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char inl_src[] =
@@ -177,6 +187,130 @@ static void compare(const char *path, const char *syms, const char *fn, const ch
 	sym_session_free(s);
 }
 
+/* ---- the DWARF cache ---- */
+
+static char cache_entry[4400];
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0;
+}
+
+/* Open path's DWARF as the symbolizer does; 1 from the cache, 0 not, -1
+ * no DWARF at all. */
+static int opened_from_cache(const char *path)
+{
+	uint8_t bid[64];
+	size_t n = sym_read_build_id(path, bid, sizeof(bid));
+	struct sym_dwarf *d = sym_dwarf_open(path, bid, n);
+	int r = d ? sym_dwarf_from_cache(d) : -1;
+	sym_dwarf_free(d);
+	return r;
+}
+
+/* Overwrite n bytes at off of the cache entry (it stays 0600). */
+static void poke(off_t off, const char *bytes, size_t n)
+{
+	int fd = open(cache_entry, O_WRONLY);
+	if (fd >= 0) {
+		if (pwrite(fd, bytes, n, off) != (ssize_t)n)
+			printf("# pwrite failed\n");
+		close(fd);
+	}
+}
+
+static void test_cache(const char *dir, const char *full)
+{
+	char z[4200], label[256];
+	uint8_t bid[64];
+	size_t n, i;
+	char hex[129];
+	struct stat st;
+	struct timespec ts[2];
+
+	snprintf(z, sizeof(z), "%s/inl_z", dir);
+	if (sh("objcopy --compress-debug-sections=zlib '%s' '%s'", full, z)) {
+		SKIP("dwarf cache", "objcopy --compress-debug-sections failed");
+		return;
+	}
+	n = sym_read_build_id(z, bid, sizeof(bid));
+	if (!n) {
+		SKIP("dwarf cache", "the fixture has no build-id");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	setenv("XDG_CACHE_HOME", dir, 1);
+	unsetenv("STAX_NO_CACHE");
+	snprintf(cache_entry, sizeof(cache_entry), "%s/stax/dwarf/%s", dir, hex);
+
+	/* an uncompressed file gains nothing from an entry: none is made */
+	opened_from_cache(full);
+	CHECK(!file_exists(cache_entry), "dwarf cache: no entry for uncompressed DWARF");
+
+	compare(z, full, "outer", "dwarf cache: compressed sections, first open: chains as addr2line", NULL);
+	CHECK(file_exists(cache_entry) && stat(cache_entry, &st) == 0 && (st.st_mode & 0777) == 0600,
+	      "dwarf cache: the first open writes the entry (mode 0600)");
+	CHECK(opened_from_cache(z) == 1, "dwarf cache: the next open maps the entry");
+	compare(z, full, "outer", "dwarf cache: from the entry: chains as addr2line", NULL);
+	compare(z, full, "main", "dwarf cache: from the entry: main() as addr2line", NULL);
+
+	/* corruptions: each entry is refused, the chains stay right, and
+	 * the entry is written anew */
+	struct { const char *what; off_t off; const char *bytes; size_t n; int truncate_to; } bad[] = {
+		{ "a byte of the image changed", 4096 + 200, "\x5a", 1, -1 },
+		{ "a byte of the header changed", 100, "\x01", 1, -1 },
+		{ "the magic changed", 0, "STAXDWC9", 8, -1 },
+		{ "truncated", 0, "", 0, 5000 },
+		{ "only a header", 0, "", 0, 152 },
+		{ "empty", 0, "", 0, 0 },
+	};
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (bad[i].truncate_to >= 0) {
+			if (truncate(cache_entry, bad[i].truncate_to))
+				printf("# truncate failed\n");
+		} else {
+			poke(bad[i].off, bad[i].bytes, bad[i].n);
+		}
+		snprintf(label, sizeof(label), "dwarf cache, %s: not used", bad[i].what);
+		CHECK(opened_from_cache(z) == 0, label);
+		snprintf(label, sizeof(label), "dwarf cache, %s: chains as addr2line", bad[i].what);
+		compare(z, full, "outer", label, NULL);
+		snprintf(label, sizeof(label), "dwarf cache, %s: rewritten and used again", bad[i].what);
+		CHECK(opened_from_cache(z) == 1, label);
+	}
+	/* random bytes of the size of a real entry */
+	if (stat(cache_entry, &st) == 0) {
+		sh("head -c %lld /dev/urandom > '%s'", (long long)st.st_size, cache_entry);
+		CHECK(opened_from_cache(z) == 0 && opened_from_cache(z) == 1,
+		      "dwarf cache: random bytes are not used, and replaced");
+	}
+	/* an entry others may write is not trusted */
+	chmod(cache_entry, 0666);
+	CHECK(opened_from_cache(z) == 0, "dwarf cache: an entry writable by others is not used");
+	CHECK(stat(cache_entry, &st) == 0 && (st.st_mode & 0777) == 0600 && opened_from_cache(z) == 1,
+	      "dwarf cache: ... and is replaced by one of mode 0600");
+	/* a changed source file (another mtime) makes the entry stale */
+	ts[0].tv_sec = ts[1].tv_sec = time(NULL) - 3600;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	utimensat(AT_FDCWD, z, ts, 0);
+	CHECK(opened_from_cache(z) == 0 && opened_from_cache(z) == 1,
+	      "dwarf cache: an entry of an older copy of the file is stale, and replaced");
+
+	/* STAX_NO_CACHE=1: neither read nor written */
+	setenv("STAX_NO_CACHE", "1", 1);
+	CHECK(opened_from_cache(z) == 0, "dwarf cache: STAX_NO_CACHE=1 does not read the entry");
+	unlink(cache_entry);
+	compare(z, full, "outer", "dwarf cache: STAX_NO_CACHE=1: chains as addr2line", NULL);
+	CHECK(!file_exists(cache_entry), "dwarf cache: STAX_NO_CACHE=1 writes no entry");
+	setenv("STAX_NO_CACHE", "0", 1);
+	opened_from_cache(z);
+	CHECK(file_exists(cache_entry), "dwarf cache: STAX_NO_CACHE=0 keeps the cache on");
+	unsetenv("STAX_NO_CACHE");
+	unsetenv("XDG_CACHE_HOME");
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/stax-test-dwarf-XXXXXX", path[4200], full[4200];
@@ -193,7 +327,7 @@ int main(void)
 		SKIP("dwarf fixtures", "cannot write the fixture");
 		TEST_DONE();
 	}
-	if (sh("cd %s && gcc -O2 -g -o inl inl.c && cp inl inl_split && "
+	if (sh("cd %s && gcc -O2 -g -Wl,--build-id -o inl inl.c && cp inl inl_split && "
 	       "objcopy --only-keep-debug inl_split inl_split.debug && strip --strip-all inl_split && "
 	       "objcopy --add-gnu-debuglink=inl_split.debug inl_split", dir)) {
 		SKIP("dwarf fixtures", "gcc/objcopy failed");
@@ -205,6 +339,7 @@ int main(void)
 	compare(full, full, "main", "inline chains and lines of main() match addr2line -i", NULL);
 	snprintf(path, sizeof(path), "%s/inl_split", dir);
 	compare(path, full, "outer", "split debug (debuglink): same chains as addr2line", NULL);
+	test_cache(dir, full);
 	sh("rm -rf '%s'", dir);
 	TEST_DONE();
 }
