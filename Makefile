@@ -8,7 +8,7 @@
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Isrc -D_GNU_SOURCE -MMD -MP
-LDLIBS = -ldw -lelf -ldebuginfod -lcapstone -lzstd -lz -llzma -liberty -lmicrohttpd -lpthread
+LDLIBS = -ldw -lelf -lcapstone -lzstd -lz -llzma -liberty -lmicrohttpd -lpthread -ldl
 
 B = build
 SRC := $(shell find src -name '*.c' | sort)

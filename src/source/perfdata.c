@@ -820,6 +820,39 @@ static struct sym_session *warm_finish(struct pd *pd)
 	return ss;
 }
 
+/* Unwinding a sample reads its registers and the top of its stack copy,
+ * bytes of the mapped file no one has touched yet: two cache misses per
+ * sample that were most of the unwinder's time. So while record i is
+ * handed on, the first lines of record i + PREFETCH_HEAD and the stack
+ * top of record i + PREFETCH_STACK (whose header is cached by then) are
+ * requested, and the loads overlap with the work. */
+#define PREFETCH_HEAD 4
+#define PREFETCH_STACK 2
+#define PREFETCH_STACK_BYTES 512
+
+static void prefetch(struct pd *pd, size_t i)
+{
+	const struct pd_event *e;
+	struct perf_sample s;
+	const char *p;
+	uint64_t o;
+
+	if (i + PREFETCH_HEAD < pd->nq) {
+		p = (const char *)pd->q[i + PREFETCH_HEAD].rec;
+		for (o = 0; o < 256; o += 64)
+			__builtin_prefetch(p + o);
+	}
+	if (i + PREFETCH_STACK >= pd->nq)
+		return;
+	e = &pd->q[i + PREFETCH_STACK];
+	if (e->rec->type != PERF_RECORD_SAMPLE ||
+	    !(pd->attrs[e->attr].fmt.sample_type & PERF_SAMPLE_STACK_USER) ||
+	    perf_sample_parse(&pd->attrs[e->attr].fmt, e->rec, &s) || !s.stack)
+		return;
+	for (o = 0; o < MIN(s.stack_size, (uint64_t)PREFETCH_STACK_BYTES); o += 64)
+		__builtin_prefetch(s.stack + o);
+}
+
 /* Hand every queued record with time <= limit to ingest, oldest first. */
 static void flush_upto(struct pd *pd, uint64_t limit)
 {
@@ -833,6 +866,7 @@ static void flush_upto(struct pd *pd, uint64_t limit)
 		pd->q_unsorted = false;
 	}
 	for (i = 0; i < pd->nq && pd->q[i].time <= limit; i++) {
+		prefetch(pd, i);
 		deliver(pd, pd->q[i].attr, pd->q[i].rec);
 		pd->qbytes -= pd->q[i].rec->size;
 		rec_free(pd, pd->q[i].rec);

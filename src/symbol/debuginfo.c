@@ -8,9 +8,11 @@
 #include "symbol/symbol-private.h"
 #include "lib/util.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lzma.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -245,8 +247,36 @@ bool sym_elf_has_dwarf(Elf *e)
 
 /* debuginfod: the client library caches files (and misses, for
  * cache_miss_s) under ~/.cache/debuginfod_client; we add a timeout so a
- * dead server cannot stall a query for the library's default 90 s. */
+ * dead server cannot stall a query for the library's default 90 s.
+ *
+ * libdebuginfod is opened when first needed, not linked: it brings
+ * libcurl, GnuTLS, Kerberos and LDAP (some 30 libraries), and loading
+ * and relocating them cost every stax command ~2.5 ms of start-up,
+ * though only runs with DEBUGINFOD_URLS set ever use them. */
 #define DEBUGINFOD_TIMEOUT_S "10"
+#define DEBUGINFOD_SONAME "libdebuginfod.so.1"
+
+static struct {
+	debuginfod_client *(*begin)(void);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+	void (*end)(debuginfod_client *);
+} dfd;
+static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
+
+static void dfd_load(void)
+{
+	void *h = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (h) {
+		*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
+		*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
+		*(void **)&dfd.end = dlsym(h, "debuginfod_end");
+	}
+	if (!dfd.begin || !dfd.find_debuginfo || !dfd.end) {
+		dfd.begin = NULL;
+		warn("DEBUGINFOD_URLS is set, but %s cannot be loaded: %s (install libdebuginfod1)",
+		     DEBUGINFOD_SONAME, h ? "it lacks the client functions" : dlerror());
+	}
+}
 
 char *sym_debuginfod_find(const uint8_t *bid, size_t len)
 {
@@ -257,13 +287,16 @@ char *sym_debuginfod_find(const uint8_t *bid, size_t len)
 
 	if (!urls || !*urls || !bid || !len)
 		return NULL;
+	pthread_once(&dfd_once, dfd_load);
+	if (!dfd.begin)
+		return NULL;
 	if (!getenv("DEBUGINFOD_TIMEOUT"))
 		setenv("DEBUGINFOD_TIMEOUT", DEBUGINFOD_TIMEOUT_S, 0);
-	c = debuginfod_begin();
+	c = dfd.begin();
 	if (!c)
 		return NULL;
-	fd = debuginfod_find_debuginfo(c, bid, (int)len, &path);
-	debuginfod_end(c);
+	fd = dfd.find_debuginfo(c, bid, (int)len, &path);
+	dfd.end(c);
 	if (fd < 0) {
 		free(path);
 		return NULL;

@@ -12,9 +12,13 @@
  * for the same boot, user and /proc/modules contents. Symbols that come
  * and go without a module change (BPF programs, ftrace trampolines) may
  * be missing from a cached table; STAX_NO_CACHE=1 reads the kernel's.
+ * The cache file is mapped and searched in place (a query names a few
+ * dozen kernel functions of 150,000): loading it is one checking pass,
+ * not a copy of every symbol.
  */
 #include "symbol/symbol-private.h"
 #include "lib/buf.h"
+#include "lib/hash.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,7 +52,20 @@ struct sym_kallsyms {
 	struct kmod *mods;
 	size_t nmods, cap_mods;
 	struct sym_arena strings;
-	char *blob;       /* names, when loaded from the cache */
+
+	/* Loaded from the cache: its symbols are used where they lie (the
+	 * table above stays empty), and an entry is made for each one a
+	 * lookup returns. */
+	const uint8_t *csyms;     /* ncsyms x struct cache_sym, sorted by start */
+	size_t ncsyms;
+	const char *cblob;        /* names; cblob[cblob_size - 1] == '\0' */
+	size_t cblob_size;
+	void *cmap;               /* the file's mapping (munmap), or NULL */
+	size_t cmap_size;
+	void *ccopy;              /* or a copy of its bytes (free) */
+	struct hmap centries;     /* symbol index -> index in centv */
+	struct sym_entry **centv;
+	size_t ncentv, cap_centv;
 };
 
 static uint32_t mod_index(struct sym_kallsyms *k, const char *name, size_t len)
@@ -120,7 +138,19 @@ static int ksym_cmp(const void *pa, const void *pb)
 }
 
 
-/* ---- the cache ---- */
+/* ---- the cache ----
+ *
+ * Layout (little-endian):
+ *   offset size  meaning
+ *   0      8     magic "STAXKSY1"
+ *   8      8     key: boot id, uid, /proc/modules, kptr_restrict
+ *   16     8     nsyms
+ *   24     8     nmods (>= 1: [kernel.kallsyms] first)
+ *   32     8     blob_size (names, each NUL-terminated)
+ *   40     nsyms x {u64 start, u64 end, u32 name, u32 mod}, sorted by start
+ *          nmods x {u64 start, u64 end, u32 name, u32 pad}
+ *          the names
+ */
 
 #define CACHE_MAGIC "STAXKSY1"
 
@@ -129,16 +159,19 @@ struct cache_header {
 	uint64_t key;            /* boot id, uid and /proc/modules */
 	uint64_t nsyms, nmods, blob_size;
 };
+_Static_assert(sizeof(struct cache_header) == 40, "kallsyms cache header");
 
 struct cache_sym {
 	uint64_t start, end;
 	uint32_t name, mod;      /* name: offset in the blob */
 };
+_Static_assert(sizeof(struct cache_sym) == 24, "kallsyms cache symbol");
 
 struct cache_mod {
 	uint64_t start, end;
 	uint32_t name, pad;
 };
+_Static_assert(sizeof(struct cache_mod) == 24, "kallsyms cache module");
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -164,28 +197,7 @@ static uint64_t hash_file(uint64_t h, const char *path)
 /* The cache file's path, or false when there is no home to keep it in. */
 static bool cache_path(char *out, size_t n, bool create)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char dir[4096];
-	const char *ne = getenv("STAX_NO_CACHE");
-
-	if (ne && *ne && strcmp(ne, "0"))
-		return false;
-	if (xdg && *xdg == '/')
-		snprintf(dir, sizeof(dir), "%s/stax", xdg);
-	else if (home && *home == '/')
-		snprintf(dir, sizeof(dir), "%s/.cache/stax", home);
-	else
-		return false;
-	if (create) {
-		char parent[4096];
-		snprintf(parent, sizeof(parent), "%s", dir);
-		*strrchr(parent, '/') = '\0';
-		if (mkdir(parent, 0700) && errno != EEXIST)
-			return false;
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			return false;
-	}
-	return (size_t)snprintf(out, n, "%s/kallsyms", dir) < n;
+	return sym_cache_path(out, n, "kallsyms", create);
 }
 
 static uint64_t cache_key(void)
@@ -198,46 +210,48 @@ static uint64_t cache_key(void)
 	return fnv(h, &uid, sizeof(uid));
 }
 
-/* Fill k from a cache file's bytes [data, data + size); false (k
- * untouched) when they are stale or malformed: a corrupt cache is never
- * trusted, the kernel's table is read instead. */
+/* Use a cache file's bytes [data, data + size), which must stay valid as
+ * long as k, for k's symbols; false (k untouched) when they are stale or
+ * malformed: a corrupt cache is never trusted, the kernel's table is read
+ * instead. Every symbol is checked here (one pass over the file), so the
+ * lookups can binary-search the bytes as they are. */
 static bool cache_parse(struct sym_kallsyms *k, const uint8_t *data, size_t size, uint64_t key)
 {
-	const uint8_t *end = data + size, *p = data;
+	const uint8_t *p = data + sizeof(struct cache_header);
 	struct cache_header h;
-	struct cache_sym cs, prev = { 0, 0, 0, 0 };
+	struct cache_sym cs;
 	struct cache_mod cm;
-	const uint8_t *syms, *mods;
-	char *blob;
+	const uint8_t *mods;
+	const char *blob;
+	uint64_t prev = 0;
 	size_t i;
 
 	if (size < sizeof(h))
 		return false;
-	memcpy(&h, p, sizeof(h));
-	p += sizeof(h);
+	memcpy(&h, data, sizeof(h));
 	if (memcmp(h.magic, CACHE_MAGIC, 8) || h.key != key || h.nsyms > (1u << 24) ||
-	    h.nmods > (1u << 16) || h.blob_size > (1u << 28) || !h.nmods)
+	    h.nmods > (1u << 16) || h.blob_size > (1u << 28) || !h.nmods || !h.blob_size)
 		return false;
 	/* the sizes are bounded above, so these products cannot wrap */
-	if ((size_t)(end - p) != h.nsyms * sizeof(cs) + h.nmods * sizeof(cm) + h.blob_size)
+	if (size - sizeof(h) != h.nsyms * sizeof(cs) + h.nmods * sizeof(cm) + h.blob_size)
 		return false;
-	syms = p;
-	mods = syms + h.nsyms * sizeof(cs);
+	mods = p + h.nsyms * sizeof(cs);
+	blob = (const char *)mods + h.nmods * sizeof(cm);
+	/* every name ends inside the blob */
+	if (blob[h.blob_size - 1] != '\0')
+		return false;
 	for (i = 0; i < h.nsyms; i++) {
-		memcpy(&cs, syms + i * sizeof(cs), sizeof(cs));
+		memcpy(&cs, p + i * sizeof(cs), sizeof(cs));
 		if (cs.name >= h.blob_size || cs.mod >= h.nmods || cs.end <= cs.start ||
-		    (i && cs.start < prev.start))
+		    cs.start < prev)
 			return false;
-		prev = cs;
+		prev = cs.start;
 	}
 	for (i = 0; i < h.nmods; i++) {
 		memcpy(&cm, mods + i * sizeof(cm), sizeof(cm));
 		if (cm.name >= h.blob_size)
 			return false;
 	}
-	blob = xmalloc(h.blob_size + 1);
-	memcpy(blob, mods + h.nmods * sizeof(cm), h.blob_size);
-	blob[h.blob_size] = '\0';
 	k->mods = xrealloc(k->mods, h.nmods * sizeof(*k->mods));
 	k->cap_mods = k->nmods = h.nmods;
 	for (i = 0; i < h.nmods; i++) {
@@ -246,17 +260,10 @@ static bool cache_parse(struct sym_kallsyms *k, const uint8_t *data, size_t size
 		k->mods[i].start = cm.start;
 		k->mods[i].end = cm.end;
 	}
-	k->table.syms = xcalloc(h.nsyms ? h.nsyms : 1, sizeof(*k->table.syms));
-	k->mod_of = xcalloc(h.nsyms ? h.nsyms : 1, sizeof(*k->mod_of));
-	for (i = 0; i < h.nsyms; i++) {
-		memcpy(&cs, syms + i * sizeof(cs), sizeof(cs));
-		k->table.syms[i].start = cs.start;
-		k->table.syms[i].end = cs.end;
-		k->table.syms[i].name = blob + cs.name;
-		k->mod_of[i] = cs.mod;
-	}
-	k->table.nsyms = h.nsyms;
-	k->blob = blob;
+	k->csyms = p;
+	k->ncsyms = h.nsyms;
+	k->cblob = blob;
+	k->cblob_size = h.blob_size;
 	return true;
 }
 
@@ -266,9 +273,7 @@ static bool cache_load(struct sym_kallsyms *k, uint64_t key)
 {
 	char path[4200];
 	struct stat sb;
-	uint8_t *data = NULL;
-	size_t got = 0;
-	ssize_t r;
+	void *map;
 	int fd;
 	bool ok = false;
 
@@ -282,20 +287,24 @@ static bool cache_load(struct sym_kallsyms *k, uint64_t key)
 	    (sb.st_mode & 022) || sb.st_size < (off_t)sizeof(struct cache_header) ||
 	    sb.st_size > (off_t)1 << 30)
 		goto out;
-	/* a quick look at the header before reading it all */
+	/* a quick look at the header before mapping it all */
 	{
 		struct cache_header h;
 		if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 		    memcmp(h.magic, CACHE_MAGIC, 8) || h.key != key)
 			goto out;
 	}
-	data = xmalloc((size_t)sb.st_size);
-	while (got < (size_t)sb.st_size &&
-	       (r = read(fd, data + got, (size_t)sb.st_size - got)) > 0)
-		got += (size_t)r;
-	ok = got == (size_t)sb.st_size && cache_parse(k, data, got, key);
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (map == MAP_FAILED)
+		goto out;
+	ok = cache_parse(k, map, (size_t)sb.st_size, key);
+	if (ok) {
+		k->cmap = map;
+		k->cmap_size = (size_t)sb.st_size;
+	} else {
+		munmap(map, (size_t)sb.st_size);
+	}
 out:
-	free(data);
 	close(fd);
 	return ok;
 }
@@ -491,16 +500,16 @@ static struct sym_kallsyms *load(void)
 	uint64_t key = cache_key();
 	FILE *f, *mf;
 
-	if (!cache_load(k, key)) {
-		f = fopen("/proc/kallsyms", "re");
-		if (f) {
-			mf = fopen("/proc/modules", "re");
-			kallsyms_parse(k, f, mf);
-			if (mf)
-				fclose(mf);
-			fclose(f);
-			cache_save(k, key);
-		}
+	if (cache_load(k, key))
+		return k;
+	f = fopen("/proc/kallsyms", "re");
+	if (f) {
+		mf = fopen("/proc/modules", "re");
+		kallsyms_parse(k, f, mf);
+		if (mf)
+			fclose(mf);
+		fclose(f);
+		cache_save(k, key);
 	}
 	kallsyms_cover(k);
 	return k;
@@ -529,11 +538,14 @@ struct sym_kallsyms *sym_kallsyms_from_text(const char *text, size_t len, const 
 struct sym_kallsyms *sym_kallsyms_from_cache(const void *data, size_t size, uint64_t key)
 {
 	struct sym_kallsyms *k = kallsyms_new();
-	if (!cache_parse(k, data, size, key)) {
+	/* k keeps its own copy: the symbols are used in place */
+	k->ccopy = xmalloc(size ? size : 1);
+	if (size)
+		memcpy(k->ccopy, data, size);
+	if (!cache_parse(k, k->ccopy, size, key)) {
 		sym_kallsyms_free(k);
 		return NULL;
 	}
-	kallsyms_cover(k);
 	return k;
 }
 
@@ -541,26 +553,71 @@ void sym_kallsyms_free(struct sym_kallsyms *k)
 {
 	if (!k)
 		return;
+	size_t i;
 	sym_table_release(&k->table);
 	free(k->mod_of);
 	free(k->mods);
-	free(k->blob);
+	for (i = 0; i < k->ncentv; i++)
+		free(k->centv[i]);
+	free(k->centv);
+	hmap_release(&k->centries);
+	if (k->cmap)
+		munmap(k->cmap, k->cmap_size);
+	free(k->ccopy);
 	sym_arena_release(&k->strings);
 	free(k);
 }
 
 bool sym_kallsyms_empty(const struct sym_kallsyms *k)
 {
-	return !k->table.nsyms;
+	return !k->table.nsyms && !k->ncsyms;
+}
+
+/* The cached symbol covering addr, as an entry of k (made on first use);
+ * NULL when none does or the symbol is out of bounds. */
+static struct sym_entry *cached_find(struct sym_kallsyms *k, uint64_t addr, const char **module)
+{
+	struct cache_sym cs;
+	struct sym_entry *e;
+	size_t lo = 0, hi = k->ncsyms;
+	uint32_t idx;
+
+	while (lo < hi) { /* first symbol starting above addr */
+		size_t mid = lo + (hi - lo) / 2;
+		memcpy(&cs, k->csyms + mid * sizeof(cs), sizeof(cs));
+		if (cs.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	memcpy(&cs, k->csyms + (lo - 1) * sizeof(cs), sizeof(cs));
+	if (addr >= cs.end)
+		return NULL;
+	*module = k->mods[cs.mod].name;
+	if (hmap_get(&k->centries, lo - 1, &idx))
+		return k->centv[idx];
+	e = xcalloc(1, sizeof(*e));
+	e->start = cs.start;
+	e->end = cs.end;
+	e->name = k->cblob + cs.name;
+	GROW(k->centv, k->cap_centv, k->ncentv + 1);
+	k->centv[k->ncentv] = e;
+	hmap_put(&k->centries, lo - 1, (uint32_t)k->ncentv++);
+	return e;
 }
 
 struct sym_entry *sym_kallsyms_find(struct sym_kallsyms *k, uint64_t addr,
 				    const char **module)
 {
-	struct sym_entry *e = sym_table_find(&k->table, addr);
+	struct sym_entry *e;
 	size_t i;
 
 	*module = KERNEL_MODULE;
+	if (k->ncsyms && (e = cached_find(k, addr, module)) != NULL)
+		return e;
+	e = k->ncsyms ? NULL : sym_table_find(&k->table, addr);
 	if (e) {
 		*module = k->mods[k->mod_of[e - k->table.syms]].name;
 		return e;
