@@ -29,6 +29,7 @@ chromium:/usr/bin/chromium
 libxml2-utils:/usr/bin/xmllint
 npm:/usr/bin/npm
 libc6-dbg:/usr/share/doc/libc6-dbg
+lld:/usr/bin/ld.lld
 "
 # make bench: perf is the reference, libunwind the unwinder to compare with
 [ "${1:-}" = "--bench" ] && need="$need

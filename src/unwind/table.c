@@ -377,14 +377,17 @@ int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
 
 bool utable_bias(const struct utable *t, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
+	int found = -1;
 	for (int i = 0; i < t->nload; i++) {
 		uint64_t seg_start = t->load[i].off & ~0xfffull;
-		if (pgoff >= seg_start && pgoff < t->load[i].off + t->load[i].filesz) {
-			*bias = start - pgoff + t->load[i].off - t->load[i].vaddr;
-			return true;
-		}
+		if (pgoff >= seg_start && pgoff < t->load[i].off + t->load[i].filesz &&
+		    (found < 0 || (t->load[i].exec && !t->load[found].exec)))
+			found = i;
 	}
-	return false;
+	if (found < 0)
+		return false;
+	*bias = start - pgoff + t->load[found].off - t->load[found].vaddr;
+	return true;
 }
 
 /* ---- ELF ---- */
@@ -462,6 +465,7 @@ static void read_loads(Elf *elf, struct utable *t)
 		t->load[t->nload].vaddr = ph.p_vaddr;
 		t->load[t->nload].off = ph.p_offset;
 		t->load[t->nload].filesz = ph.p_filesz;
+		t->load[t->nload].exec = (ph.p_flags & PF_X) != 0;
 		t->nload++;
 	}
 }

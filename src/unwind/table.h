@@ -79,7 +79,7 @@ struct utable {
 	size_t blob_len;
 
 	/* PT_LOAD segments, to map (mapping start, file offset) to vaddr. */
-	struct { uint64_t vaddr, off, filesz; } load[16];
+	struct { uint64_t vaddr, off, filesz; bool exec; } load[16];
 	int nload;
 	uint64_t entry;         /* ELF e_entry (vaddr), 0 when none */
 	/* Functions that call main or a thread's start routine (found by
@@ -144,8 +144,11 @@ long utable_row_index(const struct utable *t, uint64_t vaddr);
 int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
 		    struct cfi_cie *cie);
 
-/* Load bias of a mapping of this file at start with file offset pgoff:
- * vaddr = pc - bias. Returns false when pgoff is in no PT_LOAD segment. */
+/* Load bias of an executable mapping of this file at start with file
+ * offset pgoff: vaddr = pc - bias. Where segments share a file page (lld
+ * starts the code segment mid-page, right after the read-only one), the
+ * executable segment is the one mapped. Returns false when pgoff is in no
+ * PT_LOAD segment. */
 bool utable_bias(const struct utable *t, uint64_t start, uint64_t pgoff, uint64_t *bias);
 
 /* Is vaddr inside a function that calls main or a thread start routine

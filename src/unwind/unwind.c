@@ -268,11 +268,13 @@ enum { NOCFI_BROKEN = 0, NOCFI_TRAMPOLINE, NOCFI_FP, NOCFI_FAULT };
  * consistent with it: the return address it gives is in code that has
  * CFI (a frame-pointer frame of JIT code rarely holds one right above its
  * lowest slot, and the frame pointer may be consistent by chance in
- * callers built with frame pointers, where it skips a caller).
+ * callers built with frame pointers, where it skips a caller). That guess
+ * is made only in anonymous memory (anon), where the trampolines live; in
+ * a file's code without CFI the frame pointer is the only rule.
  * Sets *cfa (0 when unknown), *ra and *nrbp. */
 static int nocfi_frame(struct unwinder *u, const struct unwind_input *in, struct copy *c,
 		       uint64_t pc, uint64_t sp, uint64_t rbp, uint32_t valid, bool exact,
-		       uint64_t *cfa, uint64_t *ra, uint64_t *nrbp)
+		       bool anon, uint64_t *cfa, uint64_t *ra, uint64_t *nrbp)
 {
 	int k = tramp_cfa(in, pc, exact);
 	bool fp_ok = (valid & (1u << UNW_RBP)) && rbp >= sp && rbp < UINT64_MAX - 16;
@@ -283,7 +285,7 @@ static int nocfi_frame(struct unwinder *u, const struct unwind_input *in, struct
 		*cfa = sp + (uint64_t)k;
 		return copy_read(c, *cfa - 8, ra) ? NOCFI_TRAMPOLINE : NOCFI_FAULT;
 	}
-	if (k < 0 && !exact) {
+	if (k < 0 && !exact && anon) {
 		uint64_t tra = 0;
 		if (copy_read(c, sp + 8, &tra) && ra_in_cfi(u, in, tra)) {
 			*cfa = sp + 16;
@@ -529,7 +531,7 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			/* Neither rule knows more than rsp, rbp and rip in the
 			 * caller; the trampoline leaves rbp alone. */
 			nvalid = (1u << UNW_RSP) | (valid & (1u << UNW_RBP)) | (1u << UNW_RIP);
-			switch (nocfi_frame(u, in, &c, pc, sp, rbp, valid, exact, &cfa, &ra, &nrbp)) {
+			switch (nocfi_frame(u, in, &c, pc, sp, rbp, valid, exact, !mod, &cfa, &ra, &nrbp)) {
 			case NOCFI_TRAMPOLINE:
 				res->jit |= UNWIND_JIT_TRAMPOLINE;
 				res->jit_frames++;

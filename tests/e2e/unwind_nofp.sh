@@ -109,8 +109,18 @@ fi
 check nocfi unwind_nocfi-nofp ';nocfi_leaf' "${START}nocfi_caller;nocfi_leaf" \
 	"nocfi: main;nocfi_caller;nocfi_leaf by frame-pointer fallback"
 
+# lld puts the code segment mid-page (LOAD off 0x700 vaddr 0x1700, right
+# after the read-only segment in the same file page): the executable
+# mapping's load bias must come from the code segment
+if readelf -lW "$PROG/callgraph-lld" 2>/dev/null | awk '$1 == "LOAD" && $NF == "0x1000" && $2 !~ /000$/ { f = 1 } END { exit !f }'; then
+	ok "lld: callgraph-lld has a segment that starts mid-page"
+else
+	fail "lld: callgraph-lld has a segment that starts mid-page" "$(readelf -lW "$PROG/callgraph-lld" 2>&1 | grep LOAD | tr '\n' '|')"
+fi
+check lld callgraph-lld ';leaf_b' "${START}a;b;leaf_b" "lld: main;a;b;leaf_b"
+
 # no stack from these programs is broken or stops early
-for n in qsort-nofp signal-nofp plt nocfi; do
+for n in qsort-nofp signal-nofp plt nocfi lld; do
 	q=$(awk '/verdict:/ { for (i = 1; i <= NF; i++) if ($i == "broken") print $(i + 1) }' "$T/$n.info" | tr -d ',')
 	tot=$(awk '/^samples:/ { print $2 }' "$T/$n.info")
 	if [ -n "$q" ] && [ -n "$tot" ] && [ "$q" -le $((tot / 100)) ]; then
