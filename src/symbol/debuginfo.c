@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <elfutils/debuginfod.h>
@@ -278,20 +281,86 @@ static void dfd_load(void)
 	}
 }
 
+/* Servers that do not answer (a timeout, a refused connection) are not
+ * asked again: for the rest of this process, and for
+ * DEBUGINFOD_DOWN_S by other stax processes, through a marker file
+ * ~/.cache/stax/debuginfod-down holding a hash of DEBUGINFOD_URLS (its
+ * mtime says when). Without it every stop of a recording waited out
+ * the timeout once per module without debug info. libdebuginfod's own
+ * cache remembers "not found" answers (cache_miss_s), not dead servers. */
+#define DEBUGINFOD_DOWN_S 600
+#define DEBUGINFOD_DOWN_FILE "debuginfod-down"
+
+static int dfd_down;          /* set once the servers failed (atomic) */
+
+static uint64_t urls_hash(const char *urls)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *urls; urls++)
+		h = (h ^ (uint8_t)*urls) * 1099511628211ull;
+	return h;
+}
+
+/* True when a recent marker says these servers did not answer. */
+static bool down_marked(const char *urls)
+{
+	char path[4200], buf[32];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!sym_cache_path(path, sizeof(path), DEBUGINFOD_DOWN_FILE, false))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	n = fstat(fd, &st) == 0 && st.st_uid == geteuid() ? read(fd, buf, sizeof(buf) - 1) : -1;
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 16) == urls_hash(urls) &&
+	       time(NULL) - st.st_mtime < DEBUGINFOD_DOWN_S && time(NULL) >= st.st_mtime;
+}
+
+static void down_mark(const char *urls)
+{
+	char path[4200], tmp[4300];
+	FILE *f;
+
+	if (!sym_cache_path(path, sizeof(path), DEBUGINFOD_DOWN_FILE, true))
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+	if (!(f = fopen(tmp, "we")))
+		return;
+	fprintf(f, "%016llx\n", (unsigned long long)urls_hash(urls));
+	if (fclose(f) || rename(tmp, path))
+		unlink(tmp);
+}
+
 char *sym_debuginfod_find(const uint8_t *bid, size_t len)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	debuginfod_client *c;
 	char *path = NULL;
-	int fd;
+	int fd, was;
 
-	if (!urls || !*urls || !bid || !len)
+	if (!urls || !*urls || !bid || !len || __atomic_load_n(&dfd_down, __ATOMIC_ACQUIRE))
 		return NULL;
 	pthread_once(&dfd_once, dfd_load);
 	if (!dfd.begin)
 		return NULL;
+	if (down_marked(urls)) {
+		if (!__atomic_exchange_n(&dfd_down, 1, __ATOMIC_ACQ_REL))
+			note("debuginfod: not asking %s, which did not answer less than %d minutes ago (delete ~/.cache/stax/%s to ask now)",
+			     urls, DEBUGINFOD_DOWN_S / 60, DEBUGINFOD_DOWN_FILE);
+		return NULL;
+	}
 	if (!getenv("DEBUGINFOD_TIMEOUT"))
 		setenv("DEBUGINFOD_TIMEOUT", DEBUGINFOD_TIMEOUT_S, 0);
+	/* one try: the library's default retries triple a timeout */
+	if (!getenv("DEBUGINFOD_RETRY_LIMIT"))
+		setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
 	c = dfd.begin();
 	if (!c)
 		return NULL;
@@ -299,6 +368,12 @@ char *sym_debuginfod_find(const uint8_t *bid, size_t len)
 	dfd.end(c);
 	if (fd < 0) {
 		free(path);
+		/* -ENOENT: the servers answered that they do not have it */
+		if (fd != -ENOENT && !(was = __atomic_exchange_n(&dfd_down, 1, __ATOMIC_ACQ_REL))) {
+			down_mark(urls);
+			warn("debuginfod: %s did not answer (%s); not asking it again for %d minutes",
+			     urls, strerror(-fd), DEBUGINFOD_DOWN_S / 60);
+		}
 		return NULL;
 	}
 	close(fd);

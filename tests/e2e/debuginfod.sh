@@ -19,6 +19,8 @@ if ! gcc -O2 -g -I"$ROOT/tests/programs" -o "$T/prog" "$ROOT/tests/programs/inli
 	done_testing
 fi
 BID=$(readelf -n "$T/prog" | awk '/Build ID/ {print $3}')
+# stax's own caches (kallsyms, the mark of servers that did not answer)
+export XDG_CACHE_HOME="$T/xdg"
 
 # without DEBUGINFOD_URLS: no network, no names for the stripped binary
 env -u DEBUGINFOD_URLS "$STAX" record -q -o "$T/off.data" -- "$T/prog" 0.3 >/dev/null 2>"$T/off.err"
@@ -52,15 +54,53 @@ else
 	fail "info: symbols of prog came from debuginfod" "$(grep ' prog ' "$T/on.info")"
 fi
 
-# a server that does not answer: the query still finishes, unnamed
+# a server that does not answer: the query still finishes, unnamed, after
+# one timeout (no retries), says so, and later commands do not ask again
+# (the mark in $XDG_CACHE_HOME/stax/debuginfod-down) until it is removed.
+# timed NAME: record the stripped program (naming its addresses at stop
+# asks the server); sets $rc and $el (seconds, recording included)
+timed() {
+	start=$(date +%s.%N)
+	"$STAX" record -q -o "$T/$1.data" -- "$T/prog" 0.05 >"$T/$1.out" 2>"$T/$1.err"
+	rc=$?
+	el=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
+}
 export DEBUGINFOD_URLS="http://127.0.0.1:9" DEBUGINFOD_CACHE_PATH="$T/cache2" DEBUGINFOD_TIMEOUT=2
-start=$(date +%s)
-stax top -n 3 -i "$T/off.data" >"$T/dead.out" 2>"$T/dead.err"
-rc=$?
-el=$(($(date +%s) - start))
-if [ "$rc" -eq 0 ] && [ "$el" -le 15 ]; then
+timed dead
+if [ "$rc" -eq 0 ] && awk -v e="$el" 'BEGIN { exit !(e <= 5) }'; then
 	ok "an unreachable server costs at most the timeout (${el}s)"
 else
 	fail "an unreachable server costs at most the timeout" "status $rc after ${el}s: $(first_line "$T/dead.err")"
+fi
+# a server that accepts connections and never answers
+HPORT=$((PORT + 1))
+python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('127.0.0.1', $HPORT)); s.listen(64); print('up', flush=True)
+time.sleep(300)" >"$T/hang.log" 2>&1 &
+bg_add $!
+wait_for "grep -q up '$T/hang.log'" 10
+rm -rf "$T/xdg" "$T/cache3"
+export DEBUGINFOD_URLS="http://127.0.0.1:$HPORT" DEBUGINFOD_CACHE_PATH="$T/cache3"
+timed hang1
+if [ "$rc" -eq 0 ] && awk -v e="$el" 'BEGIN { exit !(e >= 1.5 && e < 5) }' &&
+	grep -q "debuginfod: .* did not answer" "$T/hang1.err"; then
+	ok "a server that never answers: one timeout of 2 s (${el}s), no retries, and a warning"
+else
+	fail "a server that never answers: one timeout, no retries, and a warning" "status $rc after ${el}s: $(first_line "$T/hang1.err")"
+fi
+timed hang2
+if [ "$rc" -eq 0 ] && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }' && grep -q "not asking" "$T/hang2.err"; then
+	ok "the next command does not ask the silent server again (${el}s)"
+else
+	fail "the next command does not ask the silent server again" "status $rc after ${el}s: $(first_line "$T/hang2.err")"
+fi
+rm -f "$T/xdg/stax/debuginfod-down"
+timed hang3
+if awk -v e="$el" 'BEGIN { exit !(e >= 1.5) }'; then
+	ok "with the mark removed it asks again (${el}s)"
+else
+	fail "with the mark removed it asks again" "${el}s: $(first_line "$T/hang3.err")"
 fi
 done_testing
