@@ -17,6 +17,7 @@
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
 #include "lib/hash.h"
+#include "lib/buf.h"
 #include "lib/util.h"
 
 #include <dwarf.h>
@@ -45,6 +46,9 @@ struct sym_dwarf {
 	const char **absv;       /* "comp_dir/file" for relative names (arena) */
 	const char **relv;
 	size_t nabs, capabs, caprel;
+	struct hmap quals;       /* declaration DIE offset -> index in qualv */
+	const char **qualv;      /* qualified names made by qualified_name() */
+	size_t nqual, capqual;
 	bool all_indexed;
 	bool have_aranges;
 };
@@ -108,6 +112,7 @@ struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bi
 	d->cache = cache;
 	hmap_init(&d->cus);
 	hmap_init(&d->abs);
+	hmap_init(&d->quals);
 	d->have_aranges = dwarf_getaranges(dw, &ar, &nar) == 0 && nar > 0;
 	return d;
 fail:
@@ -134,6 +139,8 @@ void sym_dwarf_free(struct sym_dwarf *d)
 	free(d->funcs);
 	free(d->absv);
 	free(d->relv);
+	free(d->qualv);
+	hmap_release(&d->quals);
 	hmap_release(&d->cus);
 	hmap_release(&d->abs);
 	free(d);
@@ -274,7 +281,92 @@ static bool descend(Dwarf_Die *parent, uint64_t addr, Dwarf_Die *chain, size_t *
 	return false;
 }
 
-static const char *die_name(Dwarf_Die *die, struct sym_arena *a, bool demangle)
+static bool is_cplusplus(Dwarf_Die *cu)
+{
+	Dwarf_Attribute at;
+	Dwarf_Word lang = 0;
+	if (!dwarf_attr(cu, DW_AT_language, &at) || dwarf_formudata(&at, &lang))
+		return false;
+	return lang == DW_LANG_C_plus_plus || lang == DW_LANG_C_plus_plus_03 ||
+	       lang == DW_LANG_C_plus_plus_11 || lang == DW_LANG_C_plus_plus_14;
+}
+
+#define QUAL_DEPTH 4
+
+/* A C++ function's name qualified by the scopes its declaration is in,
+ * for the DIEs that have no linkage name to demangle: GCC gives none to
+ * a lambda's operator(), so every inlined lambda would be a bare
+ * "operator()" and all of them would merge. The closure type has no name
+ * either; it is shown as {lambda:LINE}, its line of declaration.
+ * Example: "geo::Engine::run::{lambda:38}::operator()". Cached by the
+ * declaration's offset; NULL when die has no name. */
+static const char *qualified_name(struct sym_dwarf *d, Dwarf_Die *die, struct sym_arena *a,
+				  int depth)
+{
+	Dwarf_Die decl = *die, tmp, *scopes = NULL;
+	Dwarf_Attribute at;
+	const char *name, *fn;
+	struct buf b = BUF_INIT;
+	uint32_t idx;
+	int i, ns, hop;
+
+	for (hop = 0; hop < 8; hop++) {
+		if ((dwarf_attr(&decl, DW_AT_abstract_origin, &at) ||
+		     dwarf_attr(&decl, DW_AT_specification, &at)) && dwarf_formref_die(&at, &tmp))
+			decl = tmp;
+		else
+			break;
+	}
+	if (!(fn = dwarf_diename(&decl)))
+		return NULL;
+	if (hmap_get(&d->quals, dwarf_dieoffset(&decl), &idx))
+		return d->qualv[idx];
+	ns = depth < QUAL_DEPTH ? dwarf_getscopes_die(&decl, &scopes) : -1;
+	/* scopes[0] is decl itself, then its parents out to the CU */
+	for (i = ns - 1; i >= 1; i--) {
+		Dwarf_Die *sc = &scopes[i];
+		Dwarf_Word line = 0;
+		switch (dwarf_tag(sc)) {
+		case DW_TAG_namespace:
+			name = dwarf_diename(sc);
+			buf_printf(&b, "%s::", name ? name : "(anonymous namespace)");
+			break;
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			if ((name = dwarf_diename(sc)) != NULL) {
+				buf_printf(&b, "%s::", name);
+			} else {
+				if (dwarf_attr(sc, DW_AT_decl_line, &at))
+					dwarf_formudata(&at, &line);
+				buf_printf(&b, "{%s:%llu}::", strcmp(fn, "operator()") ? "anonymous" : "lambda",
+					 (unsigned long long)line);
+			}
+			break;
+		case DW_TAG_subprogram:
+			/* a lambda inside a function: that function, itself
+			 * qualified through its own declaration */
+			name = qualified_name(d, sc, a, depth + 1);
+			if (name)
+				buf_printf(&b, "%s::", name);
+			break;
+		default:
+			break;
+		}
+	}
+	free(scopes);
+	buf_printf(&b, "%s", fn);
+	buf_add_u8(&b, 0);
+	name = sym_arena_strdup(a, (const char *)b.data);
+	buf_release(&b);
+	GROW(d->qualv, d->capqual, d->nqual + 1);
+	d->qualv[d->nqual] = name;
+	hmap_put(&d->quals, dwarf_dieoffset(&decl), (uint32_t)d->nqual++);
+	return name;
+}
+
+static const char *die_name(struct sym_dwarf *d, Dwarf_Die *die, Dwarf_Die *cu,
+			    struct sym_arena *a, bool demangle)
 {
 	Dwarf_Attribute at;
 	const char *s = NULL;
@@ -291,6 +383,8 @@ static const char *die_name(Dwarf_Die *die, struct sym_arena *a, bool demangle)
 			return r;
 		}
 	}
+	if (!s && is_cplusplus(cu) && (s = qualified_name(d, die, a, 0)) != NULL)
+		return s;
 	if (dwarf_attr_integrate(die, DW_AT_name, &at))
 		return dwarf_formstring(&at);
 	return s;
@@ -378,7 +472,7 @@ size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *ou
 	for (i = k; i-- > 0 && n < max;) {
 		Dwarf_Attribute at;
 		Dwarf_Word cf = 0, cl = 0;
-		out[n++] = (struct sym_frame){ die_name(&chain[i], a, demangle), file, lineno, true };
+		out[n++] = (struct sym_frame){ die_name(d, &chain[i], &cu, a, demangle), file, lineno, true };
 		file = NULL;
 		lineno = 0;
 		if (dwarf_attr(&chain[i], DW_AT_call_file, &at) && dwarf_formudata(&at, &cf) == 0)
@@ -387,7 +481,7 @@ size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *ou
 			lineno = (uint32_t)cl;
 	}
 	if (n < max)
-		out[n++] = (struct sym_frame){ die_name(&fn, a, demangle), file, lineno, false };
+		out[n++] = (struct sym_frame){ die_name(d, &fn, &cu, a, demangle), file, lineno, false };
 	for (i = 0; i < n; i++)
 		out[i].file = absolute(d, &cu, out[i].file, a);
 	free(chain);

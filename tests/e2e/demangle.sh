@@ -28,6 +28,21 @@ if g++ -O2 -g -o "$T/cpp" "$ROOT/tests/programs/demangle_cpp.cpp" 2>"$T/cc.err";
 else
 	skip "C++" "g++ cannot build the fixture: $(first_line "$T/cc.err")"
 fi
+# inlined lambdas: GCC gives their operator() no linkage name; each is
+# named by its scope and line (main::{lambda:33} and :34, 3:1 by work)
+if g++ -O2 -g -o "$T/lambda" "$ROOT/tests/programs/lambda.cpp" 2>"$T/cc.err"; then
+	stax record -q -o "$T/lambda.data" -- "$T/lambda" >/dev/null 2>"$T/lambda.err"
+	stax flame --folded -i "$T/lambda.data" >"$T/lambda.folded" 2>>"$T/lambda.err"
+	heavy=$(share "$T/lambda.folded" ';main;[^;]*run_rounds[^;]*;main::[{]lambda:33[}]::operator[(][)];burn')
+	light=$(share "$T/lambda.folded" ';main;[^;]*run_rounds[^;]*;main::[{]lambda:34[}]::operator[(][)];burn')
+	if between "$heavy" 65 85 && between "$light" 17 33; then
+		ok "C++ lambdas inlined: main::{lambda:33}::operator() $heavy%, main::{lambda:34}::operator() $light% (3:1)"
+	else
+		fail "C++ lambdas inlined, each its own qualified frame" "{lambda:33} $heavy%, {lambda:34} $light% (want ~75/25): $(grep -o '[^;]*operator()[^;]*' "$T/lambda.folded" | sort | uniq -c | head -n 3 | tr '\n' '|')"
+	fi
+else
+	skip "C++ lambdas" "g++ cannot build the fixture: $(first_line "$T/cc.err")"
+fi
 RUSTC=$(command -v rustc || { [ -x "$HOME/.cargo/bin/rustc" ] && echo "$HOME/.cargo/bin/rustc"; })
 if [ -z "$RUSTC" ]; then
 	skip "Rust" "rustc is not installed"
