@@ -479,40 +479,63 @@ static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t t
 	return &g->pend[at];
 }
 
-/* Kernel functions that say why a thread blocked, matched as substrings
- * of the frames from the leaf up; the first frame that matches decides.
- * Page faults come first: a fault taken inside read() is a fault. */
-static const struct { const char *pat; uint8_t reason; } reason_pats[] = {
-	{ "exc_page_fault", OFFCPU_FAULT }, { "handle_mm_fault", OFFCPU_FAULT },
-	{ "do_user_addr_fault", OFFCPU_FAULT }, { "__do_fault", OFFCPU_FAULT },
-	{ "futex", OFFCPU_LOCK }, { "__mutex_lock", OFFCPU_LOCK }, { "rwsem_down", OFFCPU_LOCK },
-	{ "rt_mutex", OFFCPU_LOCK }, { "flock", OFFCPU_LOCK }, { "fcntl_setlk", OFFCPU_LOCK },
-	{ "nanosleep", OFFCPU_SLEEP }, { "msleep", OFFCPU_SLEEP }, { "_sys_alarm", OFFCPU_SLEEP },
-	{ "do_poll", OFFCPU_POLL }, { "do_sys_poll", OFFCPU_POLL }, { "do_select", OFFCPU_POLL },
-	{ "core_sys_select", OFFCPU_POLL }, { "ep_poll", OFFCPU_POLL }, { "epoll_wait", OFFCPU_POLL },
-	{ "do_wait", OFFCPU_POLL }, { "wait4", OFFCPU_POLL }, { "waitid", OFFCPU_POLL },
-	{ "sigsuspend", OFFCPU_POLL }, { "sys_pause", OFFCPU_POLL }, { "sigtimedwait", OFFCPU_POLL },
-	{ "wait_for_completion", OFFCPU_POLL }, { "io_uring_enter", OFFCPU_POLL },
-	{ "pipe_read", OFFCPU_READ }, { "pipe_write", OFFCPU_WRITE },
-	{ "vfs_read", OFFCPU_READ }, { "ksys_read", OFFCPU_READ }, { "_sys_read", OFFCPU_READ },
-	{ "_sys_pread", OFFCPU_READ }, { "do_readv", OFFCPU_READ }, { "do_preadv", OFFCPU_READ },
-	{ "recvmsg", OFFCPU_READ }, { "recvfrom", OFFCPU_READ }, { "sock_read_iter", OFFCPU_READ },
-	{ "filemap_read", OFFCPU_READ }, { "tty_read", OFFCPU_READ }, { "unix_stream_read", OFFCPU_READ },
-	{ "skb_recv", OFFCPU_READ }, { "accept", OFFCPU_READ },
-	{ "vfs_write", OFFCPU_WRITE }, { "ksys_write", OFFCPU_WRITE }, { "_sys_write", OFFCPU_WRITE },
-	{ "_sys_pwrite", OFFCPU_WRITE }, { "do_writev", OFFCPU_WRITE }, { "do_pwritev", OFFCPU_WRITE },
-	{ "sendmsg", OFFCPU_WRITE }, { "sendto", OFFCPU_WRITE }, { "sock_write_iter", OFFCPU_WRITE },
-	{ "fsync", OFFCPU_WRITE }, { "fdatasync", OFFCPU_WRITE }, { "sync_file_range", OFFCPU_WRITE },
-	{ "tty_write", OFFCPU_WRITE }, { "unix_stream_sendmsg", OFFCPU_WRITE },
+/* Kernel functions that say why a thread blocked, matched against the
+ * names of the frames of the kernel stack at the switch-out. A match of a
+ * lower tier wins wherever it is in the stack; within a tier the frame
+ * nearest the leaf decides (a mutex taken inside write() is a lock).
+ *   tier 0: a page fault, even one taken inside read() or write()
+ *   tier 1: what the thread asked for (the syscall and its subsystem)
+ *   tier 2: generic waits that many syscalls use (fsync waits for the
+ *           flush in wait_for_completion_io: that is a write)
+ * Patterns match as substrings, or whole names where marked. */
+struct reason_pat {
+	const char *pat;
+	uint8_t reason, tier;
+	bool whole;
 };
+static const struct reason_pat reason_pats[] = {
+	{ "exc_page_fault", OFFCPU_FAULT, 0, false }, { "handle_mm_fault", OFFCPU_FAULT, 0, false },
+	{ "do_user_addr_fault", OFFCPU_FAULT, 0, false }, { "__do_fault", OFFCPU_FAULT, 0, false },
+	{ "futex", OFFCPU_LOCK, 1, false }, { "__mutex_lock", OFFCPU_LOCK, 1, false },
+	{ "rwsem_down", OFFCPU_LOCK, 1, false }, { "rt_mutex", OFFCPU_LOCK, 1, false },
+	{ "flock", OFFCPU_LOCK, 1, false }, { "fcntl_setlk", OFFCPU_LOCK, 1, false },
+	{ "nanosleep", OFFCPU_SLEEP, 1, false }, { "msleep", OFFCPU_SLEEP, 1, false },
+	{ "_sys_alarm", OFFCPU_SLEEP, 1, false },
+	{ "do_poll", OFFCPU_POLL, 1, false }, { "do_sys_poll", OFFCPU_POLL, 1, false },
+	{ "do_select", OFFCPU_POLL, 1, false }, { "core_sys_select", OFFCPU_POLL, 1, false },
+	{ "ep_poll", OFFCPU_POLL, 1, false }, { "epoll_wait", OFFCPU_POLL, 1, false },
+	{ "do_wait", OFFCPU_POLL, 1, false }, { "wait4", OFFCPU_POLL, 1, false },
+	{ "waitid", OFFCPU_POLL, 1, false }, { "sigsuspend", OFFCPU_POLL, 1, false },
+	{ "sys_pause", OFFCPU_POLL, 1, false }, { "sigtimedwait", OFFCPU_POLL, 1, false },
+	{ "io_uring_enter", OFFCPU_POLL, 1, false },
+	{ "pipe_read", OFFCPU_READ, 1, false }, { "pipe_write", OFFCPU_WRITE, 1, false },
+	{ "vfs_read", OFFCPU_READ, 1, false }, { "ksys_read", OFFCPU_READ, 1, false },
+	{ "_sys_read", OFFCPU_READ, 1, false }, { "_sys_pread", OFFCPU_READ, 1, false },
+	{ "do_readv", OFFCPU_READ, 1, false }, { "do_preadv", OFFCPU_READ, 1, false },
+	{ "recvmsg", OFFCPU_READ, 1, false }, { "recvfrom", OFFCPU_READ, 1, false },
+	{ "sock_read_iter", OFFCPU_READ, 1, false }, { "filemap_read", OFFCPU_READ, 1, true },
+	{ "tty_read", OFFCPU_READ, 1, false }, { "unix_stream_read", OFFCPU_READ, 1, false },
+	{ "skb_recv", OFFCPU_READ, 1, false }, { "accept", OFFCPU_READ, 1, false },
+	{ "vfs_write", OFFCPU_WRITE, 1, false }, { "ksys_write", OFFCPU_WRITE, 1, false },
+	{ "_sys_write", OFFCPU_WRITE, 1, false }, { "_sys_pwrite", OFFCPU_WRITE, 1, false },
+	{ "do_writev", OFFCPU_WRITE, 1, false }, { "do_pwritev", OFFCPU_WRITE, 1, false },
+	{ "sendmsg", OFFCPU_WRITE, 1, false }, { "sendto", OFFCPU_WRITE, 1, false },
+	{ "sock_write_iter", OFFCPU_WRITE, 1, false }, { "fsync", OFFCPU_WRITE, 1, false },
+	{ "fdatasync", OFFCPU_WRITE, 1, false }, { "sync_file_range", OFFCPU_WRITE, 1, false },
+	{ "tty_write", OFFCPU_WRITE, 1, false }, { "unix_stream_sendmsg", OFFCPU_WRITE, 1, false },
+	{ "wait_for_completion", OFFCPU_POLL, 2, false },
+};
+#define REASON_NONE 0xff
 
-/* Reason of one kernel address (0xff: no opinion), cached. */
+/* The pattern matched by one kernel address (its index in reason_pats,
+ * REASON_NONE: none), cached per address. */
 static uint8_t addr_reason(struct ingest *g, uint64_t addr)
 {
 	struct sym_result res;
 	uint32_t v;
-	uint8_t r = 0xff;
+	uint8_t r = REASON_NONE;
 	size_t i;
+	_Static_assert(ARRAY_SIZE(reason_pats) < REASON_NONE, "pattern index fits a byte");
 	if (hmap_get(&g->kreason, addr, &v))
 		return (uint8_t)v;
 	if (!g->ksyms)
@@ -520,8 +543,9 @@ static uint8_t addr_reason(struct ingest *g, uint64_t addr)
 	memset(&res, 0, sizeof(res));
 	sym_lookup_kernel(g->ksyms, addr - 1, &res);
 	for (i = 0; res.name && i < ARRAY_SIZE(reason_pats); i++)
-		if (strstr(res.name, reason_pats[i].pat)) {
-			r = reason_pats[i].reason;
+		if (reason_pats[i].whole ? !strcmp(res.name, reason_pats[i].pat)
+					 : strstr(res.name, reason_pats[i].pat) != NULL) {
+			r = (uint8_t)i;
 			break;
 		}
 	hmap_put(&g->kreason, addr, r);
@@ -530,13 +554,14 @@ static uint8_t addr_reason(struct ingest *g, uint64_t addr)
 
 enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
 {
+	const struct reason_pat *best = NULL;
 	size_t i;
 	for (i = 0; i < nk; i++) {
 		uint8_t r = addr_reason(g, kframes[i]);
-		if (r != 0xff)
-			return (enum offcpu_reason)r;
+		if (r != REASON_NONE && (!best || reason_pats[r].tier < best->tier))
+			best = &reason_pats[r];
 	}
-	return OFFCPU_OTHER;
+	return best ? (enum offcpu_reason)best->reason : OFFCPU_OTHER;
 }
 
 /* Switch-outs closer than this to the sample are the same switch. */
@@ -604,6 +629,14 @@ static void on_switch(struct ingest *g, const struct perf_format *f, const struc
 			p->reason = OFFCPU_OTHER;
 			p->qm = 0;
 			p->cpu = (uint16_t)id.cpu;
+		} else if (id.time > p->out_time) {
+			/* The switch's sample came first: the kernel takes it
+			 * (copying the stack, walking the chain) on the way out,
+			 * still on the thread's CPU time; the interval starts
+			 * at this record, when the thread really leaves. Starting
+			 * at the sample counted ~12 us of every switch twice,
+			 * as CPU and as off-CPU time. */
+			p->out_time = id.time;
 		}
 		p->preempt = (h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
 	} else {
