@@ -48,6 +48,13 @@ static inline uint32_t cur_u32(struct cursor *c)
 }
 
 /* A u16-length string; *s points into the buffer (not NUL-terminated). */
+static inline uint64_t cur_u64(struct cursor *c)
+{
+	uint64_t v = 0;
+	cur_get(c, &v, sizeof(v));
+	return v;
+}
+
 static inline bool cur_str(struct cursor *c, const char **s, size_t *len)
 {
 	uint16_t n;

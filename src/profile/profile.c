@@ -2,6 +2,7 @@
 #include "store/reader.h"
 #include "symbol/symbol.h"
 #include "lib/cursor.h"
+#include "lib/hash.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
@@ -26,6 +27,10 @@ const char *profile_own(struct profile *p, const char *s, size_t n)
 struct loader {
 	struct profile *p;
 	struct store_reader r;
+	/* the last REC_OFFCPU_OPEN: threads off the CPU as of open_as_of */
+	struct rec_offcpu *open;
+	size_t nopen, opencap;
+	uint64_t open_as_of;
 };
 
 static int corrupt(struct loader *l, const struct store_record *rec, const char *what)
@@ -198,6 +203,24 @@ static int load_record(struct loader *l, const struct store_record *rec)
 			p->noffcpu++;
 		}
 		break;
+	case REC_OFFCPU_OPEN:
+		count = cur_u32(&c);
+		cur_u32(&c);
+		l->open_as_of = cur_u64(&c);
+		if (c.bad || count > cur_left(&c) / sizeof(struct rec_offcpu))
+			return corrupt(l, rec, "open off-cpu");
+		l->nopen = 0;
+		GROW(l->open, l->opencap, count);
+		for (i = 0; i < count; i++) {
+			struct rec_offcpu *o = &l->open[l->nopen];
+			cur_get(&c, o, sizeof(*o));
+			if (o->stack > p->nnodes || o->reason >= OFFCPU_NREASONS || o->start > l->open_as_of)
+				return corrupt(l, rec, "open off-cpu");
+			o->duration = l->open_as_of - o->start;
+			o->flags |= OFFCPU_F_OPEN;
+			l->nopen++;
+		}
+		break;
 	case REC_LOST: {
 		struct rec_lost lo;
 		if (!cur_get(&c, &lo, sizeof(lo)))
@@ -260,6 +283,31 @@ static int cmp_comm(const void *a, const void *b)
 	return 0;
 }
 
+/* The threads the last REC_OFFCPU_OPEN says are off the CPU (none once a
+ * recording has finished) become intervals ending at its time, unless a
+ * later interval of the thread closed them. */
+static void add_open(struct loader *l)
+{
+	struct profile *p = l->p;
+	struct hmap last;     /* tid -> index of its latest closed interval */
+	uint32_t at;
+	size_t i;
+
+	if (!l->nopen)
+		return;
+	hmap_init(&last);
+	for (i = 0; i < p->noffcpu; i++)
+		if (!hmap_get(&last, p->offcpu[i].tid, &at) || p->offcpu[at].start < p->offcpu[i].start)
+			hmap_put(&last, p->offcpu[i].tid, (uint32_t)i);
+	GROW(p->offcpu, p->offcpucap, p->noffcpu + l->nopen);
+	for (i = 0; i < l->nopen; i++) {
+		if (hmap_get(&last, l->open[i].tid, &at) && p->offcpu[at].start >= l->open[i].start)
+			continue;
+		p->offcpu[p->noffcpu++] = l->open[i];
+	}
+	hmap_release(&last);
+}
+
 static int load(struct loader *l)
 {
 	struct store_chunk ch;
@@ -287,6 +335,7 @@ static int load(struct loader *l)
 	if (ret < 0)
 		return -1;
 	l->p->partial = !l->r.ended;
+	add_open(l);
 	if (l->p->ncomms)
 		qsort(l->p->comms, l->p->ncomms, sizeof(*l->p->comms), cmp_comm);
 	return 0;
@@ -301,7 +350,7 @@ static void profile_init(struct profile *p, const char *path)
 
 int profile_load(struct profile *p, const char *path)
 {
-	struct loader l = { p, { 0 } };
+	struct loader l = { .p = p };
 	int ret;
 	profile_init(p, path);
 	if (store_reader_open(&l.r, path))
@@ -310,13 +359,14 @@ int profile_load(struct profile *p, const char *path)
 	if (ret)
 		error("%s", l.r.err);
 	store_reader_close(&l.r);
+	free(l.open);
 	return ret;
 }
 
 int profile_load_mem(struct profile *p, const char *name, const void *data,
 		     size_t size, char *err, size_t errlen)
 {
-	struct loader l = { p, { 0 } };
+	struct loader l = { .p = p };
 	int ret;
 	profile_init(p, name);
 	if (store_reader_open_mem(&l.r, name, data, size)) {
@@ -327,6 +377,7 @@ int profile_load_mem(struct profile *p, const char *name, const void *data,
 	if (ret)
 		snprintf(err, errlen, "%s", l.r.err);
 	store_reader_close(&l.r);
+	free(l.open);
 	return ret;
 }
 

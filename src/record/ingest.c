@@ -654,6 +654,32 @@ void ingest_finish(struct ingest *g, uint64_t end_time)
 	for (i = 0; i < g->npend; i++)
 		if (g->pend[i].out_time && g->pend[i].out_time <= end_time)
 			offcpu_emit(g, &g->pend[i], end_time, OFFCPU_F_OPEN);
+	if (g->offcpu)
+		store_set_offcpu_open(g->w, end_time, NULL, 0);
+}
+
+void ingest_checkpoint(struct ingest *g, uint64_t now)
+{
+	struct rec_offcpu *v;
+	size_t i, n = 0;
+	if (!g->offcpu)
+		return;
+	v = xcalloc(g->npend ? g->npend : 1, sizeof(*v));
+	for (i = 0; i < g->npend; i++) {
+		const struct offcpu_pending *p = &g->pend[i];
+		if (!p->out_time || p->out_time > now || p->dead)
+			continue;
+		v[n].start = p->out_time;
+		v[n].pid = p->pid;
+		v[n].tid = p->tid;
+		v[n].stack = p->stack;
+		v[n].cpu = p->cpu;
+		v[n].reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
+		v[n].flags = (uint8_t)(OFFCPU_F_OPEN | (p->qm << 4));
+		n++;
+	}
+	store_set_offcpu_open(g->w, now, v, n);
+	free(v);
 }
 
 void ingest_record(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)

@@ -95,6 +95,10 @@ void ingest_release(struct ingest *g);
 void ingest_enable_offcpu(struct ingest *g);
 void ingest_add_switch_id(struct ingest *g, uint64_t id);
 /* Write the intervals still open at end_time (flagged OFFCPU_F_OPEN). */
+/* Tell the writer which threads are off the CPU as of now (CLOCK_MONOTONIC
+ * ns, the events' clock), for readers of the growing file; no-op without
+ * off-CPU recording. Cheap: one entry per thread. */
+void ingest_checkpoint(struct ingest *g, uint64_t now);
 void ingest_finish(struct ingest *g, uint64_t end_time);
 /* Reason bucket of a kernel stack (leaf first), from the names of its
  * frames in /proc/kallsyms (cached per address); OFFCPU_OTHER when no

@@ -520,6 +520,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		}
 		handle_signals(r);
 		drain(r);
+		ingest_checkpoint(&r->ing, now_ns());
 		if (store_maybe_flush(&r->w)) {
 			error("cannot write %s: %s (free some disk space)", o->output, strerror(-r->w.err));
 			if (r->launched)

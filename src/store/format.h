@@ -80,6 +80,8 @@ enum rec_type {
 	REC_SYMBOL_SRC = 12, /* struct rec_symbol_src, str file, ninline x
 			      * (u32 line, str name, str file) */
 	REC_PERFMAP = 13, /* u32 pid, u32 size, size bytes of /tmp/perf-PID.map */
+	REC_OFFCPU_OPEN = 14, /* u32 count, u32 pad, u64 as_of, count x struct
+			       * rec_offcpu: threads off the CPU as of as_of */
 };
 
 struct rec_header {
@@ -182,7 +184,8 @@ enum offcpu_reason {
 	OFFCPU_PREEMPT = 7,   /* preempted: still runnable when switched out */
 	OFFCPU_NREASONS = 8,
 };
-#define OFFCPU_F_OPEN 1u      /* still off the CPU when recording stopped */
+#define OFFCPU_F_OPEN 1u      /* still off the CPU when recording stopped (or,
+                                * read live, as of the last chunk) */
 
 /* One interval a thread spent off the CPU: from its switch-out to its
  * next switch-in. The stack is where it blocked (user and kernel). */

@@ -205,6 +205,15 @@ static void put_batches(struct store_writer *w)
 		rec_end(w, at);
 		buf_reset(&w->offcpu);
 	}
+	if (w->open_dirty) {
+		rec_begin(w, REC_OFFCPU_OPEN, &at);
+		buf_add_u32(&w->raw, (uint32_t)(w->open.len / sizeof(struct rec_offcpu)));
+		buf_add_u32(&w->raw, 0);
+		buf_add_u64(&w->raw, w->open_as_of);
+		buf_add(&w->raw, w->open.data, w->open.len);
+		rec_end(w, at);
+		w->open_dirty = false;
+	}
 }
 
 int store_flush(struct store_writer *w, enum chunk_kind kind)
@@ -248,9 +257,21 @@ int store_flush(struct store_writer *w, enum chunk_kind kind)
 	return 0;
 }
 
+void store_set_offcpu_open(struct store_writer *w, uint64_t as_of,
+			   const struct rec_offcpu *o, size_t n)
+{
+	size_t len = n * sizeof(*o);
+	if (len == w->open.len && (!len || (!memcmp(w->open.data, o, len) && as_of == w->open_as_of)))
+		return;
+	buf_reset(&w->open);
+	buf_add(&w->open, o, len);
+	w->open_as_of = as_of;
+	w->open_dirty = true;
+}
+
 int store_maybe_flush(struct store_writer *w)
 {
-	size_t pending = w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len;
+	size_t pending = w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len + w->open_dirty;
 	if (pending >= FLUSH_BYTES ||
 	    (pending && now_ns() - w->last_flush_ns >= FLUSH_INTERVAL_NS))
 		return store_flush(w, CHUNK_DATA);
@@ -271,6 +292,7 @@ int store_writer_close(struct store_writer *w)
 	buf_release(&w->nodes);
 	buf_release(&w->samples);
 	buf_release(&w->offcpu);
+	buf_release(&w->open);
 	buf_release(&w->comp);
 	return ret;
 }

@@ -26,6 +26,9 @@ struct store_writer {
 	uint32_t nodes_first;  /* id of the first pending node */
 	struct buf samples;    /* pending struct rec_sample */
 	struct buf offcpu;     /* pending struct rec_offcpu */
+	struct buf open;       /* threads off the CPU now (REC_OFFCPU_OPEN) */
+	uint64_t open_as_of;
+	bool open_dirty;       /* open changed since it was last written */
 	struct buf comp;
 	void *cctx;            /* ZSTD_CCtx */
 	uint64_t last_flush_ns;
@@ -48,6 +51,14 @@ void store_put_node(struct store_writer *w, uint32_t id, const struct rec_node *
 void store_put_sample(struct store_writer *w, const struct rec_sample *s);
 /* Off-CPU intervals are batched like samples (after them in a chunk). */
 void store_put_offcpu(struct store_writer *w, const struct rec_offcpu *o);
+/* The intervals still open as of as_of (their start, stack and reason;
+ * duration 0), replacing the previous set: written as a REC_OFFCPU_OPEN
+ * record with the next chunk when the set changed (or, while it is not
+ * empty, as_of moved), so that readers of a growing or crashed recording
+ * see the threads that are blocked right now. An empty set is written
+ * once, ending the previous one. */
+void store_set_offcpu_open(struct store_writer *w, uint64_t as_of,
+			   const struct rec_offcpu *o, size_t n);
 void store_put_lost(struct store_writer *w, const struct rec_lost *l);
 void store_put_throttle(struct store_writer *w, const struct rec_throttle *t);
 void store_put_symbol(struct store_writer *w, const struct rec_symbol *s,

@@ -103,4 +103,34 @@ else
 	fail "wait without a condition: one error line" "status $rc: $(first_line "$T/w8.err")"
 fi
 
+# off-CPU on a growing file: a thread blocked right now (sleep 4, in
+# nanosleep the whole time) is in the views as of now, not only once its
+# wait ends; and after the recorder is killed, as of its last chunk
+O=$T/live.data
+if [ "$(id -u)" -ne 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+	skip "off-CPU on a growing file" "--off-cpu needs root or kernel.perf_event_paranoid <= 1"
+	done_testing
+fi
+"$STAX" record -q --off-cpu -o "$O" -- sleep 4 >/dev/null 2>"$T/live.err" &
+LREC=$!
+bg_add "$LREC"
+sleep 2
+stax threads -i "$O" >"$T/live.threads" 2>&1
+# columns: TID PID NAME SAMPLES CPU_MS OFF_MS WALL_MS ONCPU% LOCK READ WRITE SLEEP
+sl=$(awk '$3 == "sleep" { print $12 }' "$T/live.threads")
+if [ -n "$sl" ] && between "$sl" 1000 3000; then
+	ok "threads on a growing --off-cpu file: sleep has ${sl} ms of SLEEP while still blocked"
+else
+	fail "threads on a growing --off-cpu file shows the thread blocked now" "SLEEP '${sl:-}': $(tr '\n' '|' <"$T/live.threads" | cut -c1-300)"
+fi
+kill -9 "$LREC" 2>/dev/null
+wait "$LREC" 2>/dev/null
+stax threads -i "$O" >"$T/killed.threads" 2>&1
+sk=$(awk '$3 == "sleep" { print $12 }' "$T/killed.threads")
+if [ -n "$sk" ] && between "$sk" 1000 4100; then
+	ok "after SIGKILL of the recorder: sleep still shows ${sk} ms of SLEEP, as of the last chunk"
+else
+	fail "after SIGKILL of the recorder the blocked thread is still shown" "SLEEP '${sk:-}': $(tr '\n' '|' <"$T/killed.threads" | cut -c1-300)"
+fi
+
 done_testing
