@@ -219,7 +219,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
 	*nu = k;
-	out->quality = (uint8_t)res.quality;
+	out->quality = (uint8_t)(res.quality | (unsigned)res.stop << SAMPLE_Q_STOP_SHIFT);
 	out->method = (uint8_t)(res.method | (res.jit & 7) << SAMPLE_M_JIT_SHIFT);
 	if (res.jit_frames) {
 		g->jit_samples++;
@@ -235,7 +235,7 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 	uint64_t i, ctx = PERF_CONTEXT_USER;
 	size_t nk = 0, nu = 0, nchain = 0;
 	uint32_t node;
-	bool unwound = false;
+	bool unwound = false, capped;
 
 	if (perf_sample_parse(f, h, &s)) {
 		g->bad_records++;
@@ -262,9 +262,9 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 		}
 	}
 	/* The kernel stops both chains together at sample_max_stack entries
-	 * (kernel.perf_event_max_stack): callers beyond it are lost. */
-	if (g->max_stack && nchain >= g->max_stack)
-		g->chains_capped++;
+	 * (kernel.perf_event_max_stack): callers beyond it are lost, unless
+	 * DWARF unwinding reached the root anyway (counted below). */
+	capped = g->max_stack && nchain >= g->max_stack;
 	if (!nk && !nu && (f->sample_type & PERF_SAMPLE_IP)) {
 		if ((s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
 			g->kframes[nk++] = s.ip;
@@ -281,7 +281,12 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 	rs.method = UNWIND_M_FP;
 	if (g->unwinder)
 		unwound = unwind_user(g, &s, &nu, &rs);
-	g->quality[rs.quality & 3]++;
+	if (capped && SAMPLE_Q(rs.quality) != UNWIND_Q_COMPLETE) {
+		g->chains_capped++;
+		if (SAMPLE_Q(rs.quality) == UNWIND_Q_UNKNOWN)
+			rs.quality = (uint8_t)(UNWIND_STOP_CHAIN << SAMPLE_Q_STOP_SHIFT);
+	}
+	g->quality[SAMPLE_Q(rs.quality)]++;
 	g->method[(rs.method & 3) < 3 ? rs.method & 3 : 0]++;
 
 	node = proc_root(g, rs.pid);
@@ -581,7 +586,7 @@ static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, siz
 	}
 	p->stack = rs->stack;
 	p->cpu = rs->cpu;
-	p->qm = (uint8_t)((rs->quality & 3) | (rs->method & 3) << 2);
+	p->qm = (uint8_t)(SAMPLE_Q(rs->quality) | (rs->method & 3) << 2);
 	p->reason = (uint8_t)ingest_offcpu_reason(g, g->kframes, nk);
 }
 

@@ -295,6 +295,9 @@ static void put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "event", r->ev->name);
 	store_put_meta(&r->w, "event_is_clock", r->ev->is_clock ? "1" : "0");
 	put_meta_u64(&r->w, "freq", o->freq);
+	put_meta_u64(&r->w, "max_stack", r->ing.max_stack);
+	if (o->unwind != UNWIND_MODE_FP)
+		put_meta_u64(&r->w, "stack_size", o->stack_size);
 	store_put_meta(&r->w, "unwind", o->unwind == UNWIND_MODE_FP ? "fp" :
 		       o->unwind == UNWIND_MODE_DWARF ? "dwarf" : "hybrid");
 	store_put_meta(&r->w, "kernel_frames", r->kernel ? "1" : "0");

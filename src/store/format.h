@@ -146,10 +146,15 @@ struct rec_sample {
 	uint32_t pid, tid;
 	uint32_t stack;    /* leaf node id, 0 if the sample had no stack */
 	uint16_t cpu;
-	uint8_t quality;   /* enum unwind_quality */
+	uint8_t quality;   /* bits 0-1 enum unwind_quality; bits 4-7 enum unwind_stop */
 	uint8_t method;    /* bits 0-1 enum unwind_method; bits 4-6 JIT rules */
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
+/* rec_sample.quality: the verdict, and why unwinding stopped (0: complete
+ * or not known). */
+#define SAMPLE_Q_STOP_SHIFT 4
+#define SAMPLE_Q(q) ((q) & 3u)
+#define SAMPLE_Q_STOP(q) ((unsigned)(q) >> SAMPLE_Q_STOP_SHIFT)
 /* rec_sample.method bits 4-6: frames in code without CFI were unwound by
  * known generated code (bit 4: the CPython trampoline), the frame pointer
  * in anonymous memory (bit 5), CFI from a jitdump (bit 6). */

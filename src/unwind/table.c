@@ -46,9 +46,7 @@ static uint64_t rule_key(const struct urule *r)
 {
 	uint64_t a, b;
 	memcpy(&a, r, 8);
-	uint32_t c;
-	memcpy(&c, (const uint8_t *)r + 8, 4);
-	b = c;
+	memcpy(&b, (const uint8_t *)r + 8, 8);
 	return hash_mix(hash_mix(0x5eed, a), b);
 }
 
@@ -58,7 +56,7 @@ static uint16_t rule_index(struct builder *b, const struct urule *r)
 	uint64_t key = rule_key(r);
 	uint32_t idx;
 
-	/* The hash is over all 12 bytes; a collision between two different
+	/* The hash is over all 16 bytes; a collision between two different
 	 * rules is checked and resolved by probing with a salted key. */
 	for (unsigned salt = 0; salt < 8; salt++) {
 		uint64_t k = salt ? hash_mix(key, salt) : key;

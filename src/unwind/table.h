@@ -13,7 +13,7 @@
  *          return trampoline: registers come from the ucontext on the
  *          stack) and SLOW (run the CFI interpreter for this pc); the rest
  *          are PLT and NORMAL rules: CFA = rsp|rbp + cfa_off, RA at
- *          CFA + ra_off, rbp unchanged / at CFA + rbp_off / undefined.
+ *          CFA + ra_off, rbp (and rbx) unchanged / at CFA + off / undefined.
  *
  * A lookup is a page index load, a binary search over a few rows and a
  * rule load: no allocation, no interpretation. Tables are immutable after
@@ -47,8 +47,14 @@ struct urule {
 	int32_t cfa_off;
 	int16_t ra_off;
 	int16_t rbp_off;
+	/* rbx, as rbp (URBP_*): the fast walk ignores it; a walk that needs
+	 * rbx (ld.so's lazy-binding trampoline defines its CFA by rbx) is
+	 * redone keeping it (unwind.c) */
+	uint8_t rbx;
+	uint8_t pad;
+	int16_t rbx_off;
 };
-_Static_assert(sizeof(struct urule) == 12, "urule is packed in 12 bytes");
+_Static_assert(sizeof(struct urule) == 16, "urule is packed in 16 bytes");
 
 #define UTABLE_MAX_SECS 3
 #define UR_NCOMMANDS 4   /* rules[0..3] are FP, STOP, SIGNAL, SLOW */

@@ -314,10 +314,13 @@ static bool is_root(struct unwinder *u, const struct unwind_input *in, uint64_t 
 			     utable_in_root_caller(m->t, ra - 1 - m->bias));
 }
 
-void unwind_sample(struct unwinder *u, enum unwind_mode mode,
-		   const struct unwind_input *in,
-		   struct unwind_frame *frames, size_t max,
-		   struct unwind_result *res)
+/* One walk of a sample. With track_rbx, rbx is carried from frame to
+ * frame by the compiled rules too (where each frame saved it), which only
+ * the rare rule that defines its CFA by rbx needs. */
+static void walk(struct unwinder *u, enum unwind_mode mode,
+		 const struct unwind_input *in,
+		 struct unwind_frame *frames, size_t max,
+		 struct unwind_result *res, bool track_rbx)
 {
 	uint64_t regs[UNW_NREGS];
 	uint32_t valid = in->regs.valid;
@@ -330,10 +333,10 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 	uint32_t next_flags;
 
 	memset(res, 0, sizeof(*res));
-	u->stats.samples++;
 	res->method = UNWIND_M_DWARF;
 	if (!limit) {
 		res->quality = UNWIND_Q_TRUNCATED;
+		res->stop = UNWIND_STOP_DEPTH;
 		return;
 	}
 	if (mode == UNWIND_MODE_FP) {
@@ -347,6 +350,7 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			return;
 		}
 		res->quality = UNWIND_Q_BROKEN;
+		res->stop = UNWIND_STOP_NO_REGS;
 		return;
 	}
 	memcpy(regs, in->regs.r, sizeof(regs));
@@ -378,6 +382,7 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 
 		if (n >= limit) {
 			res->quality = UNWIND_Q_TRUNCATED;
+			res->stop = UNWIND_STOP_DEPTH;
 			goto stop;
 		}
 		if (!mod || lookup < mod->start || lookup >= mod->end) {
@@ -435,6 +440,7 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			} else {
 				if (!(valid & (1u << UNW_RBP))) {
 					res->quality = UNWIND_Q_BROKEN;
+					res->stop = UNWIND_STOP_REG;
 					goto stop;
 				}
 				cfa = rbp + (uint64_t)(int64_t)r->cfa_off;
@@ -460,9 +466,21 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 				nvalid &= ~(1u << UNW_RBP);
 			}
 			nsp = cfa;
-			/* Only rsp, rbp and rip are tracked by compiled rules;
-			 * the others are unknown in the caller. */
-			nvalid &= (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
+			/* Only rsp, rbp and rip are tracked by compiled rules
+			 * (and rbx on request); the others are unknown in the
+			 * caller. */
+			nvalid &= (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP) |
+				  (track_rbx ? 1u << UNW_RBX : 0);
+			if (track_rbx && r->rbx == URBP_CFA) {
+				uint64_t slot = cfa + (uint64_t)(int64_t)r->rbx_off;
+				if (slot >= sp) {
+					if (!copy_read(&c, slot, &regs[UNW_RBX]))
+						goto fault;
+					nvalid |= 1u << UNW_RBX;
+				}
+			} else if (track_rbx && r->rbx == URBP_UNDEF) {
+				nvalid &= ~(1u << UNW_RBX);
+			}
 			break;
 		case UR_STOP:
 			res->quality = UNWIND_Q_COMPLETE;
@@ -493,6 +511,7 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			regs[UNW_RBP] = rbp;
 			if (utable_slow_row(rt, lookup - rbias, &row, &cie) < 0) {
 				res->quality = UNWIND_Q_BROKEN;
+				res->stop = UNWIND_STOP_BAD_CFI;
 				goto stop;
 			}
 			cfa = 0;
@@ -506,6 +525,9 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 				goto fault;
 			if (e < 0) {
 				res->quality = UNWIND_Q_BROKEN;
+				/* a register the caller's rules do not recover
+				 * (rbx through ld.so's lazy-binding trampoline) */
+				res->stop = e == -ENODATA ? UNWIND_STOP_REG : UNWIND_STOP_BAD_CFI;
 				goto stop;
 			}
 			memcpy(regs, nr, sizeof(regs));
@@ -549,6 +571,7 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 				goto fault;
 			default:
 				res->quality = UNWIND_Q_BROKEN;
+				res->stop = UNWIND_STOP_NO_CFI;
 				goto stop;
 			}
 			cfa_known = true;
@@ -563,13 +586,16 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 		if (!signal && nsp <= sp) {
 			/* The stack pointer must move towards the caller. */
 			res->quality = UNWIND_Q_BROKEN;
+			res->stop = UNWIND_STOP_SP;
 			goto stop;
 		}
 		if (ra == 0) {
 			/* A zero return address ends a chain by convention. */
 			res->quality = signal ? UNWIND_Q_BROKEN : UNWIND_Q_COMPLETE;
-			if (signal)
+			if (signal) {
+				res->stop = UNWIND_STOP_SIGNAL;
 				goto stop;
+			}
 			goto done;
 		}
 		next_flags = signal ? UNWIND_F_SIGNAL : UNWIND_F_RA;
@@ -596,17 +622,20 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			u->stats.spliced++;
 			if (i < in->fp_chain_len) {
 				res->quality = UNWIND_Q_TRUNCATED;
+				res->stop = UNWIND_STOP_DEPTH;
 				res->stop_pc = frames[n - 1].pc;
 			} else if (n > res->dwarf_frames && is_root(u, in, frames[n - 1].pc)) {
 				res->quality = UNWIND_Q_COMPLETE;
 			} else {
 				res->quality = UNWIND_Q_TRUNCATED;
+				res->stop = UNWIND_STOP_CHAIN;
 				res->stop_pc = frames[n - 1].pc;
 			}
 			res->n = n;
 			return;
 		}
 		res->quality = c.fault == FAULT_BEYOND ? UNWIND_Q_TRUNCATED : UNWIND_Q_BROKEN;
+		res->stop = c.fault == FAULT_BEYOND ? UNWIND_STOP_COPY : UNWIND_STOP_BAD_ADDR;
 		goto stop;
 	}
 stop:
@@ -617,6 +646,21 @@ done:
 		res->dwarf_frames = n;
 }
 
+void unwind_sample(struct unwinder *u, enum unwind_mode mode,
+		   const struct unwind_input *in,
+		   struct unwind_frame *frames, size_t max,
+		   struct unwind_result *res)
+{
+	u->stats.samples++;
+	walk(u, mode, in, frames, max, res, false);
+	if (res->stop == UNWIND_STOP_REG) {
+		/* A rule needed a register the fast walk drops: walk again
+		 * keeping rbx (the frames found so far are the same). */
+		u->stats.rewalks++;
+		walk(u, mode, in, frames, max, res, true);
+	}
+}
+
 const char *unwind_quality_name(enum unwind_quality q)
 {
 	switch (q) {
@@ -624,6 +668,25 @@ const char *unwind_quality_name(enum unwind_quality q)
 	case UNWIND_Q_COMPLETE: return "complete";
 	case UNWIND_Q_TRUNCATED: return "truncated";
 	case UNWIND_Q_BROKEN: return "broken";
+	}
+	return "?";
+}
+
+const char *unwind_stop_name(enum unwind_stop s)
+{
+	switch (s) {
+	case UNWIND_STOP_NONE: return "none";
+	case UNWIND_STOP_COPY: return "the stack copy ended";
+	case UNWIND_STOP_DEPTH: return "the depth limit";
+	case UNWIND_STOP_CHAIN: return "the frame-pointer chain ended";
+	case UNWIND_STOP_NO_CFI: return "no unwind information and no usable frame pointer";
+	case UNWIND_STOP_BAD_ADDR: return "a read below the stack pointer";
+	case UNWIND_STOP_SP: return "the stack pointer did not move";
+	case UNWIND_STOP_REG: return "a register the unwind rules need was not recovered";
+	case UNWIND_STOP_BAD_CFI: return "unwind information that could not be used";
+	case UNWIND_STOP_NO_REGS: return "no user registers";
+	case UNWIND_STOP_SIGNAL: return "a signal frame with no return address";
+	case UNWIND_NSTOPS: break;
 	}
 	return "?";
 }

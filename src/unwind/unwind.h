@@ -95,9 +95,28 @@ struct unwind_frame {
 	uint32_t flags;
 };
 
+/* Why unwinding stopped short of a root (what `stax doctor` explains). */
+enum unwind_stop {
+	UNWIND_STOP_NONE = 0,    /* complete, or not known (frame pointers) */
+	UNWIND_STOP_COPY,        /* truncated: a read above the end of the stack copy */
+	UNWIND_STOP_DEPTH,       /* truncated: the depth limit */
+	UNWIND_STOP_CHAIN,       /* truncated: the kernel's frame-pointer chain ended
+				  * (perf_event_max_stack) before a root */
+	UNWIND_STOP_NO_CFI,      /* broken: no CFI and no usable frame pointer */
+	UNWIND_STOP_BAD_ADDR,    /* broken: a read below the stack pointer (outside
+				  * any copy) or a wrapped address */
+	UNWIND_STOP_SP,          /* broken: the stack pointer did not move up */
+	UNWIND_STOP_REG,         /* broken: the rule needs a register not recovered */
+	UNWIND_STOP_BAD_CFI,     /* broken: CFI that could not be interpreted */
+	UNWIND_STOP_NO_REGS,     /* broken: the sample has no user registers */
+	UNWIND_STOP_SIGNAL,      /* broken: a signal frame ended in a zero pc */
+	UNWIND_NSTOPS
+};
+
 struct unwind_result {
 	size_t n;                  /* frames written, leaf first */
 	enum unwind_quality quality;
+	enum unwind_stop stop;     /* why, when not complete */
 	enum unwind_method method;
 	uint64_t stop_pc;          /* where unwinding stopped when not complete */
 	size_t dwarf_frames;       /* frames found by CFI (rest from the chain) */
@@ -132,10 +151,13 @@ struct unwind_stats {
 	uint64_t build_ns;       /* time spent building tables */
 	size_t rows, slow_rows;  /* rows in all tables, of which SLOW */
 	size_t samples, spliced; /* samples unwound, of which spliced */
+	size_t rewalks;          /* walked again keeping rbx (see table.h) */
 };
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 
 const char *unwind_quality_name(enum unwind_quality q);
 const char *unwind_method_name(enum unwind_method m);
+/* A short phrase for a stop reason ("beyond the stack copy", ...). */
+const char *unwind_stop_name(enum unwind_stop s);
 
 #endif

@@ -79,6 +79,17 @@ void x86_compile_row(const struct cfi_row *row, bool signal, struct urule *out)
 		return;
 	if (!(sp->kind == CFI_R_UNSPEC || (sp->kind == CFI_R_VAL_OFFSET && sp->off == 0)))
 		return;
+	/* rbx: where it was saved, when the rule is a simple one; any other
+	 * rule makes it unknown in the caller (never a reason for SLOW) */
+	const struct cfi_rule *bx = &row->reg[UNW_RBX];
+	if (bx->kind == CFI_R_OFFSET && bx->off >= INT16_MIN && bx->off <= INT16_MAX) {
+		out->rbx = URBP_CFA;
+		out->rbx_off = (int16_t)bx->off;
+	} else if (bx->kind == CFI_R_UNSPEC || bx->kind == CFI_R_SAME) {
+		out->rbx = URBP_SAME;
+	} else {
+		out->rbx = URBP_UNDEF;
+	}
 	switch (bp->kind) {
 	case CFI_R_UNSPEC:
 	case CFI_R_SAME:
@@ -130,8 +141,10 @@ int x86_apply_row(const struct cfi_row *row, const uint64_t *regs, uint32_t vali
 
 	*cfa_out = 0;
 	if (row->cfa_kind == CFI_CFA_REG_OFF) {
-		if (row->cfa_reg >= UNW_NREGS || !(valid & (1u << row->cfa_reg)))
-			return -EFAULT;
+		if (row->cfa_reg >= UNW_NREGS)
+			return -EINVAL;
+		if (!(valid & (1u << row->cfa_reg)))
+			return -ENODATA;
 		cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_off;
 	} else {
 		r = cfi_eval_expr(row->cfa_expr, row->cfa_expr_len, regs, valid,

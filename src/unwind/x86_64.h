@@ -26,9 +26,9 @@ int x86_signal_regs(uint64_t sp, cfi_read_fn read, void *arg,
 /* Apply an interpreted CFI row to the registers of a frame (regs, valid)
  * and produce the caller's (out, out_valid) and the CFA. Callee-saved
  * registers without a rule keep their value; caller-saved ones without a
- * rule become unknown. Returns 0; -EFAULT when a read or a needed register
- * is unavailable; -EINVAL for rules we cannot evaluate; -ENOENT when the
- * return address is undefined (outermost frame). */
+ * rule become unknown. Returns 0; -EFAULT when a read fails; -ENODATA
+ * when the CFA's register is not known; -EINVAL for rules we cannot
+ * evaluate; -ENOENT when the return address is undefined (outermost). */
 int x86_apply_row(const struct cfi_row *row, const uint64_t *regs, uint32_t valid,
 		  cfi_read_fn read, void *arg, uint64_t *out, uint32_t *out_valid,
 		  uint64_t *cfa);

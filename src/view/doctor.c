@@ -40,6 +40,7 @@ struct mod_stat {
 	const char *module;
 	uint32_t mapping;      /* one mapping id that holds it (for its path) */
 	uint64_t ends, frames, unknown, broken, truncated;
+	uint64_t stops[UNWIND_NSTOPS]; /* of ends, by why unwinding stopped */
 };
 
 static struct mod_stat *mod_get(struct mod_stat **v, size_t *n, size_t *cap, const char *m)
@@ -128,12 +129,111 @@ static void python_findings(const struct profile *p, const struct view_filter *f
 	}
 }
 
+/* Stacks cut short of the root (truncated), by why. */
+static void truncation_findings(const struct profile *p, struct findings *f,
+				const uint64_t *stops, uint64_t kept)
+{
+	uint64_t copy = stops[UNWIND_STOP_COPY], chain = stops[UNWIND_STOP_CHAIN];
+	uint64_t depth = stops[UNWIND_STOP_DEPTH];
+	uint64_t size = strtoull(profile_meta(p, "stack_size") ? profile_meta(p, "stack_size") : "0", NULL, 10);
+	uint64_t max_stack = strtoull(profile_meta(p, "max_stack") ? profile_meta(p, "max_stack") : "0", NULL, 10);
+
+	if (copy) {
+		if (size && size < 65528)
+			add(f, (double)copy / kept + 0.15, xasprintf("%" PRIu64 " stacks were cut where the stack"
+				" copy ended (%" PRIu64 " bytes): the frames beyond it keep no frame pointers for the"
+				" kernel's chain to continue (record with --stack-size 65528, or build the deep code"
+				" with -fno-omit-frame-pointer)", copy, size));
+		else
+			add(f, (double)copy / kept + 0.15, xasprintf("%" PRIu64 " stacks were cut where the stack"
+				" copy ended%s: the frames beyond it keep no frame pointers for the kernel's chain"
+				" to continue (build the deep code, or the code with large stack frames, with"
+				" -fno-omit-frame-pointer)", copy, size ? " (already the largest, 65528 bytes)" : ""));
+	}
+	if (chain)
+		add(f, (double)chain / kept + 0.16, xasprintf("%" PRIu64 " stacks were cut at"
+			" kernel.perf_event_max_stack (%" PRIu64 " frames): the kernel stops the frame-pointer"
+			" chain there (run: sudo sysctl kernel.perf_event_max_stack=1024, then record again)",
+			chain, max_stack ? max_stack : 127));
+	if (depth)
+		add(f, (double)depth / kept + 0.1, xasprintf("%" PRIu64 " stacks are deeper than stax's"
+			" limit of %d frames: their outermost callers are left out", depth, UNWIND_MAX_DEPTH));
+}
+
+static bool is_ldso(const char *module)
+{
+	return !strncmp(module, "ld-linux", 8) || !strncmp(module, "ld.so", 5);
+}
+
+/* Where stacks stop without reaching a root, in module m, and why. */
+static void module_finding(const struct profile *p, struct findings *f, const struct mod_stat *m,
+			   uint64_t kept, bool fp_mode)
+{
+	const char *path = mapping_path(p, m->mapping);
+	struct fp_report fr;
+	double share = (double)m->ends / kept;
+	char fpnote[160] = "";
+	size_t i, top = UNWIND_STOP_NONE;
+
+	if (m->ends * 100 < kept || m->module[0] == '[')
+		return;
+	for (i = 1; i < UNWIND_NSTOPS; i++)
+		if (m->stops[i] > m->stops[top])
+			top = i;
+	if (path && fp_check_file(path, &fr) == 0 && fr.functions)
+		snprintf(fpnote, sizeof(fpnote), " (%zu of %zu functions there keep frame pointers%s)",
+			 fr.with_fp, fr.functions, fr.has_eh_frame ? "; it has .eh_frame CFI" : "");
+	if (fp_mode) {
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: it was built without frame"
+			" pointers%s. Record with the default --unwind hybrid (DWARF), or rebuild it with"
+			" -fno-omit-frame-pointer", 100 * share, m->module, fpnote));
+		return;
+	}
+	switch (top) {
+	case UNWIND_STOP_NO_CFI:
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks break in %s: no unwind information"
+			" covers the code there and its frame pointer was not usable%s (rebuild it with"
+			" -fno-omit-frame-pointer or with unwind tables)", 100 * share, m->module, fpnote));
+		break;
+	case UNWIND_STOP_REG:
+		if (is_ldso(m->module))
+			add(f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s, in the dynamic linker's"
+				" lazy binding of a library call (_dl_runtime_resolve): its unwind rule needs"
+				" rbx, which stax does not carry across frames (run the program with"
+				" LD_BIND_NOW=1, or link it with -Wl,-z,now)", 100 * share, m->module));
+		else
+			add(f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: its unwind rules need a"
+				" register that stax does not carry across frames (only rsp, rbp and the return"
+				" address are; rebuild it with -fno-omit-frame-pointer)", 100 * share, m->module));
+		break;
+	case UNWIND_STOP_BAD_ADDR:
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: its unwind information reads"
+			" below the stack pointer (hand-written assembly that saves registers there),"
+			" which no stack copy holds", 100 * share, m->module));
+		break;
+	case UNWIND_STOP_SP:
+	case UNWIND_STOP_BAD_CFI:
+	case UNWIND_STOP_SIGNAL:
+	case UNWIND_STOP_NO_REGS:
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: %s", 100 * share, m->module,
+			unwind_stop_name((enum unwind_stop)top)));
+		break;
+	default:
+		/* truncated (the findings above say why), or not known */
+		add(f, share + 0.05, xasprintf("%.1f%% of stacks end in %s without reaching a root%s%s%s",
+			100 * share, m->module, top ? " (" : "", top ? unwind_stop_name((enum unwind_stop)top) : "",
+			top ? ")" : ""));
+		break;
+	}
+}
+
 void view_doctor(const struct profile *p, const struct view_filter *flt, bool json, FILE *out)
 {
 	struct findings f = { 0 };
 	struct mod_stat *mods = NULL;
 	size_t nmods = 0, modcap = 0, i;
 	uint64_t kept = 0, rooted = 0, q[4] = { 0 }, lost = p->lost_records + p->lost_samples;
+	uint64_t stops[UNWIND_NSTOPS] = { 0 };
 	const char *unwind = profile_meta(p, "unwind");
 	const char *kernel = profile_meta(p, "kernel_frames");
 	bool fp_mode = !unwind || !strcmp(unwind, "fp");
@@ -145,7 +245,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		if (!view_keep(p, flt, s))
 			continue;
 		kept++;
-		q[s->quality & 3]++;
+		q[SAMPLE_Q(s->quality)]++;
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
@@ -164,14 +264,21 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 				outer = nd;
 		}
 		rooted += root;
-		if (!root && outer) {
-			const struct prof_func *fn = profile_func(p, outer->func);
-			struct mod_stat *m = mod_get(&mods, &nmods, &modcap, fn ? fn->module : "[unknown]");
-			m->ends++;
-			if (s->quality == UNWIND_Q_BROKEN)
-				m->broken++;
-			if (s->quality == UNWIND_Q_TRUNCATED)
-				m->truncated++;
+		if (!root) {
+			unsigned stop = SAMPLE_Q_STOP(s->quality);
+			if (stop >= UNWIND_NSTOPS)
+				stop = UNWIND_STOP_NONE;
+			stops[stop]++;
+			if (outer) {
+				const struct prof_func *fn = profile_func(p, outer->func);
+				struct mod_stat *m = mod_get(&mods, &nmods, &modcap, fn ? fn->module : "[unknown]");
+				m->ends++;
+				m->stops[stop]++;
+				if (SAMPLE_Q(s->quality) == UNWIND_Q_BROKEN)
+					m->broken++;
+				if (SAMPLE_Q(s->quality) == UNWIND_Q_TRUNCATED)
+					m->truncated++;
+			}
 		}
 	}
 
@@ -197,55 +304,37 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 			add(&f, broken + 0.2, xasprintf("%.1f%% of stacks (%" PRIu64 " of %" PRIu64 ") do not reach main or"
 				" a thread start function, so callers are missing from top and flame",
 				100 * broken, kept - rooted, kept));
-			if (q[UNWIND_Q_TRUNCATED])
-				add(&f, (double)q[UNWIND_Q_TRUNCATED] / kept + 0.15, xasprintf("%" PRIu64 " stacks were truncated:"
-					" the stack copy ran out before the root and no frame-pointer chain continued it"
-					" (record with --stack-size 65528, or build the deep code with -fno-omit-frame-pointer)",
-					q[UNWIND_Q_TRUNCATED]));
+			truncation_findings(p, &f, stops, kept);
 		}
 		if (nmods)
-			for (i = 0; i < nmods; i++) {
-				struct mod_stat *m = &mods[i];
-				const char *path = mapping_path(p, m->mapping);
-				struct fp_report fr;
-				double share = (double)m->ends / kept;
-				char fpnote[160] = "";
-				if (m->ends * 100 < kept || m->module[0] == '[')
-					continue;
-				if (path && fp_check_file(path, &fr) == 0 && fr.functions) {
-					snprintf(fpnote, sizeof(fpnote), " (%zu of %zu functions there keep frame pointers%s)",
-						 fr.with_fp, fr.functions, fr.has_eh_frame ? "; it has .eh_frame CFI" : "");
-				}
-				if (fp_mode)
-					add(&f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: it was built without frame"
-						" pointers%s. Record with the default --unwind hybrid (DWARF), or rebuild it with"
-						" -fno-omit-frame-pointer", 100 * share, m->module, fpnote));
-				else if (m->broken)
-					add(&f, share + 0.1, xasprintf("%.1f%% of stacks break in %s: no unwind information"
-						" covers the code there and its frame pointer was not usable%s (rebuild it with"
-						" -fno-omit-frame-pointer or with unwind tables)", 100 * share, m->module, fpnote));
-				else
-					add(&f, share + 0.1, xasprintf("%.1f%% of stacks end in %s without reaching a root%s",
-						100 * share, m->module, fpnote));
-			}
+			for (i = 0; i < nmods; i++)
+				module_finding(p, &f, &mods[i], kept, fp_mode);
 		for (i = 0; i < nmods; i++) {
 			struct mod_stat *m = &mods[i];
 			double share = (double)m->unknown / (m->frames ? m->frames : 1);
 			if (!m->unknown || share < 0.01 || !strcmp(m->module, "[unknown]"))
 				continue;
 			if (!strcmp(m->module, "[kernel.kallsyms]"))
-				add(&f, 0.03, xasprintf("kernel frames have no names: /proc/kallsyms hides addresses"
-					" (run as root, or sudo sysctl kernel.kptr_restrict=0)"));
+				add(&f, 0.03, xasprintf("kernel frames have no names: /proc/kallsyms hides its"
+					" addresses from you (it shows them to root, to CAP_SYSLOG, and to everyone"
+					" when kernel.kptr_restrict is 0 and kernel.perf_event_paranoid is 1 or less:"
+					" run as root, or sudo sysctl kernel.kptr_restrict=0"
+					" kernel.perf_event_paranoid=1)"));
 			else
 				add(&f, 0.02 + share * m->frames / (kept ? kept : 1) * 0.1,
 				    xasprintf("%.0f%% of frames in %s have no symbol (install its debug symbols,"
 					" e.g. the -dbgsym or -dbg package, or do not strip it)", 100 * share, m->module));
 		}
 		for (i = 0; i < nmods; i++)
-			if (!strcmp(mods[i].module, "[unknown]") && mods[i].frames * 100 >= kept)
+			if (!strcmp(mods[i].module, "[unknown]") && mods[i].frames * 100 >= kept && !fp_mode)
 				add(&f, 0.06, xasprintf("%" PRIu64 " frames are in code outside any file mapping (JIT"
 					" or generated code): names need /tmp/perf-PID.map (node --perf-basic-prof,"
 					" python -X perf)", mods[i].frames));
+			else if (!strcmp(mods[i].module, "[unknown]") && mods[i].frames * 100 >= kept)
+				add(&f, 0.06, xasprintf("%" PRIu64 " frames are at addresses outside any file mapping:"
+					" in a frame-pointer recording these are mostly words a broken chain"
+					" followed, not callers (record with the default --unwind hybrid); JIT code"
+					" is named from /tmp/perf-PID.map", mods[i].frames));
 		python_findings(p, flt, &f, kept);
 		if (kernel && !strcmp(kernel, "0"))
 			add(&f, 0.01, xasprintf("kernel frames were not recorded (not root and"

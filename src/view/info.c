@@ -122,8 +122,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			continue;
 		kept++;
 		weight += s->weight;
-		if (s->quality < 4)
-			quality[s->quality]++;
+		quality[SAMPLE_Q(s->quality)]++;
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
 		if (s->method >> SAMPLE_M_JIT_SHIFT) {
