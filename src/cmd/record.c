@@ -17,7 +17,9 @@ const char cmd_record_help[] =
 "reads, even while it is still growing (or, with -a, every process). stax exits with CMD's exit status\n"
 "(128+N when a signal N killed it). Ctrl-C on the terminal reaches CMD\n"
 "directly; stax keeps recording until CMD exits, then finishes the file.\n"
-"A SIGINT or SIGTERM sent to stax alone is forwarded to CMD once.\n"
+"A SIGINT or SIGTERM sent to stax alone is forwarded to CMD once; a second\n"
+"one stops the recording (CMD goes on) and stax exits with 128+N. When CMD\n"
+"cannot be run, stax exits with 127 (not found) or 126 (not executable).\n"
 "\n"
 "  -F HZ             samples per second per thread (default 999; at most\n"
 "                    kernel.perf_event_max_sample_rate)\n"
@@ -145,7 +147,7 @@ int cmd_record(int argc, char **argv)
 	if (!o.argv && !o.npids && !o.system_wide)
 		die("record: nothing to record (give a command after --, or -p PID; see 'stax help record')");
 	if (record_run(&o, &status))
-		return 1;
+		return status ? status : 1;
 	free(o.pids);
 	return status;
 }

@@ -459,7 +459,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 		if (o->argv) {
 			if (target_release(&r->child, o->argv[0]))
-				goto out;
+				goto exec_failed;
 			r->launched = true;
 		}
 	} else if (o->argv) {
@@ -472,7 +472,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		r->start_ns = now_ns();
 		put_header_meta(r);
 		if (target_release(&r->child, o->argv[0]))
-			goto out;
+			goto exec_failed;
 		r->launched = true;
 	} else {
 		for (i = 0; i < o->npids; i++) {
@@ -515,7 +515,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 			pfds[np].fd = r->rings[cpu].fd;
 			pfds[np++].events = POLLIN;
 		}
-		poll(pfds, (nfds_t)np, 100);
+		poll(pfds, (nfds_t)np, store_ms_to_flush(&r->w, 100));
 		if (pfds[0].revents & POLLIN) {
 			char tmp[64];
 			while (read(sig_pipe[0], tmp, sizeof(tmp)) > 0)
@@ -552,6 +552,12 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (r->launched && !r->child_done) {
 		/* stopped early (second signal, --duration, write error): let it run */
 		store_put_meta(&r->w, "stopped", "early");
+		if (sig_stop) {
+			/* a second signal: exit as if it had ended stax */
+			*exit_status = 128 + sig_last;
+			note("stopped recording at the second signal; %s (pid %d) goes on running",
+			     o->argv[0], (int)r->child.pid);
+		}
 	}
 	if (r->launched && r->child_done) {
 		int st = r->child_status;
@@ -567,6 +573,11 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (!o->quiet)
 		summary(r);
 	ret = 0;
+	goto out;
+exec_failed:
+	/* as a shell says it: 127 not found, 126 found but not runnable */
+	if (r->child.exec_errno)
+		*exit_status = r->child.exec_errno == ENOENT ? 127 : 126;
 out:
 	restore_signals();
 	for (i = 0; i < r->nfds; i++)

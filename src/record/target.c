@@ -63,6 +63,7 @@ int target_release(struct target *t, const char *cmd)
 	close(t->err_fd);
 	if (n == (ssize_t)sizeof(e)) {
 		waitpid(t->pid, NULL, 0);
+		t->exec_errno = e;
 		return error("cannot run '%s': %s (%s)", cmd, strerror(e),
 			     e == ENOENT ? "check the command name and PATH" :
 			     e == EACCES ? "check that the file is executable" :

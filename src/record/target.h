@@ -16,6 +16,7 @@ struct target {
 	pid_t pid;
 	int go_fd;      /* write end: one byte lets the child exec */
 	int err_fd;     /* read end: errno from a failed exec, or EOF */
+	int exec_errno; /* set by target_release() when exec failed */
 };
 
 /* Fork the child for argv; returns 0 or -1 (message printed). */

@@ -7,7 +7,8 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define FLUSH_INTERVAL_NS (250ull * 1000 * 1000)
+/* 200 ms: with the time a drain takes, chunks stay under 250 ms apart */
+#define FLUSH_INTERVAL_NS (200ull * 1000 * 1000)
 #define FLUSH_BYTES (4u << 20)
 
 static int write_all(int fd, const void *p, size_t n)
@@ -276,6 +277,18 @@ int store_maybe_flush(struct store_writer *w)
 	    (pending && now_ns() - w->last_flush_ns >= FLUSH_INTERVAL_NS))
 		return store_flush(w, CHUNK_DATA);
 	return w->err;
+}
+
+int store_ms_to_flush(const struct store_writer *w, int max)
+{
+	uint64_t since = now_ns() - w->last_flush_ns, ms;
+	size_t pending = w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len + w->open_dirty;
+	/* with nothing pending, new records wait in the rings until the
+	 * next wakeup: a flush is due right after that one */
+	if (since >= FLUSH_INTERVAL_NS)
+		return pending ? 1 : max;
+	ms = (FLUSH_INTERVAL_NS - since + 999999) / 1000000;
+	return ms < (uint64_t)max ? (int)(ms ? ms : 1) : max;
 }
 
 int store_writer_close(struct store_writer *w)

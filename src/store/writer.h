@@ -76,7 +76,11 @@ void store_put_perfmap(struct store_writer *w, uint32_t pid, const void *data, u
 
 /* Write what is buffered as one chunk (no-op when empty). */
 int store_flush(struct store_writer *w, enum chunk_kind kind);
-/* Flush when 250 ms passed since the last flush or the buffer is large. */
+/* Flush when 200 ms passed since the last flush or the buffer is large. */
 int store_maybe_flush(struct store_writer *w);
+/* Milliseconds until store_maybe_flush() would flush what is pending (at
+ * least 1), at most max: how long a recorder may sleep between drains so
+ * that chunks follow each other at most 250 ms apart. */
+int store_ms_to_flush(const struct store_writer *w, int max);
 
 #endif

@@ -40,14 +40,74 @@ check 143 sig 15
 check 139 sig 11
 check 134 sig 6
 
-# stax's own failure is not confused with the command's: a command that
-# cannot be executed is an error of stax (non-zero, one line)
+# a command that cannot be executed: stax's error, one line, and the
+# status a shell gives (127 not found, 126 not executable)
 stax record -o "$T/none.data" -- "$T/no-such-program" >/dev/null 2>"$T/none.err"
 rc=$?
-if [ "$rc" -ne 0 ] && one_line_error "$T/none.err"; then
-	ok "a command that does not exist: status $rc and one error line"
+if [ "$rc" -eq 127 ] && one_line_error "$T/none.err"; then
+	ok "a command that does not exist: status 127 and one error line"
 else
-	fail "a command that does not exist: non-zero and one error line" "status $rc, stderr: $(tr '\n' '|' <"$T/none.err" | cut -c1-300)"
+	fail "a command that does not exist: status 127 and one error line" "status $rc, stderr: $(tr '\n' '|' <"$T/none.err" | cut -c1-300)"
 fi
+printf 'not a program\n' >"$T/noexec"
+chmod 644 "$T/noexec"
+stax record -o "$T/none.data" -- "$T/noexec" >/dev/null 2>"$T/noexec.err"
+rc=$?
+if [ "$rc" -eq 126 ] && one_line_error "$T/noexec.err"; then
+	ok "a file that is not executable: status 126 and one error line"
+else
+	fail "a file that is not executable: status 126 and one error line" "status $rc, stderr: $(tr '\n' '|' <"$T/noexec.err" | cut -c1-300)"
+fi
+
+# A signal sent to stax alone reaches the target once; stax records on
+# until the target exits and exits with its status.
+cat >"$T/trap.sh" <<'EOS'
+trap 'echo "$1" >>"$2"; exit 11' INT TERM
+echo started >"$3"
+while :; do :; done
+EOS
+"$STAX" record -q -o "$T/sig.data" -- sh "$T/trap.sh" got "$T/got" "$T/started" >/dev/null 2>"$T/sig.err" &
+SP=$!
+bg_add "$SP"
+wait_for "[ -s '$T/started' ]" 10
+sleep 0.3
+kill -INT "$SP"
+wait "$SP"
+rc=$?
+n=$(wc -l <"$T/got" 2>/dev/null || echo 0)
+if [ "$rc" -eq 11 ] && [ "$n" -eq 1 ] && stax top -n 1 -i "$T/sig.data" >/dev/null 2>&1; then
+	ok "SIGINT to stax alone: forwarded once, the target's status (11), the file finished"
+else
+	fail "SIGINT to stax alone: forwarded once, the target's status" "status $rc, the target got it $n times: $(first_line "$T/sig.err")"
+fi
+# A target that ignores it: a second signal stops the recording; stax
+# exits 128+signal, the file is finished, the target goes on.
+cat >"$T/deaf.sh" <<'EOS'
+trap 'echo got >>"$1"' TERM
+echo $$ >"$2"
+while :; do :; done
+EOS
+rm -f "$T/started" "$T/got"
+"$STAX" record -q -o "$T/deaf.data" -- sh "$T/deaf.sh" "$T/got" "$T/started" >/dev/null 2>"$T/deaf.err" &
+SP=$!
+bg_add "$SP"
+wait_for "[ -s '$T/started' ]" 10
+TP=$(cat "$T/started")
+[ -n "$TP" ] && bg_add "$TP"
+sleep 0.3
+kill -TERM "$SP"
+sleep 0.5
+kill -TERM "$SP"
+wait "$SP"
+rc=$?
+alive=no
+[ -n "$TP" ] && kill -0 "$TP" 2>/dev/null && alive=yes
+if [ "$rc" -eq 143 ] && [ $alive = yes ] && grep -q "second signal" "$T/deaf.err" &&
+	stax info -i "$T/deaf.data" 2>/dev/null | grep -q finished; then
+	ok "a second SIGTERM: stax stops, exits 143, the file is finished, the target goes on"
+else
+	fail "a second SIGTERM: stax stops, exits 143, the target goes on" "status $rc, target alive: $alive: $(first_line "$T/deaf.err")"
+fi
+[ -n "$TP" ] && kill -KILL "$TP" 2>/dev/null
 
 done_testing

@@ -14,6 +14,28 @@ wait_for "[ -s '$T/spin.pid' ]" 5
 spin=$(cat "$T/spin.pid" 2>/dev/null)
 [ -n "$spin" ] && bg_add "$spin"
 
+# Chunks are written at least every 250 ms: watch the file's size for 2 s
+# (every 5 ms) and take the largest gap between two growths.
+sizes() {
+	prev=0
+	i=0
+	while [ $i -lt 400 ]; do
+		s=$(stat -c %s "$f" 2>/dev/null || echo 0)
+		[ "$s" != "$prev" ] && date +%s%N
+		prev=$s
+		i=$((i + 1))
+		sleep 0.005
+	done
+}
+gaps=$(sizes | awk 'NR > 1 { g = ($1 - p) / 1e6; if (g > m) m = g; n++ } { p = $1 } END { printf "%d %.0f", n, m }')
+ngaps=${gaps% *}
+maxgap=${gaps#* }
+if [ "${ngaps:-0}" -ge 5 ] && [ "${maxgap:-999}" -le 260 ]; then
+	ok "chunks follow each other at most 250 ms apart ($ngaps gaps in 2 s, the longest $maxgap ms)"
+else
+	fail "chunks follow each other at most 250 ms apart" "$ngaps gaps in 2 s, the longest $maxgap ms"
+fi
+
 # count: samples in $f now, through flame --folded
 count() { stax flame --folded -i "$f" 2>"$T/q.err" | samples /dev/stdin; }
 
