@@ -379,6 +379,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		const struct utable *rt;
 		uint64_t rbias;
 		bool jit_cfi;
+		int kind;
 
 		if (n >= limit) {
 			res->quality = UNWIND_Q_TRUNCATED;
@@ -429,7 +430,15 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			}
 		}
 
-		switch (r ? r->kind : UR_FP) {
+		kind = r ? r->kind : UR_FP;
+		if (kind == UR_FP && n == 1 && mod && mod->t &&
+		    utable_find(mod->t, lookup - 1 - mod->bias)->kind == UR_SIGNAL) {
+			/* Sampled in rt_sigreturn's syscall: the pc is the byte
+			 * after `syscall`, one past the trampoline's FDE (which
+			 * starts a byte early for RA-1 lookups instead). */
+			kind = UR_SIGNAL;
+		}
+		switch (kind) {
 		case UR_NORMAL:
 		case UR_PLT:
 			if (r->kind == UR_PLT) {

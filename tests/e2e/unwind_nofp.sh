@@ -119,6 +119,31 @@ else
 fi
 check lld callgraph-lld ';leaf_b' "${START}a;b;leaf_b" "lld: main;a;b;leaf_b"
 
+# samples in rt_sigreturn reach main;raiser: before the kernel restores
+# the interrupted registers the user pc is one past __restore_rt's FDE
+# (and the stack goes through __restore_rt), after it they are the
+# interrupted code's
+if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ] && [ "$(id -u)" -ne 0 ]; then
+	skip "rt_sigreturn" "kernel frames are not recorded (not root, kernel.perf_event_paranoid > 1)"
+else
+	sr_ok=no
+	for scale in 1 2; do
+		rec raise "$PROG/unwind_raise-nofp" $scale || continue
+		sr_tot=$(samples "$T/raise.folded" ';[^;]*rt_sigreturn[^;]*_\[k\]')
+		sr_good=$(samples "$T/raise.folded" "${START}raiser;.*;[^;]*rt_sigreturn[^;]*_\\[k\\]")
+		sr_pct=$(awk -v g="$sr_good" -v t="$sr_tot" 'BEGIN { printf "%.1f", t ? 100 * g / t : 0 }')
+		if [ "$sr_tot" -ge 50 ] && between "$sr_pct" 99 100; then
+			sr_ok=yes
+			break
+		fi
+	done
+	if [ $sr_ok = yes ]; then
+		ok "rt_sigreturn: $sr_pct% of $sr_tot samples in the syscall reach main;raiser"
+	else
+		fail "rt_sigreturn: samples in the syscall reach main;raiser" "$sr_pct% of ${sr_tot:-0}: $(first_line "$T/raise.err")"
+	fi
+fi
+
 # lazy binding: samples in ld.so's _dl_runtime_resolve_xsavec / _dl_fixup
 # (the trampoline's CFA is rbx-based; rbx was saved by _dl_fixup) reach
 # main;lazy_round
@@ -142,7 +167,7 @@ fi
 # no stack from these programs is broken or stops early (not unwind_lazy:
 # every dlopen of its library faults in the library's _init, which has no
 # CFI (crti.o), at its first instruction: ~1.5% of its samples break there)
-for n in qsort-nofp signal-nofp plt nocfi lld; do
+for n in qsort-nofp signal-nofp plt nocfi lld raise; do
 	q=$(awk '/verdict:/ { for (i = 1; i <= NF; i++) if ($i == "broken") print $(i + 1) }' "$T/$n.info" | tr -d ',')
 	tot=$(awk '/^samples:/ { print $2 }' "$T/$n.info")
 	if [ -n "$q" ] && [ -n "$tot" ] && [ "$q" -le $((tot / 100)) ]; then
