@@ -22,6 +22,7 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	hmap_init(&g->pend_index);
 	hmap_init(&g->kreason);
 	hmap_init(&g->code_index);
+	hmap_init(&g->tail_index);
 }
 
 void ingest_release(struct ingest *g)
@@ -33,6 +34,8 @@ void ingest_release(struct ingest *g)
 	hmap_release(&g->switch_ids);
 	hmap_release(&g->pend_index);
 	hmap_release(&g->kreason);
+	hmap_release(&g->tail_index);
+	free(g->tails);
 	free(g->pend);
 	for (size_t i = 0; i < g->ncode; i++)
 		free(g->code[i].bytes);
@@ -181,6 +184,47 @@ static const uint8_t perf_to_dwarf[24] = {
 	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
 };
 
+/* Keep the outermost frames of a stack DWARF unwound to its root, or
+ * complete a spliced one from them (see struct ingest_tail). Sound because
+ * a thread's outermost frames do not change while it lives: the same
+ * return address into __libc_start_call_main or start_thread has the same
+ * callers. */
+static void root_tail(struct ingest *g, uint32_t tid, struct unwind_result *res)
+{
+	struct ingest_tail *t;
+	uint32_t at;
+	size_t i, j, n = res->n;
+
+	if (res->quality != UNWIND_Q_COMPLETE || !n)
+		return;
+	if (res->method == UNWIND_M_DWARF) {
+		if (!hmap_get(&g->tail_index, tid, &at)) {
+			GROW(g->tails, g->tailcap, g->ntails + 1);
+			at = (uint32_t)g->ntails++;
+			hmap_put(&g->tail_index, tid, at);
+		}
+		t = &g->tails[at];
+		t->tid = tid;
+		t->n = (uint8_t)MIN(n, (size_t)INGEST_TAIL);
+		for (i = 0; i < t->n; i++)
+			t->pc[i] = g->frames[n - t->n + i].pc;
+		return;
+	}
+	if (res->method != UNWIND_M_SPLICED || !hmap_get(&g->tail_index, tid, &at))
+		return;
+	t = &g->tails[at];
+	for (j = 0; j + 1 < t->n && t->pc[j] != g->frames[n - 1].pc; j++)
+		;
+	if (j + 1 >= t->n)
+		return;
+	for (j++; j < t->n && res->n < INGEST_MAX_FRAMES; j++) {
+		g->frames[res->n].pc = t->pc[j];
+		g->frames[res->n].flags = UNWIND_F_RA;
+		res->n++;
+	}
+	g->tails_added++;
+}
+
 /* Unwind the user part of s from its registers and stack copy. Replaces
  * uframes[0..*nu); returns false when the sample has no user registers. */
 static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *nu,
@@ -216,6 +260,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.jit_table = g->njitdumps ? jit_table : NULL;
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
+	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
 	*nu = k;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #define INGEST_MAX_FRAMES 1024
+#define INGEST_TAIL 8
 
 /* A thread switched out whose switch-in has not been seen yet. */
 struct offcpu_pending {
@@ -69,6 +70,18 @@ struct ingest {
 	struct ingest_code { uint8_t *bytes; size_t len; } *code;
 	size_t ncode, codecap;
 	uint64_t jit_samples, jit_frames;
+	/* The outermost frames of each thread's last stack that DWARF
+	 * unwound to its root: a spliced stack whose frame-pointer chain
+	 * ended at one of them (in libc, without frame pointers, just below
+	 * _start or clone3) continues with the rest. */
+	struct hmap tail_index;        /* tid -> index in tails */
+	struct ingest_tail {
+		uint32_t tid;
+		uint8_t n;
+		uint64_t pc[INGEST_TAIL];
+	} *tails;
+	size_t ntails, tailcap;
+	uint64_t tails_added;          /* spliced stacks completed from a tail */
 	/* jitdump files mapped by the processes (their marker mmap), with
 	 * the unwind tables of their UNWINDING_INFO records */
 	struct ingest_jitdump {
@@ -94,11 +107,11 @@ void ingest_release(struct ingest *g);
  * intervals. Each interval is written as a rec_offcpu. */
 void ingest_enable_offcpu(struct ingest *g);
 void ingest_add_switch_id(struct ingest *g, uint64_t id);
-/* Write the intervals still open at end_time (flagged OFFCPU_F_OPEN). */
 /* Tell the writer which threads are off the CPU as of now (CLOCK_MONOTONIC
  * ns, the events' clock), for readers of the growing file; no-op without
  * off-CPU recording. Cheap: one entry per thread. */
 void ingest_checkpoint(struct ingest *g, uint64_t now);
+/* Write the intervals still open at end_time (flagged OFFCPU_F_OPEN). */
 void ingest_finish(struct ingest *g, uint64_t end_time);
 /* Reason bucket of a kernel stack (leaf first), from the names of its
  * frames in /proc/kallsyms (cached per address); OFFCPU_OTHER when no

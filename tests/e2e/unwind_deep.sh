@@ -54,19 +54,31 @@ fi
 tot=$(total "$T/deep.info")
 sp=$(verdict "$T/deep.info" spliced)
 co=$(verdict "$T/deep.info" complete)
-if [ -n "$tot" ] && [ "$tot" -gt 0 ] && between "$(pct "${sp:-0}" "$tot")" 99 100 && between "$(pct "${co:-0}" "$tot")" 99 100; then
+if [ -n "$tot" ] && [ "$tot" -gt 0 ] && between "$(pct "${sp:-0}" "$tot")" 90 100 && between "$(pct "${co:-0}" "$tot")" 99 100; then
 	ok "deep hybrid: stax info: $sp of $tot spliced, $co complete"
 else
-	fail "deep hybrid: stax info: >= 99% spliced and complete" "$(grep -E 'verdict|method' "$T/deep.info" | tr '\n' ' ')"
+	fail "deep hybrid: stax info: >= 90% spliced, >= 99% complete" "$(grep -E 'verdict|method' "$T/deep.info" | tr '\n' ' ')"
+fi
+# the spliced stacks end in libc (no frame pointers) below main; the
+# outermost frames learnt from shallow_phase's DWARF stacks complete them
+n=$(samples "$T/deep.folded" ";hot_leaf$K")
+g=$(samples "$T/deep.folded" "^unwind_deep;_start;__libc_start_main;__libc_start_call_main;main;deep;.*;hot_leaf$K")
+p=$(pct "$g" "$n")
+if [ "$n" -ge 300 ] && between "$p" 99 100; then
+	ok "deep hybrid: $p% of the spliced hot_leaf stacks start at _start;__libc_start_main (learnt from shallow_phase)"
+else
+	fail "deep hybrid: the spliced stacks start at _start;__libc_start_main" "$p% of $n; roots: $(cut -d';' -f2 "$T/deep.folded" | sort | uniq -c | tr '\n' '|')"
 fi
 
 # dwarf alone stops where the copy ends: truncated, and no main
 rec deepdw dwarf "$PROG/unwind_deep" 0.5
 tot=$(total "$T/deepdw.info")
 tr=$(verdict "$T/deepdw.info" truncated)
-m=$(share "$T/deepdw.folded" ";main;")
-if [ -n "$tot" ] && between "$(pct "${tr:-0}" "$tot")" 99 100 && between "$m" 0 1; then
-	ok "deep dwarf: $tr of $tot truncated at the copy, $m% reach main"
+# (all but shallow_phase's samples, ~5%, which DWARF unwinds to _start)
+hl=$(samples "$T/deepdw.folded" ";hot_leaf$K")
+m=$(pct "$(samples "$T/deepdw.folded" ";main;.*;hot_leaf$K")" "$hl")
+if [ -n "$tot" ] && between "$(pct "${tr:-0}" "$tot")" 90 100 && [ "$hl" -gt 0 ] && between "$m" 0 1; then
+	ok "deep dwarf: $tr of $tot truncated at the copy, $m% of $hl hot_leaf stacks reach main"
 else
 	fail "deep dwarf: truncated at the copy" "$(grep verdict "$T/deepdw.info"), main in $m%"
 fi

@@ -6,6 +6,11 @@
  * the two objects are linked into build/unwind_deep. Expected samples,
  * root first:
  *   _start;...;main;deep x (DEPTH+1);leaf_caller;hot_leaf   ~100%
+ *   _start;...;main;shallow_phase                         ~5%, first
+ * shallow_phase runs first: its stacks are short enough for DWARF alone to
+ * reach _start, so stax learns the main thread's outermost frames
+ * (_start, __libc_start_main) that the kernel's chain never gives (libc
+ * keeps no frame pointers) and completes the spliced stacks with them.
  * Each deep frame holds a 1 KiB array, so the stack below hot_leaf is
  * about 71 KiB: more than any stack copy (at most 65528 bytes), while the
  * DEPTH+8 frames stay under the kernel's 127-entry chain cap. The kernel's
@@ -40,10 +45,18 @@ NOINLINE unsigned long deep(int depth, unsigned long n)
 	return r + (unsigned char)pad[0];
 }
 
+NOINLINE unsigned long shallow_phase(unsigned long n)
+{
+	unsigned long x = n;
+	BURN_LOOP(x, n);
+	return x;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long rounds = (unsigned long)(ROUNDS * arg_scale(argc, argv, 1, 1.0));
 	unsigned long i, r = 0;
+	r += shallow_phase(UNIT * rounds / 20);
 	for (i = 0; i < rounds || i == 0; i++)
 		r += deep(DEPTH, UNIT);
 	KEEP_FRAME();
