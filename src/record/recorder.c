@@ -39,6 +39,9 @@ struct recorder {
 	struct target child;
 	bool launched, child_done;
 	int child_status;
+	/* CPU time of attached processes (-p): at the start and as last
+	 * seen, from /proc/PID/stat, for the effective rate in stax info */
+	uint64_t *cpu_first, *cpu_last;
 };
 
 /* ---- signals: a self-pipe wakes the poll loop ---- */
@@ -343,6 +346,50 @@ static void summary(struct recorder *r)
 			r->ing.lost + r->ing.lost_samples);
 }
 
+/* user+system CPU time of process pid in ns (all its threads), or 0. */
+static uint64_t proc_cpu_ns(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long ut = 0, st = 0;
+	long tck = sysconf(_SC_CLK_TCK);
+	ssize_t n;
+	int fd;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* fields 14 and 15, counted after the ")" that ends the name */
+	if (!(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2 ||
+	    tck <= 0)
+		return 0;
+	return (ut + st) * (1000000000ull / (uint64_t)tck);
+}
+
+/* Note the CPU time of the attached processes (first call: the start). */
+static void track_cpu(struct recorder *r)
+{
+	size_t i;
+	if (!r->o->npids)
+		return;
+	if (!r->cpu_first) {
+		r->cpu_first = xcalloc(r->o->npids, sizeof(*r->cpu_first));
+		r->cpu_last = xcalloc(r->o->npids, sizeof(*r->cpu_last));
+		for (i = 0; i < r->o->npids; i++)
+			r->cpu_first[i] = r->cpu_last[i] = proc_cpu_ns(r->o->pids[i]);
+		return;
+	}
+	for (i = 0; i < r->o->npids; i++) {
+		uint64_t v = proc_cpu_ns(r->o->pids[i]);
+		if (v > r->cpu_last[i])
+			r->cpu_last[i] = v;
+	}
+}
+
 static bool targets_alive(struct recorder *r)
 {
 	size_t i;
@@ -494,6 +541,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		}
 		r->start_ns = now_ns();
 		put_header_meta(r);
+		track_cpu(r);
 		for (i = 0; i < r->nfds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	}
@@ -523,6 +571,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 		}
 		handle_signals(r);
 		drain(r);
+		track_cpu(r);
 		ingest_checkpoint(&r->ing, now_ns());
 		if (store_maybe_flush(&r->w)) {
 			error("cannot write %s: %s (free some disk space)", o->output, strerror(-r->w.err));
@@ -561,8 +610,21 @@ int record_run(const struct record_opts *o, int *exit_status)
 	}
 	if (r->launched && r->child_done) {
 		int st = r->child_status;
+		struct rusage ru;
 		*exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 		put_meta_u64(&r->w, "exit_status", (uint64_t)*exit_status);
+		/* the CPU time of CMD and the children it waited for */
+		if (!getrusage(RUSAGE_CHILDREN, &ru))
+			put_meta_u64(&r->w, "cpu_ns",
+				     ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+				     ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull);
+	}
+	if (r->cpu_first) {
+		uint64_t cpu = 0;
+		track_cpu(r);
+		for (i = 0; i < o->npids; i++)
+			cpu += r->cpu_last[i] - r->cpu_first[i];
+		put_meta_u64(&r->w, "cpu_ns", cpu);
 	}
 	store_flush(&r->w, CHUNK_DATA);
 	ingest_put_symbols(&r->ing);
@@ -594,6 +656,8 @@ out:
 		}
 	}
 	free(old_path);
+	free(r->cpu_first);
+	free(r->cpu_last);
 	free(pfds);
 	free(r->fds);
 	free(r->rings);

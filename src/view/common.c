@@ -1,7 +1,26 @@
 #include "view/view.h"
+#include "lib/util.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Functions where a stack counts as having reached its root: main (or
+ * the libc frames that call it, since Debian's libc has no frame pointers
+ * and a chain may end there), and thread or process start functions.
+ * bench/roots.awk uses the same list. */
+static const char *const root_names[] = {
+	"main", "__libc_start_call_main", "__libc_start_main", "_start",
+	"start_thread", "clone", "clone3", "__clone", "__clone3", "Py_BytesMain",
+};
+
+bool view_is_root_name(const char *name)
+{
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(root_names); i++)
+		if (!strcmp(name, root_names[i]))
+			return true;
+	return false;
+}
 
 bool view_keep(const struct profile *p, const struct view_filter *f, const struct rec_sample *s)
 {

@@ -55,17 +55,6 @@ static struct mod_stat *mod_get(struct mod_stat **v, size_t *n, size_t *cap, con
 	return &(*v)[(*n)++];
 }
 
-static bool root_name(const char *n)
-{
-	static const char *const roots[] = { "main", "__libc_start_call_main", "__libc_start_main",
-		"_start", "start_thread", "clone", "clone3", "__clone", "__clone3", "Py_BytesMain" };
-	size_t i;
-	for (i = 0; i < ARRAY_SIZE(roots); i++)
-		if (!strcmp(n, roots[i]))
-			return true;
-	return false;
-}
-
 static const char *mapping_path(const struct profile *p, uint32_t id)
 {
 	return id && id <= p->nmaps ? p->maps[id - 1].path : NULL;
@@ -252,7 +241,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 			struct mod_stat *m;
 			if (!fn)
 				continue;
-			if (fn->known && root_name(fn->name))
+			if (fn->known && view_is_root_name(fn->name))
 				root = true;
 			m = mod_get(&mods, &nmods, &modcap, fn->module);
 			if (!m->mapping)

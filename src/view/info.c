@@ -8,26 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Functions where a stack counts as having reached its root: main (or
- * the libc frame that calls it, since Debian's libc has no frame pointers
- * and the chain ends there), and thread or process start functions. */
-static const char *const root_names[] = {
-	"main", "__libc_start_call_main", "__libc_start_main", "_start",
-	"start_thread", "clone", "clone3", "__clone", "__clone3", "Py_BytesMain",
-};
-
-static bool is_root_name(const char *name)
-{
-	size_t i;
-	for (i = 0; i < ARRAY_SIZE(root_names); i++)
-		if (!strcmp(name, root_names[i]))
-			return true;
-	return false;
-}
-
 struct module_row {
 	const char *module;
 	uint64_t frames, unknown;
+	uint64_t ends;                 /* truncated or broken stacks ending here */
+	uint64_t stops[UNWIND_NSTOPS]; /* of those, by why */
 };
 
 static int cmp_module(const void *a, const void *b)
@@ -47,7 +32,8 @@ static struct module_row *module_row(struct module_row **rows, size_t *n, size_t
 		if (!strcmp((*rows)[i].module, m))
 			return &(*rows)[i];
 	GROW(*rows, *cap, *n + 1);
-	(*rows)[*n] = (struct module_row){ m, 0, 0 };
+	memset(&(*rows)[*n], 0, sizeof(**rows));
+	(*rows)[*n].module = m;
 	return &(*rows)[(*n)++];
 }
 
@@ -99,13 +85,53 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
 	fprintf(out, " ms); stacks complete %.1f%%\n", 100.0 * complete / n);
 }
 
+static int cmp_ends(const void *a, const void *b)
+{
+	const struct module_row *x = *(const struct module_row *const *)a;
+	const struct module_row *y = *(const struct module_row *const *)b;
+	if (x->ends != y->ends)
+		return x->ends > y->ends ? -1 : 1;
+	return strcmp(x->module, y->module);
+}
+
+/* The main reason stacks ending in m stopped. */
+static const char *main_stop(const struct module_row *m)
+{
+	size_t i, top = 0;
+	for (i = 1; i < UNWIND_NSTOPS; i++)
+		if (m->stops[i] > m->stops[top])
+			top = i;
+	return top ? unwind_stop_name((enum unwind_stop)top) : "not known";
+}
+
+#define INFO_STOPS 5
+
+/* The modules where most truncated or broken stacks end, most first:
+ * up to INFO_STOPS of them into out; returns how many. */
+static size_t stop_modules(struct module_row *mods, size_t nmods, const struct module_row **out)
+{
+	const struct module_row **v = xcalloc(nmods ? nmods : 1, sizeof(*v));
+	size_t i, n = 0;
+	for (i = 0; i < nmods; i++)
+		if (mods[i].ends)
+			v[n++] = &mods[i];
+	qsort(v, n, sizeof(*v), cmp_ends);
+	n = MIN(n, (size_t)INFO_STOPS);
+	memcpy(out, v, n * sizeof(*v));
+	free(v);
+	return n;
+}
+
 void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out)
 {
+	const struct module_row *stops[INFO_STOPS];
+	size_t nstops;
 	uint64_t kept = 0, weight = 0, rooted = 0, quality[4] = { 0 }, method[3] = { 0 };
 	uint64_t jit[4] = { 0 }; /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
 	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
 	uint64_t end = strtoull(meta_or(p, "end_ns", "0"), NULL, 10);
 	uint64_t freq = strtoull(meta_or(p, "freq", "0"), NULL, 10);
+	uint64_t cpu_ns = strtoull(meta_or(p, "cpu_ns", "0"), NULL, 10);
 	bool clock = !strcmp(meta_or(p, "event_is_clock", "0"), "1");
 	struct module_row *mods = NULL;
 	size_t nmods = 0, modcap = 0, i;
@@ -116,7 +142,9 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
 		const struct prof_node *nd;
+		size_t outer = SIZE_MAX;   /* index: mods may move as it grows */
 		bool root = false;
+		unsigned q;
 		size_t k;
 		if (!view_keep(p, f, s))
 			continue;
@@ -140,26 +168,39 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			struct module_row *m;
 			if (!fn)
 				continue;
-			if (fn->known && is_root_name(fn->name))
+			if (fn->known && view_is_root_name(fn->name))
 				root = true;
 			m = module_row(&mods, &nmods, &modcap, fn->module);
 			m->frames++;
 			if (!fn->known)
 				m->unknown++;
+			if (!fn->kernel)
+				outer = (size_t)(m - mods);
 		}
 		rooted += root;
+		q = SAMPLE_Q(s->quality);
+		if (outer != SIZE_MAX && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
+			unsigned stop = SAMPLE_Q_STOP(s->quality);
+			mods[outer].ends++;
+			mods[outer].stops[stop < UNWIND_NSTOPS ? stop : 0]++;
+		}
 	}
 	if (!end)
 		end = p->last_time;
 	if (!start)
 		start = p->first_time;
 	secs = end > start ? (end - start) / 1e9 : 0;
-	if (clock && weight)
-		eff = kept / (weight / 1e9);      /* samples per second of CPU time */
+	if (clock && cpu_ns && f->pid < 0 && f->tid < 0 && !f->comm)
+		/* samples per second of the CPU time the targets used, measured
+		 * apart from the samples: losses and throttling show */
+		eff = kept / (cpu_ns / 1e9);
+	else if (clock && weight)
+		eff = kept / (weight / 1e9);      /* what the samples' periods say */
 	else if (secs > 0)
 		eff = kept / secs;
 	if (nmods)
 		qsort(mods, nmods, sizeof(*mods), cmp_module);
+	nstops = stop_modules(mods, nmods, stops);
 
 	if (json) {
 		fputs("{\"file\":", out);
@@ -194,6 +235,15 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			method[0], method[1], method[2]);
 		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
 			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
+		fputs(",\"stops\":[", out);
+		for (i = 0; i < nstops; i++) {
+			fprintf(out, "%s{\"module\":", i ? "," : "");
+			json_str(out, stops[i]->module);
+			fprintf(out, ",\"samples\":%" PRIu64 ",\"why\":", stops[i]->ends);
+			json_str(out, main_stop(stops[i]));
+			fputc('}', out);
+		}
+		fputs("]", out);
 		fputs(",\"modules\":[", out);
 		for (i = 0; i < nmods; i++) {
 			fprintf(out, "%s{\"module\":", i ? "," : "");
@@ -235,6 +285,9 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	if (jit[0])
 		fprintf(out, "  jit:       %" PRIu64 " through code without CFI: CPython trampoline %" PRIu64
 			", frame pointer %" PRIu64 ", jitdump CFI %" PRIu64 "\n", jit[0], jit[1], jit[2], jit[3]);
+	for (i = 0; i < nstops; i++)
+		fprintf(out, "%s%s %" PRIu64 " (%s)%s", i ? ", " : "  stop in:   ", stops[i]->module,
+			stops[i]->ends, main_stop(stops[i]), i + 1 == nstops ? "\n" : "");
 	fprintf(out, "modules:     %-28s %10s %12s  %s\n", "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
 	for (i = 0; i < nmods; i++)
 		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%  %s\n", mods[i].module, mods[i].frames,

@@ -216,4 +216,39 @@ else
 	fail "nofp leaves leaf_b ~75% and leaf_c ~25%" "got $sb% and $sc%; first: $(first_line "$T/nofp.folded")"
 fi
 
+# --- the effective rate: samples per second of the CPU time the target
+# used (measured apart from the samples), so losses show ----------------
+# json_num KEY FILE: the first number after "KEY": in FILE
+json_num() { grep -o "\"$1\":[0-9.]*" "$2" | head -n 1 | cut -d: -f2; }
+stax record -q -o "$T/eff.data" -- "$PROG/threads-fp" 1 >/dev/null 2>"$T/eff.err"
+stax info --json -i "$T/eff.data" >"$T/eff.json" 2>>"$T/eff.err"
+eff=$(json_num effective_hz "$T/eff.json")
+if [ -n "$eff" ] && between "$eff" 900 1010; then
+	ok "effective rate at -F 999: $eff Hz"
+else
+	fail "effective rate at -F 999 is ~999 Hz" "'$eff': $(first_line "$T/eff.err")"
+fi
+# the recorder stopped for 1.5 s: its rings (4 MiB per cpu; a sample with
+# a 32 KiB stack copy) overflow, samples are lost and the rate says so
+"$STAX" record -q -o "$T/stop.data" -- "$PROG/threads-fp" 2 >/dev/null 2>"$T/stop.err" &
+SP=$!
+bg_add "$SP"
+sleep 0.5
+kill -STOP "$SP"
+sleep 1.5
+kill -CONT "$SP"
+wait "$SP"
+stax info --json -i "$T/stop.data" >"$T/stop.json" 2>>"$T/stop.err"
+eff=$(json_num effective_hz "$T/stop.json")
+lost=$(json_num lost "$T/stop.json")
+kept=$(json_num samples "$T/stop.json")
+# each lost record is a lost sample here: the rate should be what the
+# kept share of 999 Hz is
+want=$(awk -v k="${kept:-0}" -v l="${lost:-0}" 'BEGIN { if (k + l) printf "%.1f", 999 * k / (k + l) }')
+if [ -n "$eff" ] && [ "${lost:-0}" -gt 20 ] && between "$eff" "$(awk -v w="$want" 'BEGIN { print w * 0.85 }')" "$(awk -v w="$want" 'BEGIN { print w * 1.15 }')"; then
+	ok "a recorder stopped for 1.5 s: $lost lost, effective rate $eff Hz (999 x kept/(kept+lost) = $want)"
+else
+	fail "a recorder stopped for 1.5 s: losses counted and the effective rate lower by as much" "kept '$kept', lost '$lost', effective '$eff', want ~$want: $(first_line "$T/stop.err")"
+fi
+
 done_testing

@@ -109,6 +109,18 @@ if [ -n "$tot" ] && between "$(pct "${tr:-0}" "$tot")" 99 100 && [ "${co:-1}" -l
 else
 	fail "recurse-nofp: deeper than the copy is truncated" "$(grep verdict "$T/rnofp.info"); $good of $n leaf stacks clean"
 fi
+# stax info names where they stop and why, and stax doctor what to do
+if grep -Eq "stop in: +unwind_recurse-nofp [0-9]+ \(the stack copy ended\)" "$T/rnofp.info"; then
+	ok "recurse-nofp: stax info: $(grep 'stop in:' "$T/rnofp.info" | sed 's/^ *//')"
+else
+	fail "recurse-nofp: stax info says they stop in unwind_recurse-nofp where the copy ended" "$(grep 'stop in' "$T/rnofp.info")"
+fi
+stax doctor -i "$T/rnofp.data" >"$T/rnofp.doctor" 2>&1
+if grep -q "cut where the stack copy ended" "$T/rnofp.doctor" && grep -q -- "-fno-omit-frame-pointer" "$T/rnofp.doctor"; then
+	ok "recurse-nofp: stax doctor says the copy ended and to keep frame pointers"
+else
+	fail "recurse-nofp: stax doctor explains the truncation" "$(tr '\n' '|' <"$T/rnofp.doctor" | cut -c1-400)"
+fi
 
 # the same recursion with frame pointers: spliced and complete
 rec rfp hybrid "$PROG/unwind_recurse-fp"
