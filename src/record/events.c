@@ -124,8 +124,8 @@ bool event_system_allowed(void)
 	return sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2) <= 0;
 }
 
-void event_attr_switch(struct perf_event_attr *a, const struct perf_event_attr *main,
-		       uint32_t stack_user)
+void event_attr_switch(struct perf_event_attr *a, struct perf_event_attr *records,
+		       const struct perf_event_attr *main, uint32_t stack_user)
 {
 	*a = *main;
 	a->type = PERF_TYPE_SOFTWARE;
@@ -135,10 +135,16 @@ void event_attr_switch(struct perf_event_attr *a, const struct perf_event_attr *
 	if (a->sample_type & PERF_SAMPLE_STACK_USER)
 		a->sample_stack_user = stack_user;
 	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;
-	a->context_switch = 1;
 	/* the switch happens in the kernel: excluding it would see none */
 	a->exclude_kernel = 0;
 	a->exclude_callchain_kernel = 0;
+	/* The switch records come from an event of their own, which takes
+	 * no samples; its sample_type is the same, so that the sample_id
+	 * of its records reads like everyone else's. */
+	*records = *a;
+	records->config = PERF_COUNT_SW_DUMMY;
+	records->sample_period = 0;
+	records->context_switch = 1;
 }
 
 void event_attr(struct perf_event_attr *a, const struct event_spec *ev,

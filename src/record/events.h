@@ -33,13 +33,14 @@ void event_attr(struct perf_event_attr *attr, const struct event_spec *ev,
 		uint64_t freq, bool kernel, bool enable_on_exec,
 		uint64_t sample_regs_user, uint32_t stack_user);
 
-/* Turn a copy of the sampling attribute main into the off-CPU event:
+/* Make the two off-CPU events from the sampling attribute main: attr,
  * context-switches with period 1 (one sample, with kernel and user
- * stacks, per switch-out; stack_user bytes of user stack) plus
- * PERF_RECORD_SWITCH records (context_switch) for the switch-ins. It
- * carries no mmap/comm/task records (main has them). */
-void event_attr_switch(struct perf_event_attr *attr, const struct perf_event_attr *main,
-		       uint32_t stack_user);
+ * stacks, per switch-out; stack_user bytes of user stack), and records,
+ * a dummy event (no samples) that writes the PERF_RECORD_SWITCH records
+ * (context_switch) of switch-outs and switch-ins. Neither carries
+ * mmap/comm/task records (main has them). */
+void event_attr_switch(struct perf_event_attr *attr, struct perf_event_attr *records,
+		       const struct perf_event_attr *main, uint32_t stack_user);
 
 /* perf_event_open wrapper. */
 int event_open(struct perf_event_attr *attr, int pid, int cpu, int group, unsigned long flags);

@@ -31,6 +31,10 @@ struct recorder {
 	int *fds;
 	size_t nfds, fdcap;
 	struct ring *rings;      /* one per cpu */
+	/* --off-cpu: the switch records (PERF_RECORD_SWITCH) in rings of
+	 * their own, one per cpu, so that a flood of switch samples with
+	 * stack copies cannot crowd out the records that time the intervals */
+	struct ring *srings;
 	struct buf batch;
 	struct perf_format fmt;
 	struct ingest ing;
@@ -93,6 +97,10 @@ static void restore_signals(void)
 
 /* ---- opening events ---- */
 
+/* Pages of the switch-record rings: two 48-byte records a switch, 2 MiB
+ * hold ~20,000 switches between two drains. */
+#define SWITCH_RING_PAGES 512
+
 static size_t ring_pages(const struct recorder *r)
 {
 	size_t pages = r->o->unwind != UNWIND_MODE_FP ? 1024 : 256;
@@ -110,6 +118,8 @@ static size_t ring_pages(const struct recorder *r)
 		if (!getrlimit(RLIMIT_MEMLOCK, &rl))
 			budget += rl.rlim_cur == RLIM_INFINITY ? 65536 : (size_t)(rl.rlim_cur / 1024 / 2);
 		fit = budget / 4 / (size_t)r->ncpus;
+		if (r->o->off_cpu && fit > SWITCH_RING_PAGES + 1)
+			fit -= SWITCH_RING_PAGES + 1;
 		while (pages > 1 && pages + 1 > fit)
 			pages /= 2;
 	}
@@ -122,16 +132,17 @@ static void add_fd(struct recorder *r, int fd)
 	r->fds[r->nfds++] = fd;
 }
 
-/* Open the event for task pid on every cpu; the first fd per cpu owns the
- * ring, later ones write into it. */
-static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
+/* Open the event for task pid on every cpu into rings (of pages pages);
+ * the first fd per cpu owns the ring, later ones write into it. */
+static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
+		     struct ring *rings, size_t pages)
 {
 	int cpu, opened = 0;
 	/* Wake the recorder when a quarter of the ring is full, not on every
 	 * sample: each wakeup preempts the profiled threads (seen as off-CPU
 	 * "preempted" time) and a sample with a stack copy is larger than a
 	 * small watermark. The loop polls every 100 ms anyway. */
-	attr->wakeup_watermark = (uint32_t)(ring_pages(r) * (size_t)sysconf(_SC_PAGESIZE) / 4);
+	attr->wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
 	for (cpu = 0; cpu < r->ncpus; cpu++) {
 		int fd = event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
@@ -140,8 +151,8 @@ static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 			return event_open_error(errno, r->ev, r->o->freq, pid);
 		}
 		add_fd(r, fd);
-		if (!r->rings[cpu].base) {
-			int e = ring_map(&r->rings[cpu], fd, ring_pages(r));
+		if (!rings[cpu].base) {
+			int e = ring_map(&rings[cpu], fd, pages);
 			if (e == -EPERM || e == -ENOMEM)
 				return error("cannot map the sample ring buffer: locked memory limit reached"
 					     " (kernel.perf_event_mlock_kb is %ld KiB; run: sudo sysctl"
@@ -149,7 +160,7 @@ static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 					     sysctl_read("/proc/sys/kernel/perf_event_mlock_kb", 516));
 			if (e)
 				return error("cannot map the sample ring buffer: %s", strerror(-e));
-		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->rings[cpu].fd)) {
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rings[cpu].fd)) {
 			return error("cannot redirect perf event output: %s", strerror(errno));
 		}
 		opened++;
@@ -159,9 +170,16 @@ static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 	return 0;
 }
 
-/* Open the off-CPU event for pid (or -1 with -a) next to the sampling
- * one, into the same rings, and tell the ingester its ids. */
-static int open_switch(struct recorder *r, struct perf_event_attr *attr, int pid)
+static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
+{
+	return open_into(r, attr, pid, r->rings, ring_pages(r));
+}
+
+/* Open the off-CPU events for pid (or -1 with -a) next to the sampling
+ * one: the switch-out samples into the same rings (the ingester learns
+ * their ids), the switch records into rings of their own. */
+static int open_switch(struct recorder *r, struct perf_event_attr *attr,
+		       struct perf_event_attr *records, int pid)
 {
 	size_t first = r->nfds, i;
 	if (open_task(r, attr, pid))
@@ -172,7 +190,7 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr, int pid
 			return error("cannot read the id of a perf event: %s", strerror(errno));
 		ingest_add_switch_id(&r->ing, id);
 	}
-	return 0;
+	return open_into(r, records, pid, r->srings, SWITCH_RING_PAGES);
 }
 
 /* Stack bytes copied per switch-out: the blocking frames are near the
@@ -209,6 +227,9 @@ static void drain(struct recorder *r)
 	buf_reset(&r->batch);
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_read(&r->rings[cpu], &r->batch);
+	if (r->srings)
+		for (cpu = 0; cpu < r->ncpus; cpu++)
+			ring_read(&r->srings[cpu], &r->batch);
 	for (off = 0; off < r->batch.len;) {
 		const struct perf_event_header *h = (const void *)(r->batch.data + off);
 		GROW(refs, cap, n + 1);
@@ -421,7 +442,7 @@ static void handle_signals(struct recorder *r)
 int record_run(const struct record_opts *o, int *exit_status)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
-	struct perf_event_attr attr, swattr;
+	struct perf_event_attr attr, swattr, recattr;
 	long maxrate;
 	size_t i;
 	int ret = -1, cpu;
@@ -459,6 +480,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (r->ncpus < 1)
 		r->ncpus = 1;
 	r->rings = xcalloc((size_t)r->ncpus, sizeof(*r->rings));
+	if (o->off_cpu)
+		r->srings = xcalloc((size_t)r->ncpus, sizeof(*r->srings));
 
 	/* like perf: keep the previous recording as FILE.old */
 	old_path = xasprintf("%s.old", o->output);
@@ -484,7 +507,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (o->off_cpu) {
 		/* samples of both events share the rings: tell them apart by id */
 		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		event_attr_switch(&swattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
+		event_attr_switch(&swattr, &recattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
 		ingest_enable_offcpu(&r->ing);
 	}
 	r->fmt.sample_type = attr.sample_type;
@@ -494,7 +517,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (o->system_wide) {
 		if (o->argv && target_spawn(&r->child, o->argv))
 			goto out;
-		if (open_task(r, &attr, -1) || (o->off_cpu && open_switch(r, &swattr, -1))) {
+		if (open_task(r, &attr, -1) || (o->off_cpu && open_switch(r, &swattr, &recattr, -1))) {
 			if (o->argv)
 				target_abort(&r->child);
 			goto out;
@@ -512,7 +535,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	} else if (o->argv) {
 		if (target_spawn(&r->child, o->argv))
 			goto out;
-		if (open_task(r, &attr, r->child.pid) || (o->off_cpu && open_switch(r, &swattr, r->child.pid))) {
+		if (open_task(r, &attr, r->child.pid) || (o->off_cpu && open_switch(r, &swattr, &recattr, r->child.pid))) {
 			target_abort(&r->child);
 			goto out;
 		}
@@ -531,7 +554,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 			}
 			for (j = 0; j < nt; j++) {
 				if (open_task(r, &attr, tids[j]) ||
-				    (o->off_cpu && open_switch(r, &swattr, tids[j]))) {
+				    (o->off_cpu && open_switch(r, &swattr, &recattr, tids[j]))) {
 					free(tids);
 					goto out;
 				}
@@ -552,7 +575,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (o->duration > 0)
 		deadline = r->start_ns + (uint64_t)(o->duration * 1e9);
 
-	pfds = xcalloc((size_t)r->ncpus + 1, sizeof(*pfds));
+	pfds = xcalloc(2 * (size_t)r->ncpus + 1, sizeof(*pfds));
 	for (;;) {
 		int np = 0, status;
 		pfds[np].fd = sig_pipe[0];
@@ -562,6 +585,10 @@ int record_run(const struct record_opts *o, int *exit_status)
 				continue;
 			pfds[np].fd = r->rings[cpu].fd;
 			pfds[np++].events = POLLIN;
+			if (r->srings && r->srings[cpu].base) {
+				pfds[np].fd = r->srings[cpu].fd;
+				pfds[np++].events = POLLIN;
+			}
 		}
 		poll(pfds, (nfds_t)np, store_ms_to_flush(&r->w, 100));
 		if (pfds[0].revents & POLLIN) {
@@ -646,6 +673,8 @@ out:
 		close(r->fds[i]);
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_unmap(&r->rings[cpu]);
+	for (cpu = 0; r->srings && cpu < r->ncpus; cpu++)
+		ring_unmap(&r->srings[cpu]);
 	if (ret && r->w.fd >= 0) {
 		/* nothing was recorded: leave things as they were */
 		store_writer_close(&r->w);
@@ -661,6 +690,7 @@ out:
 	free(pfds);
 	free(r->fds);
 	free(r->rings);
+	free(r->srings);
 	buf_release(&r->batch);
 	ingest_release(&r->ing);
 	free(r);

@@ -190,6 +190,19 @@ else
 	fail "top --off-cpu on a plain recording says to record with --off-cpu" "status $rc: $(first_line "$T/plain.out")"
 fi
 
+# --- a switch-heavy program: every switch is timed ---------------------------
+# pingpong 50000: each of the two threads blocks in read() once a round
+# trip, ~100,000 intervals. Their stack samples (4 KiB copies) may not all
+# fit the rings; the switch records have rings of their own and must.
+stax record -q --off-cpu -o "$T/pp.data" -- "$PROG/pingpong-nofp" 50000 >/dev/null 2>"$T/pp.err"
+stax info --json -i "$T/pp.data" >"$T/pp.json" 2>>"$T/pp.err"
+ivs=$(grep -o '"intervals":[0-9]*' "$T/pp.json" | head -n 1 | cut -d: -f2)
+if [ -n "$ivs" ] && [ "$ivs" -ge 95000 ]; then
+	ok "pingpong 50000: $ivs off-CPU intervals (>= 95,000: every switch timed)"
+else
+	fail "pingpong 50000: every switch timed (>= 95,000 intervals)" "'$ivs': $(first_line "$T/pp.err")"
+fi
+
 # --- refusals as an unprivileged user ----------------------------------------
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1; then
 	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
