@@ -562,7 +562,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			/* Neither rule knows more than rsp, rbp and rip in the
 			 * caller; the trampoline leaves rbp alone. */
 			nvalid = (1u << UNW_RSP) | (valid & (1u << UNW_RBP)) | (1u << UNW_RIP);
-			switch (nocfi_frame(u, in, &c, pc, sp, rbp, valid, exact, !mod, &cfa, &ra, &nrbp)) {
+			switch (nocfi_frame(u, in, &c, pc, sp, rbp, valid, exact, !mod || !mod->t, &cfa, &ra, &nrbp)) {
 			case NOCFI_TRAMPOLINE:
 				res->jit |= UNWIND_JIT_TRAMPOLINE;
 				res->jit_frames++;

@@ -216,6 +216,42 @@ static void module_finding(const struct profile *p, struct findings *f, const st
 	}
 }
 
+/* Node.js with --perf-basic-prof names the functions V8 compiled, but a
+ * function still run by the interpreter is a frame of the shared
+ * Builtins_InterpreterEntryTrampoline: its callers lose their names unless
+ * V8 gives each one a frame of its own. */
+static void node_findings(const struct profile *p, const struct view_filter *flt,
+			  struct findings *f, uint64_t kept)
+{
+	uint64_t interp = 0;
+	size_t i;
+	bool js = false;
+
+	for (i = 0; i < p->nperfmaps && !js; i++)
+		js = memmem(p->perfmaps[i].data, p->perfmaps[i].size, " JS:", 4) != NULL;
+	if (!js)
+		return;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd;
+		if (!view_keep(p, flt, s))
+			continue;
+		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
+		     nd = profile_node(p, nd->parent)) {
+			const struct prof_func *fn = profile_func(p, nd->func);
+			if (fn && fn->known && !strcmp(fn->name, "Builtins_InterpreterEntryTrampoline")) {
+				interp++;
+				break;
+			}
+		}
+	}
+	if (interp * 20 >= kept)
+		add(f, 0.2 * interp / kept + 0.05, xasprintf("%.0f%% of stacks go through"
+			" Builtins_InterpreterEntryTrampoline: JavaScript functions still run by V8's"
+			" interpreter have no name there. Run node with --perf-basic-prof"
+			" --interpreted-frames-native-stack to name them too", 100.0 * interp / kept));
+}
+
 void view_doctor(const struct profile *p, const struct view_filter *flt, bool json, FILE *out)
 {
 	struct findings f = { 0 };
@@ -325,6 +361,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 					" followed, not callers (record with the default --unwind hybrid); JIT code"
 					" is named from /tmp/perf-PID.map", mods[i].frames));
 		python_findings(p, flt, &f, kept);
+		node_findings(p, flt, &f, kept);
 		if (kernel && !strcmp(kernel, "0"))
 			add(&f, 0.01, xasprintf("kernel frames were not recorded (not root and"
 				" kernel.perf_event_paranoid > 1): time in system calls shows as the calling user"

@@ -166,16 +166,33 @@ function innerJs(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s * 31 + i) 
 function outerJs(ms) { const end = Date.now() + ms; let t = 0; while (Date.now() < end) t += innerJs(200000); return t; }
 console.log(outerJs(+process.argv[2] || 1000) > 0);
 EOF
-(cd "$T" && stax record -q -o "$T/n.data" -- node --perf-basic-prof --interpreted-frames-native-stack "$T/nest.js" 1200 \
-	>/dev/null 2>"$T/n.err") || fail "record node" "$(first_line "$T/n.err")"
-stax flame --folded -i "$T/n.data" >"$T/n.folded" 2>/dev/null
-rm_maps "$T/n.data"
-set -- $(ordered "$T/n.folded" ';JS:[^;]*innerJs[^;]*' '^node;_start;(.*;)?node::Start[^;]*;(.*;)?JS:[^;]*outerJs[^;]*;JS:[^;]*innerJs[^;]*')
+# (outerJs runs for wall-clock ms: on a busy machine it gets fewer samples,
+# so a short run is retried 3x longer)
+for ms in 1200 3600; do
+	(cd "$T" && stax record -q -o "$T/n.data" -- node --perf-basic-prof --interpreted-frames-native-stack "$T/nest.js" $ms \
+		>/dev/null 2>"$T/n.err") || fail "record node" "$(first_line "$T/n.err")"
+	stax flame --folded -i "$T/n.data" >"$T/n.folded" 2>/dev/null
+	rm_maps "$T/n.data"
+	set -- $(ordered "$T/n.folded" ';JS:[^;]*innerJs[^;]*' '^node;_start;(.*;)?node::Start[^;]*;(.*;)?JS:[^;]*outerJs[^;]*;JS:[^;]*innerJs[^;]*')
+	[ "$2" -ge 300 ] && break
+done
 p=$(pct "$1" "$2")
 if [ "$2" -ge 300 ] && between "$p" 95 100; then
 	ok "node --perf-basic-prof: $p% of $2 samples in innerJs show _start, node::Start, outerJs, innerJs"
 else
 	fail "node --perf-basic-prof: samples in innerJs show their callers" \
 		"$p% of $2; first other: $(awk '/innerJs/ && !/outerJs.*innerJs/' "$T/n.folded" | head -n 1 | cut -c1-300)"
+fi
+# without --interpreted-frames-native-stack the callers run by the
+# interpreter are all Builtins_InterpreterEntryTrampoline: doctor says so
+stax doctor -i "$T/n.data" >"$T/n.doctor" 2>&1
+(cd "$T" && stax record -q -o "$T/n0.data" -- node --perf-basic-prof "$T/nest.js" 800 >/dev/null 2>"$T/n0.err") ||
+	fail "record node without --interpreted-frames-native-stack" "$(first_line "$T/n0.err")"
+stax doctor -i "$T/n0.data" >"$T/n0.doctor" 2>&1
+rm_maps "$T/n0.data"
+if grep -q -- "--interpreted-frames-native-stack" "$T/n0.doctor" && ! grep -q -- "--interpreted-frames-native-stack" "$T/n.doctor"; then
+	ok "doctor: node without --interpreted-frames-native-stack is told to add it (and not with it)"
+else
+	fail "doctor: node without --interpreted-frames-native-stack is told to add it" "without: $(grep -c interpreted "$T/n0.doctor"), with: $(grep -c interpreted "$T/n.doctor")"
 fi
 done_testing
