@@ -1,5 +1,6 @@
 #include "lib/json.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0 when
@@ -29,7 +30,7 @@ static size_t utf8_len(const unsigned char *s)
 	return n;
 }
 
-void json_str(FILE *f, const char *s)
+static void json_str_esc(FILE *f, const char *s, bool markup)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n;
@@ -43,11 +44,15 @@ void json_str(FILE *f, const char *s)
 		unsigned char c = *p;
 		if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
+		else if (c < 0x20 || c == 0x7f || (markup && (c == '<' || c == '>' || c == '&')))
 			fprintf(f, "\\u%04x", c);
 		else if (c < 0x80)
 			fputc(c, f);
-		else if ((n = utf8_len(p)) > 0) {
+		else if ((n = utf8_len(p)) > 0 && markup && n == 3 && c == 0xef && p[1] == 0xbf && p[2] >= 0xbe) {
+			/* U+FFFE and U+FFFF are not XML characters, even in CDATA */
+			fprintf(f, "\\uff%s", p[2] == 0xbe ? "fe" : "ff");
+			p += 2;
+		} else if (n > 0) {
 			fwrite(p, 1, n, f);
 			p += n - 1;
 		} else {
@@ -57,4 +62,14 @@ void json_str(FILE *f, const char *s)
 		}
 	}
 	fputc('"', f);
+}
+
+void json_str(FILE *f, const char *s)
+{
+	json_str_esc(f, s, false);
+}
+
+void json_str_markup(FILE *f, const char *s)
+{
+	json_str_esc(f, s, true);
 }

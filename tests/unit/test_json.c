@@ -1,18 +1,29 @@
 /* test_json.c - json_str: quotes, control bytes, and bytes that are not
- * UTF-8 (names from binaries, serve's query parameters) still give JSON. */
+ * UTF-8 (names from binaries, serve's query parameters) still give JSON;
+ * json_str_markup also keeps a literal safe inside an XML or HTML script. */
 #include "lib/json.h"
 #include "test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static char *str(const char *s)
+static char *str_with(void (*fn)(FILE *, const char *), const char *s)
 {
 	static char out[256];
 	FILE *f = fmemopen(out, sizeof(out), "w");
-	json_str(f, s);
+	fn(f, s);
 	fclose(f);
 	return out;
+}
+
+static char *str(const char *s)
+{
+	return str_with(json_str, s);
+}
+
+static char *markup(const char *s)
+{
+	return str_with(json_str_markup, s);
 }
 
 int main(void)
@@ -28,5 +39,11 @@ int main(void)
 	CHECK(!strcmp(str("\xed\xa0\x80"), "\"\\ufffd\\ufffd\\ufffd\""), "a UTF-16 surrogate");
 	CHECK(!strcmp(str("\xf4\x90\x80\x80"), "\"\\ufffd\\ufffd\\ufffd\\ufffd\""), "above U+10FFFF");
 	CHECK(!strcmp(str(NULL), "null"), "NULL is null");
+	/* json_str_markup: a name in a flamegraph SVG's script (CDATA) */
+	CHECK(!strcmp(str("a]]><&"), "\"a]]><&\""), "json_str leaves markup characters");
+	CHECK(!strcmp(markup("operator<<(a]]>b&)"), "\"operator\\u003c\\u003c(a]]\\u003eb\\u0026)\""),
+	      "markup: <, > and & escaped, so no ]]> or </script>");
+	CHECK(!strcmp(markup("x\xef\xbf\xbe\xef\xbf\xbf\xef\xbf\xbd\"\xff"), "\"x\\ufffe\\uffff\xef\xbf\xbd\\\"\\ufffd\""),
+	      "markup: U+FFFE and U+FFFF escaped, U+FFFD kept, quote and bad bytes as json_str");
 	TEST_DONE();
 }
