@@ -1,9 +1,12 @@
 /* flame_svg.h - interactive flamegraphs as one self-contained SVG file.
  *
  * The SVG carries its own JavaScript (click to zoom, Ctrl-F or the Search
- * button to highlight frames matching a regular expression, details and
- * tooltips with samples or time and percentages), so it works opened from disk,
- * inside a page (stax serve), with no outside assets. Frames narrower than
+ * button to highlight frames matching a regular expression, details line
+ * and tooltip with samples or time and percentages on hover), so it works
+ * opened from disk, inside a page (stax serve), with no outside assets.
+ * Frames are <g class="f" c="COUNT" n="NAME INDEX" [t="KIND"]>; names sit
+ * once in a table at the end ("var data = {..., names: [...]}"), and
+ * there are no <title> elements (they made large graphs slow to open). Frames narrower than
  * the merge threshold are folded into one "[N frames merged]" frame per
  * caller; the subtitle says how many. Colours tell user, kernel,
  * inlined, thread and off-CPU ("[off-cpu: REASON]") frames apart, and

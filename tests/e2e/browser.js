@@ -12,9 +12,18 @@
 //   node browser.js page URL OUT.png TEXT [FUNC CALLER]
 //       open URL, wait for TEXT in the page or its frames, screenshot;
 //       with FUNC: click FUNC's row in the top table and wait for its
-//       annotate panel (disassembly with samples), then click CALLER's
-//       frame in the flamegraph and wait for the panel to show CALLER;
+//       annotate panel (disassembly with samples), then hover CALLER's
+//       frame in the flamegraph (its details line and tooltip must say
+//       "CALLER (N samples, P%)"), click it and wait for the panel to show
+//       CALLER;
 //       the screenshot is taken with FUNC's annotation open
+//   node browser.js svg FILE.svg NAME DETAILS
+//       open a flamegraph SVG from disk; hovering NAME's first frame
+//       shows DETAILS (e.g. "leaf_b (N samples, P%)") in the details line
+//       and in the script's tooltip, which lies inside the drawing; the
+//       file has no <title> elements; a click zooms the frame to the full
+//       width, labelled NAME, a search for NAME matches 100% of it, and
+//       Escape unzooms
 //   node browser.js offcpu URL OUT.png REASON
 //       stax serve of an off-CPU recording: the threads table has the
 //       off-CPU columns with REASON, and the "wall time" flamegraph has
@@ -160,13 +169,38 @@ async function annotateCheck(page, errors) {
   return "annotate " + a4 + ": " + r.insns + " instructions, " + r.src + " source lines, hottest " + r.best + "%";
 }
 
-// Clicking a5's frame in the flamegraph annotates a5.
+// The first frame named name in a stax flamegraph (frame fl), found by
+// the names table the SVG's script reads.
+async function frameNamed(fl, name) {
+  const n = await fl.evaluate((x) => (typeof data === "object" && data.names ? data.names.indexOf(x) : -2), name);
+  return n < 0 ? null : fl.locator('g.f[n="' + n + '"]').first();
+}
+
+// What hovering g shows: the details line, the tooltip and whether the
+// tooltip is visible inside the drawing.
+async function hoverText(fl, g) {
+  await g.hover();
+  return fl.evaluate(() => {
+    const tip = document.getElementById("tip"), b = tip.getBoundingClientRect();
+    const svg = document.documentElement.getBoundingClientRect();
+    return { details: document.getElementById("details").textContent, tip: tip.textContent,
+             shown: getComputedStyle(tip).display !== "none" && b.width > 20,
+             inside: b.left >= svg.left && b.right <= svg.right && b.top >= svg.top && b.bottom <= svg.bottom };
+  });
+}
+
+// Hovering a5's frame in the flamegraph describes it; clicking it
+// annotates a5.
 async function flameClickCheck(page, errors) {
   const fl = page.frames().find((f) => f.url().includes("flame.svg"));
   if (!fl) { errors.push("no flamegraph frame"); return ""; }
-  const g = fl.locator("g.f", { has: fl.locator("title", { hasText: new RegExp("^" + a5 + " \\(") }) });
-  if (await g.count() < 1) { errors.push("no flamegraph frame for " + a5); return ""; }
-  await g.first().click();
+  const g = await frameNamed(fl, a5);
+  if (!g) { errors.push("no flamegraph frame for " + a5); return ""; }
+  const h = await hoverText(fl, g);
+  if (!new RegExp("^" + a5 + " \\(\\d+ samples, \\d+\\.\\d\\d%\\)$").test(h.details) || h.tip !== h.details || !h.shown || !h.inside)
+    errors.push("hovering " + a5 + " in the flamegraph: details '" + h.details + "', tooltip '" + h.tip + "' (" +
+      (h.shown ? "shown" : "hidden") + ", " + (h.inside ? "inside" : "outside") + ")");
+  await g.click();
   try {
     await page.waitForFunction((n) => document.getElementById("annname").textContent === n &&
       document.querySelector("#annbody b") && document.querySelector("#annbody b").textContent === n, a5, { timeout: 15000 });
@@ -174,7 +208,47 @@ async function flameClickCheck(page, errors) {
     errors.push("clicking " + a5 + " in the flamegraph did not annotate it: '" + (await page.textContent("#annbody")).slice(0, 120) + "'");
     return "";
   }
-  return "flamegraph click annotates " + a5;
+  return "flamegraph hover says '" + h.details + "', click annotates " + a5;
+}
+
+async function svgCheck() {
+  const browser = await launch();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push("page error: " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
+  page.on("dialog", (d) => { errors.push("dialog: " + d.message()); d.dismiss(); });
+  let out = "";
+  try {
+    await page.goto("file://" + path.resolve(a1));
+    const g = await frameNamed(page.mainFrame(), a2);
+    if (!g) throw new Error("no frame named " + a2 + " in the names table");
+    const titles = await page.evaluate(() => document.getElementsByTagName("title").length);
+    if (titles) errors.push(titles + " <title> elements");
+    const h = await hoverText(page.mainFrame(), g);
+    if (h.details !== a3 || h.tip !== a3 || !h.shown || !h.inside)
+      errors.push("hovering " + a2 + ": details '" + h.details + "', tooltip '" + h.tip + "' (" + (h.shown ? "shown" : "hidden") +
+        ", " + (h.inside ? "inside" : "outside") + "), expected '" + a3 + "'");
+    const geo = () => g.evaluate((e) => ({ w: +e.querySelector("rect").getAttribute("width"),
+      label: e.querySelector("text") ? e.querySelector("text").textContent : "" }));
+    const before = await geo();
+    await g.click();
+    const zoomed = await geo();
+    if (Math.abs(zoomed.w - 1180) > 0.5 || zoomed.label !== a2) errors.push("zoomed " + a2 + ": width " + zoomed.w + ", label '" + zoomed.label + "'");
+    await page.evaluate((n) => search("^" + n + "$"), a2);
+    const matched = await page.textContent("#matched");
+    if (matched !== "Matched: 100.0%") errors.push("search for " + a2 + " when zoomed into it: '" + matched + "'");
+    await page.keyboard.press("Escape");
+    const after = await geo();
+    if (Math.abs(after.w - before.w) > 0.01) errors.push("unzoomed " + a2 + ": width " + after.w + ", was " + before.w);
+    out = "hover: '" + h.details + "' in the details line and tooltip; zoom to " + zoomed.w + " px; " + matched;
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  await browser.close();
+  if (errors.length) { console.log(errors.join("\n")); return 1; }
+  console.log(out);
+  return 0;
 }
 
 async function offcpuCheck() {
@@ -199,7 +273,7 @@ async function offcpuCheck() {
     }, null, { timeout: 15000 });
     await page.waitForTimeout(300);
     const fl = page.frames().find((f) => f.url().includes("mode=wall"));
-    const titles = fl ? await fl.evaluate(() => Array.from(document.querySelectorAll("g.f[t=o] title")).map((t) => t.textContent)) : [];
+    const titles = fl ? await fl.evaluate(() => Array.from(document.querySelectorAll("g.f[t=o]")).map((g) => data.names[+g.getAttribute("n")])) : [];
     if (!titles.some((t) => t.startsWith("[off-cpu: " + a3 + "]"))) errors.push("wall flamegraph has no [off-cpu: " + a3 + "] frame (" + titles.length + " off-CPU frames)");
     await page.screenshot({ path: a2, fullPage: true });
     out = "threads: " + th.head.length + " columns, " + th.reasons[0] + "; wall flame: " + titles.length + " off-CPU frames";
@@ -218,6 +292,7 @@ async function offcpuCheck() {
   else if (cmd === "speedscope") rc = await speedscope();
   else if (cmd === "page") rc = await pageCheck();
   else if (cmd === "offcpu") rc = await offcpuCheck();
-  else { console.log("usage: browser.js schema|speedscope|page ..."); rc = 2; }
+  else if (cmd === "svg") rc = await svgCheck();
+  else { console.log("usage: browser.js schema|speedscope|page|svg|offcpu ..."); rc = 2; }
   process.exit(rc);
 })();

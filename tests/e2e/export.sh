@@ -24,18 +24,48 @@ if stax flame -i "$D" --svg -o "$T/f.svg" 2>"$T/svg.err"; then
 	else
 		fail "flame --svg is well-formed XML" "$(first_line "$T/xml.err")"
 	fi
-	if grep -q '<title>leaf_b (' "$T/f.svg" && grep -q '<script' "$T/f.svg" &&
+	svg_frames "$T/f.svg" >"$T/f.frames"
+	if grep -q '^leaf_b (' "$T/f.frames" && grep -q '<script' "$T/f.svg" &&
 	   ! grep -Eq '(href|src)="?https?:' "$T/f.svg"; then
 		ok "flame --svg has frames, its script and no outside assets"
 	else
-		fail "flame --svg has frames, its script and no outside assets" "leaf_b frame: $(grep -c '<title>leaf_b (' "$T/f.svg")"
+		fail "flame --svg has frames, its script and no outside assets" "leaf_b frame: $(grep -c '^leaf_b (' "$T/f.frames")"
 	fi
 	# leaf_b's frame: "leaf_b (N samples, P%)"
-	pct=$(sed -n 's/.*<title>leaf_b ([0-9]* samples, \([0-9.]*\)%).*/\1/p' "$T/f.svg" | head -n 1)
+	pct=$(sed -n 's/^leaf_b ([0-9]* samples, \([0-9.]*\)%).*/\1/p' "$T/f.frames" | head -n 1)
 	if [ -n "$pct" ] && between "$pct" 65 85; then
 		ok "flame --svg: leaf_b is $pct% (expected 75)"
 	else
 		fail "flame --svg: leaf_b share" "got '$pct', expected 65-85"
+	fi
+	# Per-frame markup is small: no <title> (one per frame made Chromium
+	# take 8-13 s instead of 1 s to open 16,700 frames; the details come
+	# from the names table), and a <text> label only in frames wide
+	# enough for 3 characters (6 + 3 * 6.6 pixels)
+	# (a frame within rounding of that width may go either way)
+	labels=$(awk '/^<g class="f" / { w = $0; sub(/.* width="/, "", w); sub(/".*/, "", w)
+		if (w + 0 > 25.78 && w + 0 < 25.82) next
+		if ((w + 0 >= 25.8) != /<text /) bad++; else good++ } END { print good + 0, bad + 0 }' "$T/f.svg")
+	if ! grep -q '<title' "$T/f.svg" && [ "${labels#* }" = 0 ] && [ "${labels% *}" -ge 5 ]; then
+		ok "flame --svg: no <title> elements, labels only where they fit (${labels% *} frames)"
+	else
+		fail "flame --svg: compact frames" "$(grep -c '<title' "$T/f.svg") <title> elements; frames labelled right, wrong: $labels"
+	fi
+	# the script: hovering leaf_b shows the details svg_frames reads from
+	# the file, in the details line and a tooltip; zoom and search work
+	if browser_setup; then
+		want=$(grep '^leaf_b (' "$T/f.frames" | head -n 1 | cut -f1)
+		timeout 60 node "$BROWSER" svg "$T/f.svg" leaf_b "$want" >"$T/sv.out" 2>&1
+		rc=$?
+		if [ "$rc" -eq 0 ]; then
+			ok "flame --svg in headless chromium: $(first_line "$T/sv.out")"
+		elif [ "$rc" -eq 2 ]; then
+			skip "flame --svg in headless chromium" "$(first_line "$T/sv.out")"
+		else
+			fail "flame --svg in headless chromium" "$(head -n 3 "$T/sv.out" | tr '\n' '|')"
+		fi
+	else
+		skip "flame --svg in headless chromium" "$BROWSER_WHY"
 	fi
 else
 	fail "flame --svg -o" "$(first_line "$T/svg.err")"
@@ -43,10 +73,11 @@ fi
 # merging: at a 30% threshold leaf_c (25%) and its callers fold away
 stax flame -i "$D" --svg --threshold 30 >"$T/m.svg" 2>/dev/null
 merged=$(sed -n 's/.* \([0-9]*\) merged (narrower than.*/\1/p' "$T/m.svg")
-if [ -n "$merged" ] && [ "$merged" -ge 2 ] && ! grep -q '<title>leaf_c (' "$T/m.svg" && grep -q '<title>leaf_b (' "$T/m.svg"; then
+svg_frames "$T/m.svg" >"$T/m.frames"
+if [ -n "$merged" ] && [ "$merged" -ge 2 ] && ! grep -q '^leaf_c (' "$T/m.frames" && grep -q '^leaf_b (' "$T/m.frames"; then
 	ok "flame --svg --threshold 30 merges leaf_c's subtree ($merged frames merged)"
 else
-	fail "flame --svg --threshold 30 merges narrow frames" "merged '$merged', leaf_c frames $(grep -c '<title>leaf_c (' "$T/m.svg")"
+	fail "flame --svg --threshold 30 merges narrow frames" "merged '$merged', leaf_c frames $(grep -c '^leaf_c (' "$T/m.frames")"
 fi
 
 # ---- pprof ----
@@ -90,11 +121,13 @@ elif ! stax record -q -o "$T/i.data" -- "$T/inline" 1 >/dev/null 2>"$T/irec.err"
 else
 	# the SVG: inlined frames in their own colour, marked, in the legend
 	stax flame -i "$T/i.data" --svg -o "$T/i.svg" 2>/dev/null
-	fill_of() { sed -n "s/.*<title>$1 .*fill=\"rgb(\([0-9,]*\))\".*/\1/p" "$T/i.svg" | head -n 1; }
+	svg_frames "$T/i.svg" >"$T/i.frames"
+	fill_of() { sed -n "s/^$1 .*fill=rgb(\([0-9,]*\))\$/\1/p" "$T/i.frames" | head -n 1; }
 	hk=$(fill_of 'hot_kernel \[inlined\]')
 	ow=$(fill_of 'outer_work')
 	# inlined: yellow-green (G >= 200, B 60-100); user code: B <= 55
-	if grep -q 't="i"><title>hot_kernel \[inlined\] (' "$T/i.svg" && grep -q 't="i"><title>mix_step \[inlined\] (' "$T/i.svg" &&
+	if grep -q '^hot_kernel \[inlined\] (.*[[:space:]]t=i[[:space:]]' "$T/i.frames" &&
+	   grep -q '^mix_step \[inlined\] (.*[[:space:]]t=i[[:space:]]' "$T/i.frames" &&
 	   echo "$hk" | awk -F, '{ exit !($2 >= 200 && $3 >= 60 && $3 <= 100) }' &&
 	   echo "$ow" | awk -F, '{ exit !($3 <= 55) }' && grep -q '<text x="[0-9]*" y="57">inlined</text>' "$T/i.svg"; then
 		ok "flame --svg: inlined hot_kernel and mix_step marked, own colour (rgb($hk) vs outer_work rgb($ow)), in the legend"

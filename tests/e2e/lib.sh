@@ -108,6 +108,61 @@ crashed() {
 }
 
 # first_line FILE: a file's first line, for failure messages.
+# svg_frames SVG: one line per frame of a stax flamegraph SVG: what its
+# details line and tooltip say ("NAME [inlined] (N samples, P%)", time as
+# "X ms" or "X s", a diff's "(...; base N samples, P%; change +X points)"),
+# then a tab, "t=KIND" (the t attribute, "-" for user code), a tab and
+# "fill=rgb(...)". Read from the frames' c, n, t, k and b attributes and
+# the names table, as the SVG's script does.
+svg_frames() {
+	awk '
+	function attr(s, a) {
+		if (!match(s, " " a "=\"[^\"]*\""))
+			return ""
+		return substr(s, RSTART + length(a) + 3, RLENGTH - length(a) - 4)
+	}
+	function amount(n) {
+		if (!timed)
+			return n " samples"
+		return n >= 1e7 ? sprintf("%.2f s", n / 1e6) : sprintf("%.2f ms", n / 1e3)
+	}
+	function pct(n, t) { return sprintf("%.2f%%", t ? 100 * n / t : 0) }
+	/^<g class="f" / { g[++nf] = $0; next }
+	/^var data = / {
+		total = $0; sub(/.*"total": /, "", total); sub(/,.*/, "", total)
+		base = $0; sub(/.*"base": /, "", base); sub(/,.*/, "", base)
+		timed = $0 ~ /"time": true/
+		innames = 1
+		next
+	}
+	innames && /^"/ {
+		s = $0; sub(/,$/, "", s); s = substr(s, 2, length(s) - 2)
+		gsub(/\\u003c/, "<", s); gsub(/\\u003e/, ">", s); gsub(/\\u0026/, "\\&", s)
+		gsub(/\\"/, "\"", s); gsub(/\\\\/, "\\", s)
+		names[nn++] = s
+		next
+	}
+	innames && /^\]/ { innames = 0 }
+	END {
+		for (i = 1; i <= nf; i++) {
+			t = attr(g[i], "t"); c = attr(g[i], "c") + 0; b = attr(g[i], "b")
+			s = names[attr(g[i], "n") + 0]
+			if (t == "k" || attr(g[i], "k") != "")
+				s = s " [kernel]"
+			if (t == "i")
+				s = s " [inlined]"
+			if (b == "") {
+				s = s " (" amount(c) ", " pct(c, total) ")"
+			} else {
+				d = (total ? 100 * c / total : 0) - (base ? 100 * b / base : 0)
+				s = s " (" c " samples, " pct(c, total) "; base " b " samples, " pct(b, base) \
+				    "; change " sprintf("%+.2f", d) " points)"
+			}
+			printf "%s\tt=%s\tfill=%s\n", s, t == "" ? "-" : t, attr(g[i], "fill")
+		}
+	}' "$1"
+}
+
 first_line() { head -n 1 "$1" 2>/dev/null | cut -c1-200; }
 
 # wait_for COND SECONDS: poll the shell command COND every 0.1 s.

@@ -83,9 +83,9 @@ fi
 # flame --svg --off-cpu / --wall: time widths, off-CPU frames in their own
 # colour (t="o") and in the legend; the [off-cpu: sleep] frames add up to
 # the thread's SLEEP time, the wall graph's total to its WALL_MS
-# svg_ms FILE REGEX: milliseconds in the titles of frames matching REGEX
+# svg_ms FILE REGEX: milliseconds in the details of frames matching REGEX
 svg_ms() {
-	sed -n "s/.*<title>$2 (\([0-9.]*\) \(m*s\), [0-9.]*%).*/\1 \2/p" "$1" |
+	svg_frames "$1" | sed -n "s/^$2 (\([0-9.]*\) \(m*s\), [0-9.]*%).*/\1 \2/p" |
 		awk '{ t += $2 == "s" ? $1 * 1000 : $1 } END { printf "%.1f\n", t }'
 }
 if stax flame --svg --off-cpu -i "$T/s.data" -o "$T/s.svg" 2>"$T/svg.err" &&
@@ -101,7 +101,7 @@ if stax flame --svg --off-cpu -i "$T/s.data" -o "$T/s.svg" 2>"$T/svg.err" &&
 	else
 		fail "flame --svg --off-cpu/--wall are well-formed XML" "$(first_line "$T/xml.err")"
 	fi
-	if between "$t" 95 100.5 && between "$w" 95 100.5 && grep -q 't="o"><title>\[off-cpu: sleep\]' "$T/s.svg" &&
+	if between "$t" 95 100.5 && between "$w" 95 100.5 && svg_frames "$T/s.svg" | grep -q '^\[off-cpu: sleep\] (.*[[:space:]]t=o[[:space:]]' &&
 	   grep -q '<text x="[0-9]*" y="57">off-CPU</text>' "$T/s.svg" && grep -q 'ms of wall time, ' "$T/w.svg"; then
 		ok "flame --svg --off-cpu: [off-cpu: sleep] frames ${sms} ms = $t% of SLEEP; --wall total ${wms} ms = $w% of WALL_MS; own colour and legend"
 	else

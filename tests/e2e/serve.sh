@@ -58,7 +58,7 @@ get /api/top >"$T/top.json"
 get /flame.svg >"$T/f.svg"
 get "/api/addrs?func=leaf_b" >"$T/a.json"
 get / >"$T/page.html"
-if grep -q '"name":"leaf_b"' "$T/top.json" && grep -q '<title>leaf_b (' "$T/f.svg" &&
+if grep -q '"name":"leaf_b"' "$T/top.json" && svg_frames "$T/f.svg" | grep -q '^leaf_b (' &&
    grep -q '"function":"leaf_b"' "$T/a.json" && grep -q 'id="flame"' "$T/page.html"; then
 	ok "serve: /, /flame.svg, /api/top and /api/addrs answer"
 else
@@ -121,7 +121,7 @@ else
 	get /api/threads >"$T/offth.json"
 	get "/flame.svg?mode=wall" >"$T/wall.svg"
 	if grep -q '"off_cpu_ms":' "$T/offth.json" && grep -q '"sleep":[1-9]' "$T/offth.json" &&
-	   grep -q '<g class="f" c="[0-9]*" t="o"><title>\[off-cpu: sleep\] (' "$T/wall.svg"; then
+	   svg_frames "$T/wall.svg" | grep -q '^\[off-cpu: sleep\] (.*[[:space:]]t=o[[:space:]]'; then
 		ok "serve of an off-CPU recording: threads with off-CPU ms by reason, wall flamegraph with [off-cpu: sleep]"
 	else
 		fail "serve of an off-CPU recording" "threads $(head -c 120 "$T/offth.json"), wall svg $(grep -c 'off-cpu: sleep' "$T/wall.svg")"
