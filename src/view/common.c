@@ -22,13 +22,25 @@ bool view_is_root_name(const char *name)
 	return false;
 }
 
+/* The kernel keeps the first 15 bytes of a name (TASK_COMM_LEN 16). */
+#define COMM_MAX 15
+
+static bool comm_is(const char *name, const char *want)
+{
+	return !strcmp(name, want) || (strlen(want) > COMM_MAX && !strncmp(name, want, COMM_MAX) &&
+				       strlen(name) == COMM_MAX);
+}
+
 bool view_keep(const struct profile *p, const struct view_filter *f, const struct rec_sample *s)
 {
 	if (f->pid >= 0 && s->pid != (uint64_t)f->pid)
 		return false;
 	if (f->tid >= 0 && s->tid != (uint64_t)f->tid)
 		return false;
-	if (f->comm && strcmp(profile_comm(p, s->pid, s->tid, s->time), f->comm))
+	/* --comm: the thread's name, or its process's (the main thread's,
+	 * so that --comm server keeps the threads that named themselves) */
+	if (f->comm && !comm_is(profile_comm(p, s->pid, s->tid, s->time), f->comm) &&
+	    (s->pid == s->tid || !comm_is(profile_comm(p, s->pid, s->pid, s->time), f->comm)))
 		return false;
 	return true;
 }

@@ -106,6 +106,29 @@ else
 	fail "--pid $pid keeps all samples" "$p of $a"
 fi
 
+# --comm with the process's name (its main thread's, threads-fp) keeps
+# the threads that renamed themselves too
+stax flame --folded --comm threads-fp -i "$T/t.data" >"$T/pn.folded" 2>/dev/null
+pn=$(samples "$T/pn.folded")
+if [ "$a" -gt 0 ] && [ "$pn" -eq "$a" ]; then
+	ok "--comm threads-fp (the process's name) keeps all $a samples of its threads"
+else
+	fail "--comm with the process's name keeps its threads" "$pn of $a"
+fi
+# a name longer than the 15 bytes the kernel keeps matches what it kept
+cp "$PROG/threads-fp" "$T/threads-fp-with-a-long-name"
+stax record -q -o "$T/long.data" -- "$T/threads-fp-with-a-long-name" 0.2 >/dev/null 2>&1
+stax flame --folded -i "$T/long.data" >"$T/la.folded" 2>/dev/null
+stax flame --folded --comm threads-fp-with-a-long-name -i "$T/long.data" >"$T/ll.folded" 2>/dev/null
+stax flame --folded --comm threads-fp-with-another-name -i "$T/long.data" >"$T/lo.folded" 2>/dev/null
+la=$(samples "$T/la.folded")
+if [ "$la" -gt 0 ] && [ "$(samples "$T/ll.folded")" -eq "$la" ] && [ "$(samples "$T/lo.folded")" -eq "$la" ] &&
+	[ "$(stax flame --folded --comm threads-fp-w -i "$T/long.data" 2>/dev/null | samples /dev/stdin)" -eq 0 ]; then
+	ok "--comm threads-fp-with-a-long-name matches the kernel's threads-fp-with (all $la samples); a shorter prefix does not"
+else
+	fail "--comm with a name longer than 15 bytes" "$(samples "$T/ll.folded") of $la"
+fi
+
 # A filter that matches nothing: no rows, no error
 stax flame --folded --comm no-such-thread -i "$T/t.data" >"$T/none.folded" 2>"$T/none.err"
 rc=$?
