@@ -297,6 +297,50 @@ static void put_meta_u64(struct store_writer *w, const char *key, uint64_t v)
 	store_put_meta(w, key, buf);
 }
 
+/* arg as a shell would need it: as is when it is made of safe
+ * characters, else in single quotes ('\'' for a quote). */
+static void add_shell_word(struct buf *b, const char *arg)
+{
+	const char *c;
+	if (*arg && strspn(arg, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			   "_-+=.,/:@%") == strlen(arg)) {
+		buf_printf(b, "%s", arg);
+		return;
+	}
+	buf_add_u8(b, '\'');
+	for (c = arg; *c; c++) {
+		if (*c == '\'')
+			buf_printf(b, "'\\''");
+		else
+			buf_add_u8(b, (uint8_t)*c);
+	}
+	buf_add_u8(b, '\'');
+}
+
+/* " (cmdline)" of process pid, NUL-separated arguments shown as words. */
+static void add_proc_cmdline(struct buf *b, int pid)
+{
+	char path[64], args[4096];
+	ssize_t n;
+	size_t i;
+	int fd;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return;
+	n = read(fd, args, sizeof(args) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	args[n] = '\0';
+	buf_printf(b, " (");
+	for (i = 0; i < (size_t)n; i += strlen(args + i) + 1) {
+		if (i)
+			buf_add_u8(b, ' ');
+		add_shell_word(b, args + i);
+	}
+	buf_add_u8(b, ')');
+}
+
 static void put_header_meta(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
@@ -307,12 +351,18 @@ static void put_header_meta(struct recorder *r)
 	if (o->system_wide)
 		buf_printf(&cmd, "-a%s", o->argv ? " " : "");
 	if (o->argv) {
-		for (i = 0; o->argv[i]; i++)
-			buf_printf(&cmd, "%s%s", i ? " " : "", o->argv[i]);
+		for (i = 0; o->argv[i]; i++) {
+			if (i)
+				buf_add_u8(&cmd, ' ');
+			add_shell_word(&cmd, o->argv[i]);
+		}
 	} else if (!o->system_wide) {
+		/* -p 123 (python3 app.py), 456 (...) */
 		buf_printf(&cmd, "-p");
-		for (i = 0; i < o->npids; i++)
-			buf_printf(&cmd, "%s%d", i ? "," : " ", o->pids[i]);
+		for (i = 0; i < o->npids; i++) {
+			buf_printf(&cmd, "%s%d", i ? ", " : " ", o->pids[i]);
+			add_proc_cmdline(&cmd, o->pids[i]);
+		}
 	}
 	buf_add_u8(&cmd, 0);
 	store_put_meta(&r->w, "command", (char *)cmd.data);

@@ -139,4 +139,17 @@ else
 	fail "-p of a pid that does not exist: one error line" "status $rc, stderr: $(tr '\n' '|' <"$T/bad.err" | cut -c1-300)"
 fi
 
+# the recording names the attached processes' command lines
+"$PROG/spin-fp" 2 >"$T/cl.pid" 2>/dev/null &
+CL=$!
+bg_add "$CL"
+sleep 0.3
+stax record -q -o "$T/cl.data" -p "$CL" --duration 0.3 >/dev/null 2>&1
+cmd=$(stax info -i "$T/cl.data" 2>/dev/null | sed -n 's/^command: *//p')
+case $cmd in
+"-p $CL ($PROG/spin-fp 2)") ok "info: -p names the process's command line: $cmd" ;;
+*) fail "info: -p names the process's command line" "got: $cmd" ;;
+esac
+kill "$CL" 2>/dev/null
+
 done_testing

@@ -251,4 +251,13 @@ else
 	fail "a recorder stopped for 1.5 s: losses counted and the effective rate lower by as much" "kept '$kept', lost '$lost', effective '$eff', want ~$want: $(first_line "$T/stop.err")"
 fi
 
+# info's command line quotes what a shell would need quoted
+stax record -q -o "$T/q.data" -- sh -c 'exit 0' "it's" >/dev/null 2>&1
+cmd=$(stax info -i "$T/q.data" 2>/dev/null | sed -n 's/^command: *//p')
+if [ "$cmd" = "sh -c 'exit 0' 'it'\\''s'" ]; then
+	ok "info: the command as a shell would take it: $cmd"
+else
+	fail "info: the command quoted as a shell would take it" "got: $cmd"
+fi
+
 done_testing
