@@ -41,6 +41,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "lib/hash.h"
 #include "lib/util.h"
 #include "test.h"
 #include "unwind/jitcfi.h"
@@ -1111,6 +1112,65 @@ static NOINLINE void test_garbage(void)
 	CHECK(res.quality == UNWIND_Q_BROKEN && res.n == 0, "garbage: no registers is broken");
 }
 
+/* ---------------------------------------------- the cache of mappings */
+
+/* Mappings a program moves between in every sample (its executable and
+ * libc) must stay cached together, even when their (start, pgoff) hash
+ * alike: this program's code mapping at three made-up addresses chosen to
+ * collide in a direct-mapped cache of 64, used in turn by 300 samples,
+ * must be entered into the unwinder's cache 3 times, not 300. */
+static struct unwind_module fake_maps[3];
+
+static bool fake_find(void *arg, uint64_t pc, struct unwind_module *out)
+{
+	(void)arg;
+	for (int i = 0; i < 3; i++)
+		if (pc >= fake_maps[i].start && pc < fake_maps[i].end) {
+			*out = fake_maps[i];
+			return true;
+		}
+	return false;
+}
+
+static NOINLINE void test_mapping_cache(void)
+{
+	static uint8_t zeros[256];
+	const struct map *self = map_of((uint64_t)(uintptr_t)&test_chain);
+	struct unwinder *u = unwinder_new();
+	struct unwind_stats st;
+	struct unwind_result res;
+	uint64_t start = 0x100000000ull, slot;
+	int n = 0;
+
+	if (!self || !self->exec) {
+		SKIP("mapping cache: colliding mappings stay cached", "no mapping of test_chain");
+		unwinder_free(u);
+		return;
+	}
+	slot = hash_mix(start, self->pgoff) & 63;
+	for (; n < 3; start += 0x1000000ull) {
+		if ((hash_mix(start, self->pgoff) & 63) != slot)
+			continue;
+		fake_maps[n] = (struct unwind_module){ .path = self->path, .start = start,
+			.end = start + (self->end - self->start), .pgoff = self->pgoff };
+		n++;
+	}
+	for (int i = 0; i < 300; i++) {
+		const struct unwind_module *m = &fake_maps[i % 3];
+		struct unwind_input in = {
+			.regs = { .valid = (1u << UNW_RIP) | (1u << UNW_RSP) },
+			.stack = zeros, .stack_size = sizeof(zeros), .find = fake_find,
+		};
+		in.regs.r[UNW_RIP] = m->start + ((uint64_t)(uintptr_t)&test_chain - self->start);
+		in.regs.r[UNW_RSP] = 0x7ff000000000ull;
+		unwind_sample(u, UNWIND_MODE_DWARF, &in, frames, UNWIND_MAX_DEPTH, &res);
+	}
+	unwind_get_stats(u, &st);
+	printf("# mapping cache: %zu mappings entered for 300 samples over 3\n", st.mappings);
+	CHECK(st.mappings == 3, "mapping cache: colliding mappings stay cached");
+	unwinder_free(u);
+}
+
 /* --------------------------------------------------------------- main */
 
 /* ------------------------- 12. JIT code: CPython's perf trampoline */
@@ -1307,6 +1367,8 @@ int main(void)
 	test_debug_frame();
 	KEEP();
 	test_garbage();
+	KEEP();
+	test_mapping_cache();
 	KEEP();
 	test_jit_trampoline();
 	KEEP();
