@@ -34,6 +34,12 @@
 #define MOD_SLOTS (MOD_SETS * MOD_WAYS)
 #define ENTRY_WINDOW 64    /* bytes after e_entry that count as entry code */
 #define RULE_CACHE 1024   /* direct-mapped pc -> rule cache entries */
+/* The walk reads the stack copy from the bottom up, a line or two per
+ * frame, and each read is needed before the next frame's rule can be
+ * looked up; the copy is rarely in the cache (the kernel or a file wrote
+ * it). Asking for its first bytes at once overlaps those misses (about
+ * 2 ns/frame of 15 on recorded xz and CPython stacks, bench_replay). */
+#define STACK_PREFETCH 1024
 
 /* A mapping seen recently, with its table and load bias. */
 struct umod {
@@ -381,6 +387,9 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	if (c.end < c.base)
 		c.end = UINT64_MAX;
 	c.fault = FAULT_NONE;
+	if (in->stack)
+		for (size_t o = 0; o < MIN(in->stack_size, (size_t)STACK_PREFETCH); o += 64)
+			__builtin_prefetch(in->stack + o);
 	if (mode == UNWIND_MODE_HYBRID)
 		splice_prepare(in, &sp_info);
 	else
