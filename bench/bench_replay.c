@@ -278,9 +278,12 @@ static void replay_prepare(void)
 		}
 	/* read_code is left out: for a recording (not live) the importer's
 	 * answers no read, which the unwinder treats as no callback. */
+	/* the mappings do not change during the replay: one version of each
+	 * process's address space (as the importer's state_gen() gives) */
 	for (size_t i = 0; i < nsamples; i++) {
 		samples[i].in.find = replay_find;
 		samples[i].in.find_arg = samples[i].proc;
+		samples[i].in.space = state_gen(&replay_state, samples[i].proc->pid);
 	}
 }
 

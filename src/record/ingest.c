@@ -258,6 +258,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.find_arg = g;
 	in.read_code = read_code;
 	in.jit_table = g->njitdumps ? jit_table : NULL;
+	in.space = state_gen(&g->st, s->pid);
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
 	root_tail(g, s->tid, &res);

@@ -33,6 +33,7 @@ struct state_proc *state_proc(struct state *s, uint32_t pid)
 	p = &s->procs[s->nprocs];
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
+	p->gen = ++s->gens;
 	hmap_put(&s->proc_index, pid, (uint32_t)s->nprocs);
 	s->nprocs++;
 	return p;
@@ -87,8 +88,11 @@ const struct state_mapping *state_add_mapping(struct state *s, uint32_t pid,
 	nm->id = (uint32_t)s->nmaps;
 	nm->pid = pid;
 	nm->path = xstrdup(m->path ? m->path : "");
-	if (m->end > m->start)
-		insert_range(state_proc(s, pid), m->start, m->end, nm->id);
+	if (m->end > m->start) {
+		struct state_proc *p = state_proc(s, pid);
+		insert_range(p, m->start, m->end, nm->id);
+		p->gen = ++s->gens;
+	}
 	return nm;
 }
 
@@ -110,6 +114,7 @@ void state_fork(struct state *s, uint32_t pid, uint32_t ppid)
 	}
 	child->root = 0;
 	child->image = 0;
+	child->gen = ++s->gens;
 }
 
 void state_exec(struct state *s, uint32_t pid)
@@ -120,6 +125,13 @@ void state_exec(struct state *s, uint32_t pid)
 	p->nranges = p->cap = 0;
 	p->image++;
 	p->root = 0;
+	p->gen = ++s->gens;
+}
+
+uint64_t state_gen(struct state *s, uint32_t pid)
+{
+	uint32_t idx;
+	return hmap_get(&s->proc_index, pid, &idx) ? s->procs[idx].gen : 0;
 }
 
 uint32_t state_find(struct state *s, uint32_t pid, uint64_t addr)

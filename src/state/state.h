@@ -38,6 +38,8 @@ struct state_proc {
 	uint32_t root;         /* stack root node id for this image, 0 = none yet */
 	struct state_range *ranges; /* sorted by start, non-overlapping */
 	size_t nranges, cap;
+	uint64_t gen;          /* changes whenever ranges change; never the same
+				* for two processes or two versions (see state_gen) */
 };
 
 struct state {
@@ -46,6 +48,7 @@ struct state {
 	struct state_proc *procs;
 	size_t nprocs, proccap;
 	struct hmap proc_index;     /* pid -> index in procs */
+	uint64_t gens;              /* the last generation handed out */
 };
 
 void state_init(struct state *s);
@@ -64,6 +67,10 @@ void state_fork(struct state *s, uint32_t pid, uint32_t ppid);
 void state_exec(struct state *s, uint32_t pid);
 /* Mapping id holding addr in pid, 0 when none. */
 uint32_t state_find(struct state *s, uint32_t pid, uint64_t addr);
+/* The generation of pid's address space: equal for two calls only when
+ * nothing changed its mappings in between (never 0; 0 for an unknown
+ * pid). Lets an unwinder keep what it looked up for the last sample. */
+uint64_t state_gen(struct state *s, uint32_t pid);
 /* Mapping by id, NULL when out of range. */
 const struct state_mapping *state_mapping(const struct state *s, uint32_t id);
 

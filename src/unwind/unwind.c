@@ -63,8 +63,17 @@ struct rule_slot {
 	const struct urule *rule;
 };
 
+#define SEEN 8   /* mappings of the current address space kept at hand */
+
 struct unwinder {
 	struct rule_slot cache[RULE_CACHE];
+	/* The mappings the last samples of address space `space` went
+	 * through (unwind_input.space): slots of the cache below. A slot
+	 * may be refilled meanwhile, but only with a mapping of the same
+	 * space, so each entry is a mapping of that space. */
+	uint64_t space;
+	const struct umod *seen[SEEN];
+	int nseen, seen_next;
 	uint64_t next_gen;
 	uint64_t finds;             /* mappings looked up */
 	struct umod slots[MOD_SLOTS];
@@ -353,14 +362,17 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	uint32_t valid = in->regs.valid;
 	struct copy c;
 	struct splice sp_info;
-	const struct umod *mod = NULL, *seen[4];
-	int nseen = 0;
+	const struct umod *mod = NULL;
 	size_t n = 0, limit = MIN(max, (size_t)UNWIND_MAX_DEPTH);
 	bool exact = true;        /* look up pc itself, not pc-1 */
 	uint32_t next_flags;
 
 	memset(res, 0, sizeof(*res));
 	res->method = UNWIND_M_DWARF;
+	if (!in->space || in->space != u->space) {
+		u->space = in->space;
+		u->nseen = 0;
+	}
 	if (!limit) {
 		res->quality = UNWIND_Q_TRUNCATED;
 		res->stop = UNWIND_STOP_DEPTH;
@@ -417,19 +429,24 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			goto stop;
 		}
 		if (!mod || lookup < mod->start || lookup >= mod->end) {
-			/* Within one sample the address space is fixed: the
+			/* Within one sample the address space is fixed, and
+			 * across samples while its version stays the same: the
 			 * mappings already found stay valid (a stack goes back
 			 * and forth between the program and libc). */
 			mod = NULL;
-			for (int i = 0; i < nseen; i++)
-				if (lookup >= seen[i]->start && lookup < seen[i]->end) {
-					mod = seen[i];
+			for (int i = 0; i < u->nseen; i++)
+				if (lookup >= u->seen[i]->start && lookup < u->seen[i]->end) {
+					mod = u->seen[i];
 					break;
 				}
 			if (!mod) {
 				mod = module_for(u, in, lookup);
-				if (mod)
-					seen[nseen < 4 ? nseen++ : (int)(n & 3)] = mod;
+				if (mod && u->nseen < SEEN) {
+					u->seen[u->nseen++] = mod;
+				} else if (mod) {
+					u->seen[u->seen_next] = mod;
+					u->seen_next = (u->seen_next + 1) % SEEN;
+				}
 			}
 		}
 		if (mod && mod->t) {

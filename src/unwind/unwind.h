@@ -79,6 +79,11 @@ struct unwind_input {
 	void *find_arg;                /* argument of find, read_code, jit_table */
 	unwind_read_code_fn read_code; /* optional */
 	unwind_jit_table_fn jit_table; /* optional */
+	/* The address space's version: when it equals the previous sample's
+	 * (and is not 0), the modules find() gave for that sample are used
+	 * again without asking; the caller must change it whenever a
+	 * mapping of the space changes. 0: ask find() for every module. */
+	uint64_t space;
 };
 
 #define UNWIND_F_RA 1u      /* pc is a return address: symbolize at pc-1 */

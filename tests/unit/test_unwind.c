@@ -1171,6 +1171,65 @@ static NOINLINE void test_mapping_cache(void)
 	unwinder_free(u);
 }
 
+/* Samples of one address space version (unwind_input.space) reuse the
+ * mappings found for the previous one: the captured chain unwound 100
+ * times asks find() only for its few modules; with space 0, or with the
+ * version changed, find() is asked again; the frames are the same. */
+static bool same_frames(const struct unwind_frame *a, const struct unwind_frame *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].pc != b[i].pc || a[i].flags != b[i].flags)
+			return false;
+	return true;
+}
+
+static NOINLINE void test_space_reuse(void)
+{
+	struct unwinder *u = unwinder_new();
+	struct unwind_frame ref[64], got[64];
+	struct unwind_result rr, res;
+	struct unwind_input in = {
+		.regs = cap_main.regs, .stack = cap_main.stack, .stack_size = cap_main.size,
+		.find = find_cb, .space = 7,
+	};
+	unsigned first, same, zero, changed;
+	bool identical = true;
+
+	/* the chain of test_chain, captured again (other tests reuse cap_main) */
+	cap_main.top = stack_top_of((uint64_t)(uintptr_t)__builtin_frame_address(0));
+	cap_main.want_chain = false;
+	chain_a(1);
+	KEEP();
+	in.regs = cap_main.regs;
+	in.stack = cap_main.stack;
+	in.stack_size = cap_main.size;
+	unwind_sample(u, UNWIND_MODE_DWARF, &in, ref, 64, &rr);
+	first = find_calls;
+	for (int i = 0; i < 100; i++) {
+		unwind_sample(u, UNWIND_MODE_DWARF, &in, got, 64, &res);
+		identical &= res.n == rr.n && same_frames(got, ref, rr.n);
+	}
+	same = find_calls - first;
+	in.space = 0;
+	first = find_calls;
+	for (int i = 0; i < 10; i++) {
+		unwind_sample(u, UNWIND_MODE_DWARF, &in, got, 64, &res);
+		identical &= res.n == rr.n && same_frames(got, ref, rr.n);
+	}
+	zero = find_calls - first;
+	in.space = 8;
+	first = find_calls;
+	unwind_sample(u, UNWIND_MODE_DWARF, &in, got, 64, &res);
+	identical &= res.n == rr.n && same_frames(got, ref, rr.n);
+	changed = find_calls - first;
+	printf("# space reuse: %u finds for 100 samples of one version, %u for 10 without one,"
+	       " %u after a change\n", same, zero, changed);
+	CHECK(rr.quality == UNWIND_Q_COMPLETE && identical, "space reuse: the same frames every time");
+	CHECK(same == 0 && zero >= 10 && changed >= 1,
+	      "space reuse: find() is not asked again while the version stays, asked when it is 0 or changes");
+	unwinder_free(u);
+}
+
 /* --------------------------------------------------------------- main */
 
 /* ------------------------- 12. JIT code: CPython's perf trampoline */
@@ -1369,6 +1428,7 @@ int main(void)
 	test_garbage();
 	KEEP();
 	test_mapping_cache();
+	test_space_reuse();
 	KEEP();
 	test_jit_trampoline();
 	KEEP();
