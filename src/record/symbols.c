@@ -45,18 +45,13 @@ static void put_jit(struct ingest *g, struct sym_session *ss)
 	size_t i;
 	for (i = 0; i < g->st.nprocs; i++) {
 		uint32_t pid = g->st.procs[i].pid;
-		char path[64], why[512];
 		void *data;
 		size_t size;
-		int ret;
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-		ret = sym_jit_read_file(path, &data, &size, why, sizeof(why));
-		if (ret == -EPERM || ret == -EFBIG || ret == -EINVAL)
-			warn("%s", why);
-		if (ret)
+		/* the session marks the map read: its lookups do not read
+		 * (and warn about) it again */
+		if (!sym_jit_read_perfmap(ss, pid, &data, &size))
 			continue;
 		store_put_perfmap(g->w, pid, data, (uint32_t)size);
-		sym_jit_set_perfmap(ss, pid, data, size);
 		free(data);
 	}
 	for (i = 0; i < g->st.nmaps; i++)

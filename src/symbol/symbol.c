@@ -45,6 +45,7 @@ struct sym_session {
 struct jit_proc {
 	uint32_t pid;
 	bool map_given, map_tried;
+	bool map_warned; /* said why /tmp/perf-PID.map was skipped */
 	struct sym_jit *j;
 };
 
@@ -518,7 +519,7 @@ static struct jit_proc *jit_proc(struct sym_session *s, uint32_t pid)
 		if (s->jits[i].pid == pid)
 			return &s->jits[i];
 	GROW(s->jits, s->cap_jits, s->njits + 1);
-	s->jits[s->njits] = (struct jit_proc){ pid, false, false, sym_jit_new() };
+	s->jits[s->njits] = (struct jit_proc){ pid, false, false, false, sym_jit_new() };
 	return &s->jits[s->njits++];
 }
 
@@ -548,6 +549,25 @@ void sym_jit_add_dump(struct sym_session *s, uint32_t pid, const char *path)
 	free(data);
 }
 
+bool sym_jit_read_perfmap(struct sym_session *s, uint32_t pid, void **data, size_t *size)
+{
+	struct jit_proc *jp = jit_proc(s, pid);
+	char path[64], why[512];
+	int ret;
+
+	jp->map_tried = true;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	ret = sym_jit_read_file(path, data, size, why, sizeof(why));
+	if ((ret == -EPERM || ret == -EFBIG || ret == -EINVAL) && !jp->map_warned) {
+		warn("%s", why);
+		jp->map_warned = true;
+	}
+	if (ret)
+		return false;
+	sym_jit_set_perfmap(s, pid, *data, *size);
+	return true;
+}
+
 bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct sym_result *out)
 {
 	struct jit_proc *jp = jit_proc(s, pid);
@@ -555,20 +575,11 @@ bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct s
 	uint64_t off;
 
 	if (!jp->map_given && !jp->map_tried) {
-		char path[64], why[512];
 		void *data;
 		size_t size;
-		int ret;
-		jp->map_tried = true;
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-		ret = sym_jit_read_file(path, &data, &size, why, sizeof(why));
-		if (ret == -EPERM || ret == -EFBIG || ret == -EINVAL)
-			warn("%s", why);
-		if (!ret) {
-			sym_jit_set_perfmap(s, pid, data, size);
+		if (sym_jit_read_perfmap(s, pid, &data, &size))
 			free(data);
-			jp = jit_proc(s, pid);
-		}
+		jp = jit_proc(s, pid);
 	}
 	name = sym_jit_find(jp->j, addr, &off);
 	if (!name)

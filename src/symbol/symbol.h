@@ -149,6 +149,11 @@ int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, si
  * one warning on stderr. Returns true and fills out (module is the
  * source, e.g. "perf-123.map") when a JIT symbol covers addr. */
 void sym_jit_set_perfmap(struct sym_session *s, uint32_t pid, const void *data, size_t size);
+/* Read /tmp/perf-PID.map now and use it (as sym_jit_set_perfmap); true
+ * with its bytes in *data (malloc'd, the caller frees) when it was read.
+ * A skipped file is warned about once per pid in a session, however
+ * often it is read. */
+bool sym_jit_read_perfmap(struct sym_session *s, uint32_t pid, void **data, size_t *size);
 void sym_jit_add_dump(struct sym_session *s, uint32_t pid, const char *path);
 bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct sym_result *out);
 /* True when a mapping path is anonymous memory where JIT code lives. */
