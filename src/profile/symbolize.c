@@ -84,7 +84,9 @@ static uint32_t func_intern(struct profile *p, const char *name, const char *mod
 						   profile_own(p, module, strlen(module)), known, kernel,
 						   file, file ? line : 0, NULL };
 	if (file) {
-		char *l = xasprintf("%s (%s:%u)", name, path_base(file), line);
+		/* line 0 (code DWARF gives no line): the file alone */
+		char *l = line ? xasprintf("%s (%s:%u)", name, path_base(file), line)
+			       : xasprintf("%s (%s)", name, path_base(file));
 		p->funcs[p->nfuncs].label = profile_own(p, l, strlen(l));
 		free(l);
 	} else {

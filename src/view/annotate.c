@@ -289,7 +289,8 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 			if (rows[i].file) {
 				fputs(",\"file\":", out);
 				json_str(out, rows[i].file);
-				fprintf(out, ",\"line\":%u", rows[i].line);
+				if (rows[i].line)
+					fprintf(out, ",\"line\":%u", rows[i].line);
 			}
 			fputc('}', out);
 		}
@@ -298,8 +299,10 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 			const char *text = src_line(&sc, order[i]->file, order[i]->line);
 			fprintf(out, "%s{\"file\":", i ? "," : "");
 			json_str(out, order[i]->file);
-			fprintf(out, ",\"line\":%u,\"samples\":%" PRIu64 ",\"percent\":%.2f,\"source\":",
-				order[i]->line, order[i]->count, total ? 100.0 * order[i]->count / total : 0.0);
+			if (order[i]->line)
+				fprintf(out, ",\"line\":%u", order[i]->line);
+			fprintf(out, ",\"samples\":%" PRIu64 ",\"percent\":%.2f,\"source\":",
+				order[i]->count, total ? 100.0 * order[i]->count / total : 0.0);
 			if (text)
 				json_str(out, text);
 			else
@@ -315,8 +318,10 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	if (nlines) {
 		fputs("hottest lines:\n", out);
 		for (i = 0; i < nlines && i < HOT_LINES && order[i]->count; i++)
-			fprintf(out, "  %6.2f%% %8" PRIu64 "  %s:%u\n", total ? 100.0 * order[i]->count / total : 0.0,
-				order[i]->count, path_base(order[i]->file), order[i]->line);
+			/* "%.0u" prints nothing for line 0 (no line) */
+			fprintf(out, "  %6.2f%% %8" PRIu64 "  %s%s%.0u\n",
+				total ? 100.0 * order[i]->count / total : 0.0, order[i]->count,
+				path_base(order[i]->file), order[i]->line ? ":" : "", order[i]->line);
 	}
 	fprintf(out, "\n%8s %8s  %-12s %s\n", "PERCENT", "SAMPLES", "ADDRESS", "INSTRUCTION");
 	for (i = 0; i < nrows; i++) {
@@ -328,8 +333,9 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 			char share[32] = "";
 			if (lr->count && total)
 				snprintf(share, sizeof(share), "  [%.1f%%]", 100.0 * lr->count / total);
-			fprintf(out, "%s%25s %s:%u%s%s%s%s\n", hot && color ? "\033[1;31m" : "", "",
-				path_base(r->file), r->line, text ? "  " : "", text ? text : "", share,
+			fprintf(out, "%s%25s %s%s%.0u%s%s%s%s\n", hot && color ? "\033[1;31m" : "", "",
+				path_base(r->file), r->line ? ":" : "", r->line, text ? "  " : "",
+				text ? text : "", share,
 				hot && color ? "\033[0m" : "");
 		}
 		if (r->count)

@@ -51,14 +51,17 @@ void view_script(const struct profile *p, const struct view_filter *f, bool json
 				if (nd->file) {
 					fputs(",\"file\":", out);
 					json_str(out, nd->file);
-					fprintf(out, ",\"line\":%u", nd->line);
+					if (nd->line) /* 0: DWARF says the code has no line */
+						fprintf(out, ",\"line\":%u", nd->line);
 				}
 				fputc('}', out);
 			} else {
 				fprintf(out, "\t%16" PRIx64 " %s (%s)", nd->addr, fn ? fn->name : "[unknown]",
 					fn ? fn->module : "[unknown]");
-				if (nd->file)
+				if (nd->file && nd->line)
 					fprintf(out, " %s:%u", nd->file, nd->line);
+				else if (nd->file) /* line 0: the file alone, as addr2line */
+					fprintf(out, " %s", nd->file);
 				fputs(inl ? " (inlined)\n" : "\n", out);
 			}
 			ff = false;

@@ -45,7 +45,8 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 			if (fn->file) {
 				fputs(",\"file\":", out);
 				json_str(out, fn->file);
-				fprintf(out, ",\"line\":%u", fn->line);
+				if (fn->line)
+					fprintf(out, ",\"line\":%u", fn->line);
 			}
 			if (profile_func_is_python(fn))
 				fputs(",\"python\":true", out);
@@ -136,7 +137,8 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 			if (fn->file) {
 				fputs(",\"file\":", out);
 				json_str(out, fn->file);
-				fprintf(out, ",\"line\":%u", fn->line);
+				if (fn->line)
+					fprintf(out, ",\"line\":%u", fn->line);
 			}
 			if (profile_func_is_python(fn))
 				fputs(",\"python\":true", out);

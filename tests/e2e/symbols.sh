@@ -153,6 +153,39 @@ else
 fi
 fi
 
+# line 0 (clang keeps tests/programs/line0.c's "#line 0" hot loop so):
+# the file alone, as addr2line prints "line0.c:?", never "line0.c:0"
+#   clang -O2 -g -no-pie -o line0 tests/programs/line0.c
+if ! command -v clang >/dev/null 2>&1; then
+	skip "line 0: the file without a line" "clang is not installed"
+elif ! clang -O2 -g -no-pie -I"$ROOT/tests/programs" -o "$T/line0" "$ROOT/tests/programs/line0.c" 2>"$T/cc0.err"; then
+	fail "line 0: build the fixture" "$(first_line "$T/cc0.err")"
+elif record "$T/line0" "$T/z.data"; then
+	stax script --json -i "$T/z.data" >"$T/z.json" 2>/dev/null
+	stax script -i "$T/z.data" >"$T/z.txt" 2>/dev/null
+	stax top --lines -n 5 -i "$T/z.data" >"$T/z.top" 2>&1
+	set -- $(python3 - "$T/z.json" <<'PYEOF' 2>"$T/z.perr"
+import json, sys
+leaf = noline = zero = 0
+for s in json.load(open(sys.argv[1]))["samples"]:
+    for f in s["frames"]:
+        zero += f.get("line") == 0
+    f = s["frames"][0] if s["frames"] else {}
+    if f.get("name") == "zero_line_loop":
+        leaf += 1
+        noline += f.get("file", "").endswith("line0.c") and "line" not in f
+print(leaf, noline, zero)
+PYEOF
+)
+	set -- ${1:-0} ${2:-0} ${3:-1} $(grep -c "line0\.c:0" "$T/z.txt") $(python3 "$T/chains.py" "$T/z.json" "$T/line0" 2>"$T/chains0.err")
+	if [ "$1" -ge 100 ] && [ "$2" -ge $(($1 * 9 / 10)) ] && [ "$3" -eq 0 ] && [ "$4" -eq 0 ] &&
+		grep -q "zero_line_loop (line0.c) " "$T/z.top" && [ "${7:-1}" -eq 0 ]; then
+		ok "line 0: the file without a line in script, --json and top --lines ($2 of $1 leaf samples), as addr2line at ${5:-?} addresses"
+	else
+		fail "line 0: the file without a line" "leaf $1, file without line $2, line 0 in JSON $3, ':0' in script $4, addr2line differs at ${7:-?} of ${5:-?}: $(first_line "$T/chains0.err"); top: $(grep -m1 zero_line_loop "$T/z.top")"
+	fi
+fi
+
 # the distribution's libc, stripped, with libc6-dbg installed
 LIBC_BID=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ {print $3}')
 if [ -z "$LIBC_BID" ] || ! ls /usr/lib/debug/.build-id/"$(echo "$LIBC_BID" | cut -c1-2)"/"$(echo "$LIBC_BID" | cut -c3-)".debug >/dev/null 2>&1; then
