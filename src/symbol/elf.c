@@ -1,5 +1,6 @@
 /* elf.c - read what the symbolizer needs from an ELF file: PT_LOAD
- * segments, function symbols, the build-id note.
+ * segments, function symbols, the build-id note, and the name it makes
+ * up: _start at the entry point.
  *
  * Files are untrusted: every index and offset goes through libelf's
  * bounds-checked accessors (gelf_getsym, elf_strptr, gelf_getnote,
@@ -214,13 +215,18 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 		if (s.st_shndx < nsec && secs && secs[s.st_shndx].valid)
 			sec = &secs[s.st_shndx];
 		/* Functions live in executable sections; a NOTYPE symbol is
-		 * only a function when it also has a size (assembly). */
+		 * a function (an assembly label such as ld.so's _start) only
+		 * in one. Without a size it names the code up to the next
+		 * symbol (sym_table_finish). */
 		if (sec && !sec->exec)
 			continue;
-		if (type == STT_NOTYPE && (!sec || !s.st_size))
+		if (type == STT_NOTYPE && !sec)
 			continue;
 		name = elf_strptr(e, sh.sh_link, s.st_name);
 		if (!name || !*name)
+			continue;
+		/* mapping symbols ($x, $d) and kept local labels are not names */
+		if (type == STT_NOTYPE && !s.st_size && (name[0] == '$' || !strncmp(name, ".L", 2)))
 			continue;
 
 		GROW(t->cand, t->cap_cand, t->ncand + 1);
@@ -243,4 +249,76 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 out:
 	free(secs);
 	return added;
+}
+
+/* ---- a synthetic symbol: the entry point ---- */
+
+static void add_cand(struct sym_table *t, uint64_t start, uint64_t size, const GElf_Shdr *sec,
+		     const char *name, uint8_t bind_rank, uint32_t max_len)
+{
+	struct sym_cand *c;
+	GROW(t->cand, t->cap_cand, t->ncand + 1);
+	c = &t->cand[t->ncand++];
+	*c = (struct sym_cand){
+		.start = start, .size = size, .name = name, .bind_rank = bind_rank,
+		.has_size = size != 0, .max_len = max_len,
+	};
+	if (sec) {
+		c->sec_start = sec->sh_addr;
+		c->sec_end = sec->sh_addr + sec->sh_size;
+	}
+}
+
+/* True when e is a program rather than a library: it has PT_INTERP, or
+ * no DT_NEEDED (ld.so itself, static-pie). */
+static bool dyn_is_program(Elf *e)
+{
+	size_t n, i, j;
+	bool interp = false, needed = false;
+
+	if (elf_getphdrnum(e, &n))
+		return false;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		GElf_Dyn dyn;
+		if (!gelf_getphdr(e, i, &ph))
+			continue;
+		if (ph.p_type == PT_INTERP)
+			interp = true;
+		if (ph.p_type != PT_DYNAMIC ||
+		    !(d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, ELF_T_DYN)))
+			continue;
+		for (j = 0; gelf_getdyn(d, (int)j, &dyn) && dyn.d_tag != DT_NULL; j++)
+			if (dyn.d_tag == DT_NEEDED)
+				needed = true;
+	}
+	return interp || !needed;
+}
+
+size_t sym_elf_add_entry(Elf *e, struct sym_table *t, struct sym_arena *arena)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	bool any = false;
+
+	if (!gelf_getehdr(e, &eh) || !eh.e_entry)
+		return 0;
+	if (eh.e_type != ET_EXEC && !(eh.e_type == ET_DYN && dyn_is_program(e)))
+		return 0;
+	/* in an executable section, when there are section headers */
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		any = true;
+		if ((sh.sh_flags & SHF_EXECINSTR) && eh.e_entry >= sh.sh_addr &&
+		    eh.e_entry - sh.sh_addr < sh.sh_size)
+			break;
+	}
+	if (any && !scn)
+		return 0;
+	add_cand(t, eh.e_entry, 0, scn ? &sh : NULL, sym_arena_strdup(arena, "_start"), 3,
+		 SYM_ENTRY_MAX_LEN);
+	return 1;
 }

@@ -38,8 +38,10 @@ struct sym_cand {
 	uint64_t start, size;
 	uint64_t sec_start, sec_end; /* section bounds; sec_end == 0: unknown */
 	const char *name;            /* in the owner's arena */
-	uint8_t bind_rank;           /* 0 global, 1 weak, 2 local */
+	uint8_t bind_rank;           /* 0 global, 1 weak, 2 local, 3 a fallback
+					(the entry point's "_start") */
 	uint8_t has_size;
+	uint32_t max_len;            /* size 0: extent at most this (0: no cap) */
 };
 
 struct sym_table {
@@ -53,6 +55,9 @@ struct sym_table {
 };
 
 void sym_table_release(struct sym_table *t);
+/* A symbol of size 0 covers the addresses from its start up to the next
+ * symbol (or its section's end, or start + max_len), unless it starts
+ * inside a sized symbol, which then names those addresses. */
 void sym_table_finish(struct sym_table *t);
 /* Never fails; NULL when no symbol covers addr. */
 struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr);
@@ -135,6 +140,16 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 			   struct sym_arena *arena);
 /* Section by name, or NULL. */
 Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr);
+/* Add "_start" at the entry point of an executable (ET_EXEC, or ET_DYN
+ * with PT_INTERP or without DT_NEEDED: PIE, ld.so, static-pie) as a
+ * fallback candidate: any other symbol at that address wins, and it
+ * covers at most SYM_ENTRY_MAX_LEN bytes, as a stripped binary has no
+ * symbol after it to stop at. glibc's x86-64 _start is 38 bytes (47 in
+ * older releases) and the next function starts 16-byte aligned at 48;
+ * ld.so's _start and _dl_start_user, which it falls into, call out
+ * within their first 48 bytes too. Returns 1 when added. */
+#define SYM_ENTRY_MAX_LEN 48
+size_t sym_elf_add_entry(Elf *e, struct sym_table *t, struct sym_arena *arena);
 
 /* debuginfo.c */
 /* Open the separate debug file for build-id bid; NULL when there is none.

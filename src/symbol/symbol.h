@@ -7,15 +7,18 @@
  * opened, or an address without a covering symbol, yields name == NULL,
  * and the caller prints "module+0xoffset". A symbol is reported only when
  * the address lies inside it (st_value <= addr < st_value + st_size; for
- * size-0 symbols, before the next symbol and inside the same section), so
+ * size-0 function and NOTYPE symbols of executable sections, before the
+ * next symbol, inside the same section and outside any sized symbol), so
  * a neighbour's name is never returned for an address in an unnamed
  * function.
  *
  * Sources of symbols, in order: the binary's .symtab, a separate debug
  * file by build-id (/usr/lib/debug/.build-id/xx/rest.debug) or by
  * .gnu_debuglink (next to the binary, in .debug/, in /usr/lib/debug/DIR),
- * MiniDebugInfo (.gnu_debugdata), then .dynsym. Names are demangled (C++,
- * Rust) unless demangling is turned off.
+ * MiniDebugInfo (.gnu_debugdata), then .dynsym. To those the ELF header
+ * adds "_start" for an executable's entry point when nothing else names
+ * it (elf.c). Names are demangled (C++, Rust) unless demangling is turned
+ * off.
  *
  * Inline chains and source lines come from DWARF, found in the same order
  * (the binary, /usr/lib/debug/.build-id, .gnu_debuglink) and last from

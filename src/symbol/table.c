@@ -101,6 +101,7 @@ static int cand_cmp(const void *pa, const void *pb)
 void sym_table_finish(struct sym_table *t)
 {
 	size_t i, j, n = 0;
+	uint64_t sized_end = 0; /* the largest end of a sized symbol so far */
 
 	if (t->ncand)
 		qsort(t->cand, t->ncand, sizeof(*t->cand), cand_cmp);
@@ -121,7 +122,11 @@ void sym_table_finish(struct sym_table *t)
 			if (end < best->start) /* wraps: corrupt */
 				continue;
 		} else {
-			/* Size 0: up to the next symbol, inside the section. */
+			/* Size 0: up to the next symbol, inside the section,
+			 * where no sized symbol says better (a label inside an
+			 * assembly function is not the function's name). */
+			if (best->start < sized_end)
+				continue;
 			if (j < t->ncand)
 				end = t->cand[j].start;
 			else
@@ -131,9 +136,16 @@ void sym_table_finish(struct sym_table *t)
 					continue;
 				end = MIN(end, sec_end);
 			}
+			/* capped; with nothing after it and no section known,
+			 * the cap is all there is */
+			if (best->max_len && best->start + best->max_len > best->start &&
+			    (end <= best->start || end - best->start > best->max_len))
+				end = best->start + best->max_len;
 		}
 		if (end <= best->start)
 			continue;
+		if (size)
+			sized_end = MAX(sized_end, end);
 		t->syms[n].start = best->start;
 		t->syms[n].end = end;
 		t->syms[n].name = best->name;

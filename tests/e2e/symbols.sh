@@ -186,6 +186,17 @@ PYEOF
 	fi
 fi
 
+# a binary stripped of every symbol: its entry point is _start, the root
+cp "$T/inline" "$T/inline-stripped" && strip --strip-all "$T/inline-stripped"
+if record "$T/inline-stripped" "$T/st.data"; then
+	s_root=$(share "$T/st.data.folded" "^[^;]*;_start;__libc_start_main")
+	if between "$s_root" 95 100; then
+		ok "stripped binary: its entry point is the root _start ($s_root% of stacks)"
+	else
+		fail "stripped binary: its entry point is the root _start" "$s_root% of stacks begin _start;__libc_start_main: $(head -n 1 "$T/st.data.folded")"
+	fi
+fi
+
 # the distribution's libc, stripped, with libc6-dbg installed
 LIBC_BID=$(readelf -n /lib/x86_64-linux-gnu/libc.so.6 2>/dev/null | awk '/Build ID/ {print $3}')
 if [ -z "$LIBC_BID" ] || ! ls /usr/lib/debug/.build-id/"$(echo "$LIBC_BID" | cut -c1-2)"/"$(echo "$LIBC_BID" | cut -c3-)".debug >/dev/null 2>&1; then

@@ -508,6 +508,197 @@ static void test_fixtures(const char *dir)
 	}
 }
 
+/* A ref that maps ELF virtual address vaddr of the file at path as its
+ * PT_LOAD segment does (from readelf -lW), so lookups take vaddr. */
+static int elf_ref(const char *path, uint64_t vaddr, struct sym_module_ref *ref)
+{
+	char cmd[4200], line[512];
+	unsigned long long off, va, fsz;
+	int found = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -lW '%s' 2>/dev/null", path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, " LOAD 0x%llx 0x%llx %*s 0x%llx", &off, &va, &fsz) == 3 &&
+		    vaddr >= va && vaddr < va + fsz) {
+			memset(ref, 0, sizeof(*ref));
+			ref->path = path;
+			ref->start = va;
+			ref->end = va + fsz;
+			ref->pgoff = off;
+			found = 1;
+		}
+	if (p)
+		pclose(p);
+	return found;
+}
+
+/* The name at ELF address vaddr of path (NULL when none), its offset in
+ * *off. */
+static const char *name_at(struct sym_session *s, const char *path, uint64_t vaddr, uint64_t *off)
+{
+	struct sym_module_ref ref;
+	struct sym_result r;
+	*off = 0;
+	if (!elf_ref(path, vaddr, &ref))
+		return NULL;
+	sym_lookup(s, &ref, vaddr, &r);
+	*off = r.sym_offset;
+	return r.name;
+}
+
+/* The value of the first symbol called name in the output of cmd (nm or
+ * readelf -s style lines), 0 when none. */
+static uint64_t sym_value(const char *cmd, const char *name)
+{
+	char line[1024], a[64], b[64], c[512];
+	uint64_t v = 0;
+	FILE *p = popen(cmd, "r");
+	while (!v && p && fgets(line, sizeof(line), p)) {
+		char *w = strstr(line, name);
+		size_t n = strlen(name);
+		if (!w || (w[n] != '\n' && w[n] != '\0' && w[n] != ' ') || (w > line && w[-1] != ' '))
+			continue;
+		if (sscanf(line, "%63s %63s %511s", a, b, c) == 3 && strchr(a, ':'))
+			v = strtoull(b, NULL, 16); /* readelf -s: "N: VALUE ..." */
+		else if (sscanf(line, "%63s", a) == 1)
+			v = strtoull(a, NULL, 16); /* nm: "VALUE T name" */
+	}
+	if (p)
+		pclose(p);
+	return v;
+}
+
+static int write_file(const char *dir, const char *name, const char *text)
+{
+	char path[4200];
+	FILE *f;
+	int ok;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	ok = f && fputs(text, f) >= 0;
+	if (f && fclose(f))
+		ok = 0;
+	return ok;
+}
+
+static const char labels_src[] =
+	"__asm__(\".text\\n\"\n"
+	"\t\".globl label_only\\n\"\n"            /* NOTYPE, size 0 */
+	"\t\"label_only:\\n\\tnop\\n\\tnop\\n\\tnop\\n\\tret\\n\"\n"
+	"\t\".globl sized_fn\\n.type sized_fn, @function\\n\"\n"
+	"\t\"sized_fn:\\n\\tnop\\n\"\n"
+	"\t\".globl inner_label\\n\"\n"           /* NOTYPE, size 0, inside sized_fn */
+	"\t\"inner_label:\\n\\tnop\\n\\tnop\\n\\tret\\n\"\n"
+	"\t\".size sized_fn, .-sized_fn\\n\");\n"
+	"void label_only(void);\n"
+	"void sized_fn(void);\n"
+	"int main(void) { label_only(); sized_fn(); return 0; }\n";
+
+/* Symbols without a size (assembly labels, ld.so's _start) and the entry
+ * point of a stripped binary. */
+static void test_labels(const char *dir)
+{
+	char path[4200], cmd[8192], stripped[4200];
+	struct sym_session *s;
+	uint64_t a, off = 99;
+	const char *name;
+
+	if (!write_file(dir, "labels.c", labels_src)) {
+		SKIP("labels", "cannot write the fixture source");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "cd '%s' && cc -O1 -o labels labels.c && cp labels labels_stripped && "
+		 "strip --strip-all labels_stripped", dir);
+	if (system(cmd)) {
+		CHECK(0, "labels: build");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/labels", dir);
+	snprintf(stripped, sizeof(stripped), "%s/labels_stripped", dir);
+	s = sym_session_new();
+
+	snprintf(cmd, sizeof(cmd), "nm '%s'", path);
+	a = sym_value(cmd, "label_only");
+	name = a ? name_at(s, path, a + 2, &off) : NULL;
+	CHECK(streq(name, "label_only") && off == 2,
+	      "labels: a NOTYPE label without a size names the code after it");
+	a = sym_value(cmd, "inner_label");
+	name = a ? name_at(s, path, a + 1, &off) : NULL;
+	CHECK(streq(name, "sized_fn") && off == 2,
+	      "labels: a label inside a sized function does not rename it");
+
+	/* e_entry of a binary stripped of every symbol */
+	snprintf(cmd, sizeof(cmd), "readelf -hW '%s' | awk '/Entry point/ { print $4, \"entry\" }'",
+		 stripped);
+	a = sym_value(cmd, "entry");
+	name = a ? name_at(s, stripped, a + 4, &off) : NULL;
+	CHECK(streq(name, "_start") && off == 4, "labels: a stripped binary's entry point is _start");
+	name = a ? name_at(s, stripped, a + 47, &off) : NULL;
+	CHECK(streq(name, "_start") && off == 47, "labels: _start of a stripped binary has 48 bytes");
+	name = a ? name_at(s, stripped, a + 48, &off) : "?";
+	CHECK(!streq(name, "_start"), "labels: and not one more (glibc's next function is there)");
+	sym_session_free(s);
+}
+
+/* ld.so's _start (a NOTYPE label of size 0 in libc6-dbg's symbol table,
+ * and the ELF entry point): the root frame of every stack sampled while
+ * a program starts. Looked up where ld.so is mapped in this process. */
+static void test_ldso(void)
+{
+	struct sym_session *s = sym_session_new();
+	char line[4352], cmd[8192], path[4096] = "", dbg[4200];
+	uint64_t base = 0, entry, label;
+	uint8_t bid[64];
+	size_t n, i;
+	struct sym_result r;
+	struct test_map m;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long s0, e0, off;
+		int pos = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &s0, &e0, &off, &pos) >= 3 && pos &&
+		    strstr(line + pos, "/ld-linux") && off == 0 && !base) {
+			base = s0;
+			snprintf(path, sizeof(path), "%s", line + pos);
+			path[strcspn(path, "\n")] = '\0';
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!base) {
+		SKIP("ld.so: _start", "no ld-linux mapped in this process");
+		sym_session_free(s);
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "readelf -hW '%s' | awk '/Entry point/ { print $4, \"entry\" }'", path);
+	entry = sym_value(cmd, "entry");
+	lookup_self(s, (const void *)(uintptr_t)(base + entry + 7), &r, &m);
+	CHECK(entry && streq(r.name, "_start") && r.sym_offset == 7,
+	      "ld.so: the code at its entry point is _start");
+	printf("# ld.so %s: entry %#" PRIx64 " named %s from %s\n", path, entry,
+	       r.name ? r.name : "(none)", r.source ? r.source : "?");
+
+	/* the label after _start, when the debug symbols are installed */
+	n = sym_read_build_id(path, bid, sizeof(bid));
+	i = (size_t)snprintf(dbg, sizeof(dbg), "/usr/lib/debug/.build-id/");
+	for (size_t k = 0; k < n && i + 4 < sizeof(dbg); k++)
+		i += (size_t)snprintf(dbg + i, sizeof(dbg) - i, k == 1 ? "/%02x" : "%02x", bid[k]);
+	snprintf(dbg + i, sizeof(dbg) - i, ".debug");
+	snprintf(cmd, sizeof(cmd), "readelf -sW '%s' 2>/dev/null", dbg);
+	label = n ? sym_value(cmd, "_dl_start_user") : 0;
+	if (!label) {
+		SKIP("ld.so: _dl_start_user, a label of size 0", "no debug file for ld.so (apt-get install libc6-dbg)");
+	} else {
+		lookup_self(s, (const void *)(uintptr_t)(base + label + 1), &r, &m);
+		CHECK(streq(r.name, "_dl_start_user") && r.sym_offset == 1,
+		      "ld.so: _dl_start_user, a label of size 0, names the code after it");
+	}
+	sym_session_free(s);
+}
+
 static uint32_t rnd_state = 12345;
 static uint32_t rnd(void)
 {
@@ -615,10 +806,12 @@ int main(void)
 	test_vdso();
 	test_demangle();
 	test_build_id();
+	test_ldso();
 	if (!mkdtemp(dir)) {
 		SKIP("fixtures", "mkdtemp failed");
 	} else {
 		test_fixtures(dir);
+		test_labels(dir);
 		test_corrupt(dir);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 		if (system(cmd))
