@@ -59,6 +59,11 @@ void sym_table_release(struct sym_table *t);
  * symbol (or its section's end, or start + max_len), unless it starts
  * inside a sized symbol, which then names those addresses. */
 void sym_table_finish(struct sym_table *t);
+/* While building: sort the candidates added so far (more may be added
+ * after); then sym_table_cand_name() gives the name sym_table_finish()
+ * would pick among those starting exactly at addr, or NULL for none. */
+void sym_table_sort(struct sym_table *t);
+const char *sym_table_cand_name(const struct sym_table *t, uint64_t addr);
 /* Never fails; NULL when no symbol covers addr. */
 struct sym_entry *sym_table_find(const struct sym_table *t, uint64_t addr);
 
@@ -140,6 +145,16 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 			   struct sym_arena *arena);
 /* Section by name, or NULL. */
 Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr);
+/* Add "NAME@plt" for the entries of e's x86-64 PLT sections (.plt,
+ * .plt.sec, .plt.got, .plt.bnd) and ".plt" for the lazy-binding header.
+ * Each entry is named by the GOT slot its jmp *slot(%rip) goes through
+ * (the JUMP_SLOT, GLOB_DAT or IRELATIVE relocation of that slot, named
+ * by its dynamic symbol; IRELATIVE by the symbol at the resolver, from
+ * t's candidates), or a lazy entry without a jmp by the .rela.plt index
+ * it pushes. This fits every layout of GNU ld and lld, lazy or -z now,
+ * with or without IBT, without knowing its entry sizes or order. Call
+ * after the other symbols are added. Returns the number added. */
+size_t sym_elf_add_plt(Elf *e, struct sym_table *t, struct sym_arena *arena);
 /* Add "_start" at the entry point of an executable (ET_EXEC, or ET_DYN
  * with PT_INTERP or without DT_NEEDED: PIE, ld.so, static-pie) as a
  * fallback candidate: any other symbol at that address wins, and it

@@ -281,10 +281,12 @@ static void module_load(struct sym_module *m, const char *path,
 		m->source = SYM_SRC_DYNSYM;
 out:
 	find_dwarf(m, e, path, e && !image, bid_size ? bid : NULL, bid_size, debuginfod);
-	/* a name the tables lack: after the others, which it must not
-	 * replace */
-	if (e && !image)
+	/* names the tables lack, made up as perf and objdump do: after the
+	 * others, which they must not replace */
+	if (e && !image) {
+		sym_elf_add_plt(e, &m->table, &m->strings);
 		sym_elf_add_entry(e, &m->table, &m->strings);
+	}
 	sym_table_finish(&m->table);
 	sym_elf_close(e, fd);
 	free(image);

@@ -15,10 +15,10 @@
  * Sources of symbols, in order: the binary's .symtab, a separate debug
  * file by build-id (/usr/lib/debug/.build-id/xx/rest.debug) or by
  * .gnu_debuglink (next to the binary, in .debug/, in /usr/lib/debug/DIR),
- * MiniDebugInfo (.gnu_debugdata), then .dynsym. To those the ELF header
- * adds "_start" for an executable's entry point when nothing else names
- * it (elf.c). Names are demangled (C++, Rust) unless demangling is turned
- * off.
+ * MiniDebugInfo (.gnu_debugdata), then .dynsym. To those the binary's
+ * own bytes add "NAME@plt" for x86-64 PLT entries and "_start" for an
+ * executable's entry point when nothing else names it (elf.c). Names are
+ * demangled (C++, Rust; "NAME@plt" too) unless demangling is turned off.
  *
  * Inline chains and source lines come from DWARF, found in the same order
  * (the binary, /usr/lib/debug/.build-id, .gnu_debuglink) and last from

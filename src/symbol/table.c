@@ -98,6 +98,27 @@ static int cand_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+void sym_table_sort(struct sym_table *t)
+{
+	if (t->ncand)
+		qsort(t->cand, t->ncand, sizeof(*t->cand), cand_cmp);
+}
+
+const char *sym_table_cand_name(const struct sym_table *t, uint64_t addr)
+{
+	size_t lo = 0, hi = t->ncand;
+
+	/* the first candidate at addr is the best (cand_cmp) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->cand[mid].start < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->ncand && t->cand[lo].start == addr ? t->cand[lo].name : NULL;
+}
+
 void sym_table_finish(struct sym_table *t)
 {
 	size_t i, j, n = 0;

@@ -186,6 +186,36 @@ PYEOF
 	fi
 fi
 
+# PLT stubs are NAME@plt (tests/programs/unwind_plt.c spends a good part
+# of its time in the stub of plt_tiny): the lazy .plt of the programs'
+# build, and .plt.sec of an IBT build made here
+#   gcc -O2 -g -fcf-protection -Wl,-z,ibtplt [-fPIC -shared] ...
+# (the stub's share is about 10%; 2..50% allows for the machine)
+plt_check() {
+	_bin=$1 _f=$T/$2.data _what=$3
+	if ! record "$_bin" "$_f"; then
+		return
+	fi
+	_s=$(share "$_f.folded" ";plt_loop;plt_tiny@plt$K")
+	_u=$(samples "$_f.folded" ";plt_loop;[^;]*\\+0x[0-9a-f]*$K")
+	if between "$_s" 2 50 && [ "$_u" -eq 0 ]; then
+		ok "PLT stub named plt_tiny@plt ($_what): $_s% of samples"
+	else
+		fail "PLT stub named plt_tiny@plt ($_what)" "plt_loop;plt_tiny@plt $_s%, $_u samples in plt_loop's unnamed callees: $(grep -m1 'plt_loop;[^;]*+0x' "$_f.folded")"
+	fi
+}
+plt_check "$PROG/unwind_plt-nofp" plt-lazy "lazy .plt"
+mkdir -p "$T/ibt"
+if (cd "$T/ibt" && gcc -O2 -g -fcf-protection -Wl,-z,ibtplt -fPIC -shared -o libunwind_plt.so \
+	"$ROOT/tests/programs/unwind_plt_lib.c" &&
+	gcc -O2 -g -fcf-protection -Wl,-z,ibtplt -I"$ROOT/tests/programs" -o unwind_plt-ibt \
+		"$ROOT/tests/programs/unwind_plt.c" -L. -lunwind_plt -Wl,-rpath,'$ORIGIN') 2>"$T/ibt.err" &&
+	readelf -SW "$T/ibt/unwind_plt-ibt" | grep -q '\.plt\.sec'; then
+	plt_check "$T/ibt/unwind_plt-ibt" plt-sec ".plt.sec"
+else
+	fail "PLT stub named plt_tiny@plt (.plt.sec)" "no IBT build with .plt.sec: $(first_line "$T/ibt.err")"
+fi
+
 # a binary stripped of every symbol: its entry point is _start, the root
 cp "$T/inline" "$T/inline-stripped" && strip --strip-all "$T/inline-stripped"
 if record "$T/inline-stripped" "$T/st.data"; then

@@ -1,7 +1,8 @@
 /* fuzz_elf.c - fuzz target for symbolization from ELF files: program
  * headers, .symtab/.dynsym, build-id notes, .gnu_debuglink, MiniDebugInfo
- * (.gnu_debugdata, xz), the name made up for the entry point (ELF
- * header, PT_DYNAMIC), and DWARF lines and inline chains (libdw). libelf
+ * (.gnu_debugdata, xz), the names made up for PLT entries (relocations,
+ * PLT code) and the entry point (ELF header, PT_DYNAMIC), and DWARF lines
+ * and inline chains (libdw). libelf
  * and libdw parse; this checks that our code survives what they return.
  *
  * libFuzzer: built by tests/fuzz/run.sh with every src/ file.

@@ -570,6 +570,64 @@ static uint64_t sym_value(const char *cmd, const char *name)
 	return v;
 }
 
+/* Every PLT entry objdump names "NAME@plt" in .plt, .plt.sec and .plt.got
+ * of path gets the same name from us, at its start and 2 bytes in.
+ * Returns the number checked (*bad: how many differed; *sec: how many
+ * were in .plt.sec), -1 when objdump fails. */
+static int check_plt_names(const char *path, int demangle, int *bad, int *sec)
+{
+	struct sym_session *s = sym_session_new();
+	char cmd[4200], line[1024], want[512], cur[64] = "";
+	int n = 0;
+	FILE *p;
+
+	*bad = *sec = 0;
+	sym_set_demangle(s, demangle);
+	snprintf(cmd, sizeof(cmd), "objdump -d %s -j .plt -j .plt.sec -j .plt.got '%s' 2>/dev/null",
+		 demangle ? "-C" : "", path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		unsigned long long a;
+		uint64_t off, off2;
+		const char *got, *got2;
+		char *e;
+		if (sscanf(line, "Disassembly of section %63[^:]", cur) == 1)
+			continue;
+		if (sscanf(line, "%llx <%511[^\n]", &a, want) != 2 || !(e = strstr(want, "@plt>:")))
+			continue;
+		e[4] = '\0';
+		got = name_at(s, path, a, &off);
+		got2 = name_at(s, path, a + 2, &off2);
+		n++;
+		*sec += !strcmp(cur, ".plt.sec");
+		if (!streq(got, want) || off || !streq(got2, want) || off2 != 2) {
+			if ((*bad)++ < 3)
+				printf("# %s: %#llx objdump %s, stax %s+%#" PRIx64 "\n", path, a, want,
+				       got ? got : "(none)", off);
+		}
+	}
+	if (!p || pclose(p))
+		n = -1;
+	sym_session_free(s);
+	return n;
+}
+
+static const char plt_lib_src[] =
+	"#include <string.h>\n"
+	"int plt_callee(int x) { return x * 3 + 1; }\n"
+	"unsigned long lib_len(const char *s) { return strlen(s) + (unsigned long)plt_callee(1); }\n";
+static const char plt_main_src[] =
+	"#include <stdio.h>\n"
+	"int plt_callee(int x);\n"
+	"unsigned long lib_len(const char *s);\n"
+	"int main(int argc, char **argv)\n"
+	"{ printf(\"%d\\n\", plt_callee(argc) + (int)lib_len(argv[0])); return 0; }\n";
+static const char plt_cxx_lib_src[] =
+	"namespace plt_ns { int callee(int x) { return x * 3 + 1; } }\n";
+static const char plt_cxx_main_src[] =
+	"namespace plt_ns { int callee(int x); }\n"
+	"int main(int argc, char **) { return plt_ns::callee(argc) == 7; }\n";
+
 static int write_file(const char *dir, const char *name, const char *text)
 {
 	char path[4200];
@@ -581,6 +639,137 @@ static int write_file(const char *dir, const char *name, const char *text)
 	if (f && fclose(f))
 		ok = 0;
 	return ok;
+}
+
+/* NAME@plt for PLT stubs, in every layout GNU ld and lld make: lazy,
+ * -z now (no lazy entries; .plt.got), IBT (.plt.sec), in executables
+ * and shared libraries, checked against objdump's names. */
+static void test_plt(const char *dir)
+{
+	static const struct {
+		const char *what, *flags;
+		int lld, ibt;
+	} v[] = {
+		{ "gcc/ld lazy", "", 0, 0 },
+		{ "gcc/ld -z now", "-Wl,-z,now", 0, 0 },
+		{ "gcc/ld IBT (.plt.sec)", "-fcf-protection -Wl,-z,ibtplt", 0, 1 },
+		{ "gcc/ld IBT -z now", "-fcf-protection -Wl,-z,ibtplt -Wl,-z,now", 0, 1 },
+		{ "lld lazy", "-fuse-ld=lld", 1, 0 },
+		{ "lld -z now", "-fuse-ld=lld -Wl,-z,now", 1, 0 },
+		{ "lld IBT (.plt.sec)", "-fuse-ld=lld -fcf-protection -Wl,-z,force-ibt", 1, 1 },
+	};
+	char what[256], path[4200], cmd[8192];
+	struct sym_session *s;
+	int lld = !system("command -v ld.lld >/dev/null 2>&1");
+	size_t i;
+
+	if (!write_file(dir, "plt_lib.c", plt_lib_src) || !write_file(dir, "plt_main.c", plt_main_src)) {
+		SKIP("plt", "cannot write the fixture sources");
+		return;
+	}
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		int n, bad, sec, nlib, badlib, seclib;
+		if (v[i].lld && !lld) {
+			snprintf(what, sizeof(what), "plt %s", v[i].what);
+			SKIP(what, "ld.lld is not installed (apt-get install lld)");
+			continue;
+		}
+		snprintf(cmd, sizeof(cmd),
+			 "cd '%s' && cc -O1 -fPIC -shared %s -o libplt%zu.so plt_lib.c 2>/dev/null && "
+			 "cc -O1 %s -o plt%zu plt_main.c -L. -lplt%zu 2>/dev/null",
+			 dir, v[i].flags, i, v[i].flags, i, i);
+		snprintf(what, sizeof(what), "plt %s: build", v[i].what);
+		if (system(cmd)) {
+			CHECK(0, what);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/plt%zu", dir, i);
+		n = check_plt_names(path, 0, &bad, &sec);
+		snprintf(path, sizeof(path), "%s/libplt%zu.so", dir, i);
+		nlib = check_plt_names(path, 0, &badlib, &seclib);
+		snprintf(what, sizeof(what),
+			 "plt %s: objdump's %d NAME@plt in the program, %d in the library, named alike",
+			 v[i].what, n, nlib);
+		/* the program calls plt_callee and lib_len (and
+		 * __cxa_finalize through .plt.got); the library strlen and
+		 * plt_callee (interposable) */
+		CHECK(n >= 3 && nlib >= 2 && !bad && !badlib && (!v[i].ibt || (sec >= 2 && seclib >= 2)),
+		      what);
+		if (i == 0) {
+			/* the lazy header: what perf calls it */
+			uint64_t plt, off = 1;
+			const char *name;
+			snprintf(cmd, sizeof(cmd), "readelf -SW '%s/plt0' | awk '{ for (i = 1; i < NF; i++) "
+				 "if ($i == \".plt\") print $(i + 2), \".plt\" }'", dir);
+			plt = sym_value(cmd, ".plt");
+			snprintf(path, sizeof(path), "%s/plt0", dir);
+			s = sym_session_new();
+			name = plt ? name_at(s, path, plt + 3, &off) : NULL;
+			CHECK(streq(name, ".plt") && off == 3, "plt: the lazy-binding header is .plt");
+			sym_session_free(s);
+		}
+	}
+
+	/* A static binary: IFUNC stubs of 8 bytes in .plt (entry size 0),
+	 * each named by the IFUNC its IRELATIVE resolver belongs to. */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && cc -O1 -static -o plt_static plt_main.c plt_lib.c "
+		 ">/dev/null 2>&1", dir);
+	if (system(cmd)) {
+		SKIP("plt static: IFUNC stubs", "cannot link statically (no libc.a)");
+	} else {
+		uint64_t a, start, size, off, off7, off8;
+		int named = 0, exact = 1, strlen_seen = 0;
+		snprintf(path, sizeof(path), "%s/plt_static", dir);
+		snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '{ for (i = 1; i < NF; i++) "
+			 "if ($i == \".plt\") print $(i + 2), \"start\" }'", path);
+		start = sym_value(cmd, "start");
+		snprintf(cmd, sizeof(cmd), "readelf -SW '%s' | awk '{ for (i = 1; i < NF; i++) "
+			 "if ($i == \".plt\") print $(i + 4), \"size\" }'", path);
+		size = sym_value(cmd, "size");
+		s = sym_session_new();
+		sym_set_demangle(s, 0);
+		for (a = start; start && a < start + size; a += 8) {
+			const char *n0 = name_at(s, path, a, &off);
+			const char *n7 = name_at(s, path, a + 7, &off7);
+			const char *n8 = a + 8 < start + size ? name_at(s, path, a + 8, &off8) : NULL;
+			named += n0 != NULL;
+			strlen_seen |= streq(n0, "strlen@plt");
+			if (!n0 || off || !strstr(n0, "@plt") || !streq(n0, n7) || off7 != 7 ||
+			    (n8 && off8))
+				exact = 0;
+		}
+		printf("# static: %d IFUNC stubs in %" PRIu64 " bytes of .plt\n", named, size);
+		CHECK(named >= 3 && exact && strlen_seen,
+		      "plt static: every 8-byte IFUNC stub named NAME@plt, strlen@plt among them");
+		sym_session_free(s);
+	}
+
+	/* C++: the name is demangled, the suffix kept */
+	if (!write_file(dir, "pltx_lib.cc", plt_cxx_lib_src) ||
+	    !write_file(dir, "pltx_main.cc", plt_cxx_main_src) ||
+	    system("command -v c++ >/dev/null 2>&1")) {
+		SKIP("plt C++: demangled NAME@plt", "no C++ compiler");
+	} else {
+		int n, bad, sec;
+		snprintf(cmd, sizeof(cmd), "cd '%s' && c++ -O1 -fPIC -shared -o libpltx.so pltx_lib.cc && "
+			 "c++ -O1 -o pltx pltx_main.cc -L. -lpltx", dir);
+		if (system(cmd)) {
+			CHECK(0, "plt C++: build");
+		} else {
+			snprintf(path, sizeof(path), "%s/pltx", dir);
+			n = check_plt_names(path, 1, &bad, &sec);
+			s = sym_session_new();
+			snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec '%s' | "
+				 "awk '/<_ZN6plt_ns6calleeEi@plt>:/ { print $1, \"callee\" }'", path);
+			{
+				uint64_t a = sym_value(cmd, "callee"), off = 1;
+				const char *name = a ? name_at(s, path, a, &off) : NULL;
+				CHECK(n >= 1 && !bad && streq(name, "plt_ns::callee(int)@plt") && !off,
+				      "plt C++: demangled NAME@plt (plt_ns::callee(int)@plt)");
+			}
+			sym_session_free(s);
+		}
+	}
 }
 
 static const char labels_src[] =
@@ -811,6 +1000,7 @@ int main(void)
 		SKIP("fixtures", "mkdtemp failed");
 	} else {
 		test_fixtures(dir);
+		test_plt(dir);
 		test_labels(dir);
 		test_corrupt(dir);
 		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
