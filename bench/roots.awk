@@ -5,14 +5,15 @@
 #
 # Prints "SAMPLES ROOTED PERCENT". A stack reaches its root when one of its
 # frames is main or the libc frames that call it, a thread or process start
-# function, or CPython's Py_BytesMain (the list stax info uses). Samples of
+# function, CPython's Py_BytesMain, or ld.so's _dl_start_user (running the
+# libraries' constructors): the list stax info uses. Samples of
 # bench/work/benchrun (the timer that wraps each workload) are left out.
 # folded: "comm;root;...;leaf COUNT" lines. script: one block per sample,
 # a "comm" line then "ip sym" lines, blocks separated by blank lines.
 
 BEGIN {
 	split("main __libc_start_call_main __libc_start_main _start start_thread " \
-	      "clone clone3 __clone __clone3 Py_BytesMain", r, " ")
+	      "clone clone3 __clone __clone3 Py_BytesMain _dl_start_user", r, " ")
 	for (i in r)
 		root[r[i]] = 1
 	n = 0; m = 0

@@ -304,7 +304,7 @@ tsv T 3 "stax record (hybrid): at least 99% of samples reach the root on program
 tsv C 3 workload:s recording:s "unwound by:s" samples:n rooted:n "rooted %:n" verdict:s command:s
 [ -f "$W/rows3" ] && cat "$W/rows3" >>"$TSV"
 rm -f "$W/rows3"
-tsv N 3 "From the 999 Hz recordings of section 1 (last repetition). A sample reaches the root when a frame is main, __libc_start_call_main, __libc_start_main, _start, start_thread, clone, clone3 or Py_BytesMain (the list stax info uses; bench/roots.awk). 'unwound by perf' is perf script's own unwinding; 'unwound by stax' is stax reading the same file (for perf's DWARF files, stax's unwinder on perf's stack copies)."
+tsv N 3 "From the 999 Hz recordings of section 1 (last repetition). A sample reaches the root when a frame is main, __libc_start_call_main, __libc_start_main, _start, start_thread, clone, clone3, Py_BytesMain or _dl_start_user (ld.so running library constructors; the list stax info uses, bench/roots.awk). 'unwound by perf' is perf script's own unwinding; 'unwound by stax' is stax reading the same file (for perf's DWARF files, stax's unwinder on perf's stack copies)."
 fi # record
 
 # --- 4: start-up ----------------------------------------------------------

@@ -11,6 +11,7 @@
 static const char *const root_names[] = {
 	"main", "__libc_start_call_main", "__libc_start_main", "_start",
 	"start_thread", "clone", "clone3", "__clone", "__clone3", "Py_BytesMain",
+	"_dl_start_user", /* ld.so running the libraries' constructors */
 };
 
 bool view_is_root_name(const char *name)
