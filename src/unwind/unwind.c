@@ -60,7 +60,7 @@ struct umod {
  * reused for another file never returns stale rules. */
 struct rule_slot {
 	uint64_t key;
-	const struct urule *rule;
+	struct urule rule;   /* a copy: one dependent load less per frame */
 };
 
 #define SEEN 8   /* mappings of the current address space kept at hand */
@@ -452,13 +452,11 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		if (mod && mod->t) {
 			uint64_t key = (lookup & 0xffffffffffffull) | mod->gen;
 			struct rule_slot *rs = &u->cache[(key * 0x9e3779b97f4a7c15ull) >> 54];
-			if (rs->key == key) {
-				r = rs->rule;
-			} else {
-				r = utable_find(mod->t, lookup - mod->bias);
+			if (rs->key != key) {
+				rs->rule = *utable_find(mod->t, lookup - mod->bias);
 				rs->key = key;
-				rs->rule = r;
 			}
+			r = &rs->rule;
 		} else {
 			r = NULL;
 		}
