@@ -247,17 +247,7 @@ void __wrap_unwind_sample(struct unwinder *u, enum unwind_mode mode,
 static bool replay_find(void *arg, uint64_t pc, struct unwind_module *out)
 {
 	const struct proc *p = arg;
-	const struct state_mapping *m =
-		state_mapping(&replay_state, state_find(&replay_state, p->pid, pc));
-	if (!m)
-		return false;
-	out->path = m->path;
-	out->build_id = m->build_id_size ? m->build_id : NULL;
-	out->build_id_size = m->build_id_size;
-	out->start = m->start;
-	out->end = m->end;
-	out->pgoff = m->pgoff;
-	return true;
+	return ingest_module_of(state_mapping(&replay_state, state_find(&replay_state, p->pid, pc)), out);
 }
 
 static void replay_prepare(void)

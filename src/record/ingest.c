@@ -71,10 +71,8 @@ static uint32_t proc_root(struct ingest *g, uint32_t pid)
 	return p->root;
 }
 
-static bool find_module(void *arg, uint64_t pc, struct unwind_module *out)
+bool ingest_module_of(const struct state_mapping *m, struct unwind_module *out)
 {
-	struct ingest *g = arg;
-	const struct state_mapping *m = state_mapping(&g->st, state_find(&g->st, g->cur_pid, pc));
 	if (!m)
 		return false;
 	out->path = m->path;
@@ -84,6 +82,12 @@ static bool find_module(void *arg, uint64_t pc, struct unwind_module *out)
 	out->end = m->end;
 	out->pgoff = m->pgoff;
 	return true;
+}
+
+static bool find_module(void *arg, uint64_t pc, struct unwind_module *out)
+{
+	struct ingest *g = arg;
+	return ingest_module_of(state_mapping(&g->st, state_find(&g->st, g->cur_pid, pc)), out);
 }
 
 /* Mappings up to this size are copied whole on first use and kept: JIT

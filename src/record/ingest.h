@@ -97,6 +97,10 @@ struct ingest {
 	struct unwind_frame frames[INGEST_MAX_FRAMES];
 };
 
+/* The unwinder's view of mapping m (borrowing its path and build-id);
+ * false when m is NULL. The unwinder's find callback (unwind_find_fn). */
+bool ingest_module_of(const struct state_mapping *m, struct unwind_module *out);
+
 /* mode FP ignores registers and stack copies; DWARF and HYBRID unwind
  * samples that carry them. */
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode);

@@ -55,15 +55,7 @@ if stax flame -i "$D" --svg -o "$T/f.svg" 2>"$T/svg.err"; then
 	# the file, in the details line and a tooltip; zoom and search work
 	if browser_setup; then
 		want=$(grep '^leaf_b (' "$T/f.frames" | head -n 1 | cut -f1)
-		timeout 60 node "$BROWSER" svg "$T/f.svg" leaf_b "$want" >"$T/sv.out" 2>&1
-		rc=$?
-		if [ "$rc" -eq 0 ]; then
-			ok "flame --svg in headless chromium: $(first_line "$T/sv.out")"
-		elif [ "$rc" -eq 2 ]; then
-			skip "flame --svg in headless chromium" "$(first_line "$T/sv.out")"
-		else
-			fail "flame --svg in headless chromium" "$(head -n 3 "$T/sv.out" | tr '\n' '|')"
-		fi
+		browser_check "flame --svg in headless chromium" "$T/sv.out" svg "$T/f.svg" leaf_b "$want"
 	else
 		skip "flame --svg in headless chromium" "$BROWSER_WHY"
 	fi
@@ -223,16 +215,8 @@ if browser_setup; then
 	else
 		fail "speedscope file matches the published schema" "$(first_line "$T/v.out")"
 	fi
-	timeout 60 node "$BROWSER" speedscope "$NPM_DIR/node_modules/speedscope/dist/release" "$T/s.json" \
-		"callgraph-fp (pid" >"$T/ss.out" 2>&1
-	rc=$?
-	if [ "$rc" -eq 0 ]; then
-		ok "speedscope loads the file in headless chromium without errors"
-	elif [ "$rc" -eq 2 ]; then
-		skip "speedscope loads the file" "$(first_line "$T/ss.out")"
-	else
-		fail "speedscope loads the file in headless chromium" "$(head -n 3 "$T/ss.out" | tr '\n' '|')"
-	fi
+	browser_check "speedscope loads the file in headless chromium without errors" "$T/ss.out" \
+		speedscope "$NPM_DIR/node_modules/speedscope/dist/release" "$T/s.json" "callgraph-fp (pid"
 else
 	skip "speedscope schema and browser checks" "$BROWSER_WHY"
 fi

@@ -176,6 +176,24 @@ wait_for() {
 	return 0
 }
 
+# browser_check NAME OUT ARGS...: run node "$BROWSER" ARGS (a check in
+# tests/e2e/browser.js) with its output in OUT: ok "NAME (first line)" on
+# status 0, skip on 2 (no usable browser), fail otherwise. Call after a
+# successful browser_setup.
+browser_check() {
+	_bn=$1 _bo=$2
+	shift 2
+	timeout 60 node "$BROWSER" "$@" >"$_bo" 2>&1
+	_brc=$?
+	if [ "$_brc" -eq 0 ]; then
+		ok "$_bn ($(first_line "$_bo"))"
+	elif [ "$_brc" -eq 2 ]; then
+		skip "$_bn" "$(first_line "$_bo")"
+	else
+		fail "$_bn" "$(head -n 3 "$_bo" | tr '\n' '|')"
+	fi
+}
+
 # browser_setup: make node, the npm packages (speedscope, playwright-core,
 # ajv, installed into build/npm, which is gitignored) and chromium
 # available for tests/e2e/browser.js. Returns 1 with the reason in

@@ -94,16 +94,9 @@ else
 fi
 
 if browser_setup; then
-	timeout 60 node "$BROWSER" page "http://127.0.0.1:$PORT/" "$T/page.png" leaf_b leaf_b leaf_c >"$T/b.out" 2>&1
-	rc=$?
+	browser_check "serve page renders in headless chromium with leaf_b in the flamegraph and table, annotates on click" \
+		"$T/b.out" page "http://127.0.0.1:$PORT/" "$T/page.png" leaf_b leaf_b leaf_c
 	[ -n "${STAX_SHOT:-}" ] && cp "$T/page.png" "$STAX_SHOT" 2>/dev/null
-	if [ "$rc" -eq 0 ]; then
-		ok "serve page renders in headless chromium with leaf_b in the flamegraph and table, annotates on click ($(first_line "$T/b.out"))"
-	elif [ "$rc" -eq 2 ]; then
-		skip "serve page in chromium" "$(first_line "$T/b.out")"
-	else
-		fail "serve page renders in headless chromium" "$(head -n 3 "$T/b.out" | tr '\n' '|')"
-	fi
 else
 	skip "serve page in chromium" "$BROWSER_WHY"
 fi
@@ -127,15 +120,8 @@ else
 		fail "serve of an off-CPU recording" "threads $(head -c 120 "$T/offth.json"), wall svg $(grep -c 'off-cpu: sleep' "$T/wall.svg")"
 	fi
 	if browser_setup; then
-		timeout 60 node "$BROWSER" offcpu "http://127.0.0.1:$PORT/" "$T/off.png" sleep >"$T/bo.out" 2>&1
-		rc=$?
-		if [ "$rc" -eq 0 ]; then
-			ok "serve page of an off-CPU recording in chromium ($(first_line "$T/bo.out"))"
-		elif [ "$rc" -eq 2 ]; then
-			skip "serve page of an off-CPU recording in chromium" "$(first_line "$T/bo.out")"
-		else
-			fail "serve page of an off-CPU recording in chromium" "$(head -n 3 "$T/bo.out" | tr '\n' '|')"
-		fi
+		browser_check "serve page of an off-CPU recording in chromium" "$T/bo.out" \
+			offcpu "http://127.0.0.1:$PORT/" "$T/off.png" sleep
 	else
 		skip "serve page of an off-CPU recording in chromium" "$BROWSER_WHY"
 	fi
