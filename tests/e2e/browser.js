@@ -41,6 +41,15 @@ function need(name) {
 }
 const [cmd, a1, a2, a3, a4, a5] = process.argv.slice(2);
 
+// The end of every check: close the browser, print the errors (status 1)
+// or what was seen (status 0).
+async function finish(browser, errors, out) {
+  await browser.close();
+  if (errors.length) { console.log(errors.join("\n")); return 1; }
+  console.log(out);
+  return 0;
+}
+
 async function launch() {
   const { chromium } = need("playwright-core");
   const exe = process.env.CHROMIUM || "/usr/bin/chromium";
@@ -245,10 +254,7 @@ async function svgCheck() {
   } catch (e) {
     errors.push(e.message.split("\n")[0]);
   }
-  await browser.close();
-  if (errors.length) { console.log(errors.join("\n")); return 1; }
-  console.log(out);
-  return 0;
+  return finish(browser, errors, out);
 }
 
 async function offcpuCheck() {
@@ -280,10 +286,7 @@ async function offcpuCheck() {
   } catch (e) {
     errors.push(e.message.split("\n")[0]);
   }
-  await browser.close();
-  if (errors.length) { console.log(errors.join("\n")); return 1; }
-  console.log(out);
-  return 0;
+  return finish(browser, errors, out);
 }
 
 (async () => {
