@@ -270,11 +270,17 @@ void store_set_offcpu_open(struct store_writer *w, uint64_t as_of,
 	w->open_dirty = true;
 }
 
+/* What a flush would write now (the open set counts one when changed). */
+static size_t pending(const struct store_writer *w)
+{
+	return w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len + w->open_dirty;
+}
+
 int store_maybe_flush(struct store_writer *w)
 {
-	size_t pending = w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len + w->open_dirty;
-	if (pending >= FLUSH_BYTES ||
-	    (pending && now_ns() - w->last_flush_ns >= FLUSH_INTERVAL_NS))
+	size_t pending_now = pending(w);
+	if (pending_now >= FLUSH_BYTES ||
+	    (pending_now && now_ns() - w->last_flush_ns >= FLUSH_INTERVAL_NS))
 		return store_flush(w, CHUNK_DATA);
 	return w->err;
 }
@@ -282,11 +288,10 @@ int store_maybe_flush(struct store_writer *w)
 int store_ms_to_flush(const struct store_writer *w, int max)
 {
 	uint64_t since = now_ns() - w->last_flush_ns, ms;
-	size_t pending = w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len + w->open_dirty;
 	/* with nothing pending, new records wait in the rings until the
 	 * next wakeup: a flush is due right after that one */
 	if (since >= FLUSH_INTERVAL_NS)
-		return pending ? 1 : max;
+		return pending(w) ? 1 : max;
 	ms = (FLUSH_INTERVAL_NS - since + 999999) / 1000000;
 	return ms < (uint64_t)max ? (int)(ms ? ms : 1) : max;
 }
