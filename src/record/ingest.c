@@ -226,7 +226,6 @@ static void root_tail(struct ingest *g, uint32_t tid, struct unwind_result *res)
 		g->frames[res->n].flags = UNWIND_F_RA;
 		res->n++;
 	}
-	g->tails_added++;
 }
 
 /* Unwind the user part of s from its registers and stack copy. Replaces

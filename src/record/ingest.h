@@ -81,7 +81,6 @@ struct ingest {
 		uint64_t pc[INGEST_TAIL];
 	} *tails;
 	size_t ntails, tailcap;
-	uint64_t tails_added;          /* spliced stacks completed from a tail */
 	/* jitdump files mapped by the processes (their marker mmap), with
 	 * the unwind tables of their UNWINDING_INFO records */
 	struct ingest_jitdump {

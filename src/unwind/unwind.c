@@ -710,7 +710,6 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 	if (res->stop == UNWIND_STOP_REG) {
 		/* A rule needed a register the fast walk drops: walk again
 		 * keeping rbx (the frames found so far are the same). */
-		u->stats.rewalks++;
 		walk(u, mode, in, frames, max, res, true);
 	}
 }

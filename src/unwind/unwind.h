@@ -156,7 +156,6 @@ struct unwind_stats {
 	uint64_t build_ns;       /* time spent building tables */
 	size_t rows, slow_rows;  /* rows in all tables, of which SLOW */
 	size_t samples, spliced; /* samples unwound, of which spliced */
-	size_t rewalks;          /* walked again keeping rbx (see table.h) */
 	size_t mappings;         /* mappings entered in the unwinder's cache (a
 				  * mapping evicted and found again counts again) */
 };
