@@ -40,24 +40,7 @@ check 143 sig 15
 check 139 sig 11
 check 134 sig 6
 
-# a command that cannot be executed: stax's error, one line, and the
-# status a shell gives (127 not found, 126 not executable)
-stax record -o "$T/none.data" -- "$T/no-such-program" >/dev/null 2>"$T/none.err"
-rc=$?
-if [ "$rc" -eq 127 ] && one_line_error "$T/none.err"; then
-	ok "a command that does not exist: status 127 and one error line"
-else
-	fail "a command that does not exist: status 127 and one error line" "status $rc, stderr: $(tr '\n' '|' <"$T/none.err" | cut -c1-300)"
-fi
-printf 'not a program\n' >"$T/noexec"
-chmod 644 "$T/noexec"
-stax record -o "$T/none.data" -- "$T/noexec" >/dev/null 2>"$T/noexec.err"
-rc=$?
-if [ "$rc" -eq 126 ] && one_line_error "$T/noexec.err"; then
-	ok "a file that is not executable: status 126 and one error line"
-else
-	fail "a file that is not executable: status 126 and one error line" "status $rc, stderr: $(tr '\n' '|' <"$T/noexec.err" | cut -c1-300)"
-fi
+# (a command that cannot be executed, 127/126: errors.sh)
 
 # A signal sent to stax alone reaches the target once; stax records on
 # until the target exits and exits with its status.
