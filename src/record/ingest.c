@@ -63,14 +63,6 @@ static void put_new_nodes(struct ingest *g)
 	}
 }
 
-static uint32_t proc_root(struct ingest *g, uint32_t pid)
-{
-	struct state_proc *p = state_proc(&g->st, pid);
-	if (!p->root)
-		p->root = stack_intern(&g->stacks, 0, pid, p->image, NODE_ROOT);
-	return p->root;
-}
-
 bool ingest_module_of(const struct state_mapping *m, struct unwind_module *out)
 {
 	if (!m)
@@ -277,6 +269,63 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	return true;
 }
 
+/* Frame k from the root of the sample's stack: user frames, then kernel. */
+static void frame_at(const struct ingest *g, size_t k, size_t nu, bool unwound, size_t nk,
+		     uint64_t *addr, uint32_t *flags)
+{
+	size_t i;
+	bool ra;
+	if (k < nu) {
+		i = nu - 1 - k;
+		ra = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
+		*addr = g->uframes[i];
+		*flags = NODE_USER | (ra ? NODE_F_RA : 0);
+	} else {
+		i = nk - 1 - (k - nu);
+		*addr = g->kframes[i];
+		*flags = NODE_KERNEL | (i ? NODE_F_RA : 0);
+	}
+}
+
+/* The node of the sample's stack (uframes[0..nu) and kframes[0..nk),
+ * leaf first) under its process's root. Frames that the thread slot's
+ * last stack has at the same depth, with the same frames above them,
+ * take their node from it. */
+static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_t nu,
+			     bool unwound, size_t nk)
+{
+	struct state_proc *p = state_proc(&g->st, pid);
+	struct ingest_last *last = &g->last[tid % INGEST_LAST_WAYS];
+	uint32_t node, flags;
+	uint64_t addr;
+	size_t k, n = nu + nk;
+	bool same;
+
+	if (!p->root)
+		p->root = stack_intern(&g->stacks, 0, pid, p->image, NODE_ROOT);
+	node = p->root;
+	same = last->gen == p->gen && last->root == node;
+	for (k = 0; k < n; k++) {
+		frame_at(g, k, nu, unwound, nk, &addr, &flags);
+		if (same && k < last->n && last->addr[k] == addr && last->flags[k] == flags) {
+			node = last->node[k];
+			continue;
+		}
+		same = false;
+		node = stack_intern(&g->stacks, node, addr,
+				    k < nu ? state_find(&g->st, pid, addr) : 0, flags);
+		if (k < INGEST_LAST_FRAMES) {
+			last->addr[k] = addr;
+			last->flags[k] = flags;
+			last->node[k] = node;
+		}
+	}
+	last->gen = p->gen;
+	last->root = p->root;
+	last->n = (uint32_t)MIN(n, (size_t)INGEST_LAST_FRAMES);
+	return node;
+}
+
 static void on_sample(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)
 {
 	struct perf_sample s;
@@ -338,17 +387,7 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 	g->quality[SAMPLE_Q(rs.quality)]++;
 	g->method[(rs.method & 3) < 3 ? rs.method & 3 : 0]++;
 
-	node = proc_root(g, rs.pid);
-	for (i = nu; i-- > 0;) {
-		uint64_t a = g->uframes[i];
-		bool ra = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
-		node = stack_intern(&g->stacks, node, a, state_find(&g->st, rs.pid, a),
-				    NODE_USER | (ra ? NODE_F_RA : 0));
-	}
-	for (i = nk; i-- > 0;)
-		node = stack_intern(&g->stacks, node, g->kframes[i], 0,
-				    NODE_KERNEL | (i ? NODE_F_RA : 0));
-	rs.stack = node;
+	rs.stack = intern_stack(g, rs.pid, rs.tid, nu, unwound, nk);
 	put_new_nodes(g);
 	if (g->offcpu && hmap_get(&g->switch_ids, s.id, &node)) {
 		offcpu_out_sample(g, &rs, nk);

@@ -21,6 +21,8 @@
 #include <stdint.h>
 
 #define INGEST_MAX_FRAMES 1024
+#define INGEST_LAST_FRAMES 128
+#define INGEST_LAST_WAYS 8
 #define INGEST_TAIL 8
 
 /* A thread switched out whose switch-in has not been seen yet. */
@@ -94,6 +96,16 @@ struct ingest {
 	size_t njitdumps, jitdumpcap;
 	uint64_t kframes[INGEST_MAX_FRAMES], uframes[INGEST_MAX_FRAMES];
 	struct unwind_frame frames[INGEST_MAX_FRAMES];
+	/* The last stack interned per thread slot, root first: a thread's
+	 * consecutive samples mostly share most of their frames, which then
+	 * reuse their node ids instead of being looked up again. Valid while
+	 * the process's address space generation is unchanged. */
+	struct ingest_last {
+		uint64_t gen;            /* state_gen of the process; 0 = empty */
+		uint32_t root, n;
+		uint64_t addr[INGEST_LAST_FRAMES];
+		uint32_t flags[INGEST_LAST_FRAMES], node[INGEST_LAST_FRAMES];
+	} last[INGEST_LAST_WAYS];
 };
 
 /* The unwinder's view of mapping m (borrowing its path and build-id);
