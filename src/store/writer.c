@@ -3,13 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 #include <zstd.h>
 
 /* 200 ms: with the time a drain takes, chunks stay under 250 ms apart */
 #define FLUSH_INTERVAL_NS (200ull * 1000 * 1000)
-#define FLUSH_BYTES (4u << 20)
+#define FLUSH_BYTES (1u << 20)
 
 static int write_all(int fd, const void *p, size_t n)
 {
@@ -25,6 +26,95 @@ static int write_all(int fd, const void *p, size_t n)
 		n -= (size_t)r;
 	}
 	return 0;
+}
+
+/* Compress and write one chunk of raw records (the compressor thread, or
+ * the caller when there is none). Returns 0 or -errno. */
+static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk_kind kind, uint32_t seq)
+{
+	struct store_chunk_header h;
+	size_t bound, n;
+	int ret;
+
+	bound = ZSTD_compressBound(raw->len);
+	buf_reset(&w->comp);
+	buf_extend(&w->comp, sizeof(h) + bound);
+	n = ZSTD_compress2(w->cctx, w->comp.data + sizeof(h), bound, raw->data, raw->len);
+	if (ZSTD_isError(n))
+		BUG("zstd compression failed");
+	h.magic = STORE_CHUNK_MAGIC;
+	h.kind = (uint16_t)kind;
+	h.flags = 0;
+	h.seq = seq;
+	h.raw_size = (uint32_t)raw->len;
+	h.comp_size = (uint32_t)n;
+	h.check = h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR;
+	memcpy(w->comp.data, &h, sizeof(h));
+	/* One write per chunk: readers see a whole chunk or a short tail. */
+	ret = write_all(w->fd, w->comp.data, sizeof(h) + n);
+	if (!ret)
+		w->bytes += sizeof(h) + n;
+	return ret;
+}
+
+/* The compressor thread: takes the chunk handed over in w->job, writes
+ * it, and hands the buffer back empty, while the caller builds the next. */
+static void *compressor_main(void *arg)
+{
+	struct store_writer *w = arg;
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		int ret;
+		while (!w->job_full && !w->stop)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (!w->job_full)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		ret = write_chunk(w, &w->job, w->job_kind, w->job_seq);
+		pthread_mutex_lock(&w->mu);
+		if (ret && !w->err)
+			w->err = ret;
+		buf_reset(&w->job);
+		w->job_full = false;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Compression costs about 2 ms per MiB of records here: a thread does it,
+ * so that building the next chunk (the recorder draining its rings, an
+ * import parsing its input) goes on meanwhile. Without a thread, chunks
+ * are written by store_flush itself. The thread takes no signals: they
+ * stay with the threads that handle them. */
+static void start_compressor(struct store_writer *w)
+{
+	sigset_t all, old;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	w->threaded = pthread_create(&w->thread, NULL, compressor_main, w) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* Wait until the compressor has no chunk in hand. Called with w->mu held. */
+static void wait_idle(struct store_writer *w)
+{
+	while (w->job_full)
+		pthread_cond_wait(&w->cv, &w->mu);
+}
+
+int store_sync(struct store_writer *w)
+{
+	int ret;
+	if (!w->threaded)
+		return w->err;
+	pthread_mutex_lock(&w->mu);
+	wait_idle(w);
+	ret = w->err;
+	pthread_mutex_unlock(&w->mu);
+	return ret;
 }
 
 int store_writer_open(struct store_writer *w, const char *path)
@@ -52,6 +142,7 @@ int store_writer_open(struct store_writer *w, const char *path)
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 3);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 	w->last_flush_ns = now_ns();
+	start_compressor(w);
 	return 0;
 }
 
@@ -219,42 +310,35 @@ static void put_batches(struct store_writer *w)
 
 int store_flush(struct store_writer *w, enum chunk_kind kind)
 {
-	struct store_chunk_header h;
-	size_t bound, n;
+	struct buf t;
 	int ret;
 
 	put_batches(w);
 	w->last_flush_ns = now_ns();
+	ret = store_sync(w);
 	if (!w->raw.len && kind != CHUNK_END)
-		return w->err;
-	if (w->err || w->fd < 0)
-		return w->err ? w->err : -EBADF;
+		return ret;
+	if (ret || w->fd < 0)
+		return ret ? ret : -EBADF;
 	if (w->raw.len > STORE_MAX_RAW)
 		BUG("chunk too large");
-
-	bound = ZSTD_compressBound(w->raw.len);
-	buf_reset(&w->comp);
-	buf_extend(&w->comp, sizeof(h) + bound);
-	n = ZSTD_compress2(w->cctx, w->comp.data + sizeof(h), bound,
-			   w->raw.data, w->raw.len);
-	if (ZSTD_isError(n))
-		BUG("zstd compression failed");
-	h.magic = STORE_CHUNK_MAGIC;
-	h.kind = (uint16_t)kind;
-	h.flags = 0;
-	h.seq = w->seq++;
-	h.raw_size = (uint32_t)w->raw.len;
-	h.comp_size = (uint32_t)n;
-	h.check = h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR;
-	memcpy(w->comp.data, &h, sizeof(h));
-	/* One write per chunk: readers see a whole chunk or a short tail. */
-	ret = write_all(w->fd, w->comp.data, sizeof(h) + n);
-	buf_reset(&w->raw);
-	if (ret) {
-		w->err = ret;
+	if (!w->threaded) {
+		ret = write_chunk(w, &w->raw, kind, w->seq++);
+		buf_reset(&w->raw);
+		if (ret)
+			w->err = ret;
 		return ret;
 	}
-	w->bytes += sizeof(h) + n;
+	/* hand the records over; the compressor's empty buffer becomes ours */
+	pthread_mutex_lock(&w->mu);
+	t = w->job;
+	w->job = w->raw;
+	w->raw = t;
+	w->job_kind = kind;
+	w->job_seq = w->seq++;
+	w->job_full = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
 	return 0;
 }
 
@@ -301,6 +385,19 @@ int store_writer_close(struct store_writer *w)
 	int ret = store_flush(w, CHUNK_DATA);
 	if (!ret)
 		ret = store_flush(w, CHUNK_END);
+	if (w->threaded) {
+		pthread_mutex_lock(&w->mu);
+		wait_idle(w);
+		w->stop = true;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->thread, NULL);
+		w->threaded = false;
+		if (!ret)
+			ret = w->err;
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+	}
 	if (w->fd >= 0 && close(w->fd) && !ret)
 		ret = -errno;
 	w->fd = -1;
@@ -312,5 +409,6 @@ int store_writer_close(struct store_writer *w)
 	buf_release(&w->offcpu);
 	buf_release(&w->open);
 	buf_release(&w->comp);
+	buf_release(&w->job);
 	return ret;
 }

@@ -14,6 +14,7 @@
 #include "lib/buf.h"
 #include "store/format.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -32,9 +33,18 @@ struct store_writer {
 	struct buf comp;
 	void *cctx;            /* ZSTD_CCtx */
 	uint64_t last_flush_ns;
-	uint64_t bytes;        /* bytes written to the file so far */
+	uint64_t bytes;        /* bytes written to the file so far (by the
+				* compressor thread: read it after store_sync) */
 	uint64_t nsamples;
 	int err;               /* first write error (-errno), sticky */
+	/* the compressor thread and the chunk handed to it */
+	bool threaded, stop, job_full;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct buf job;
+	enum chunk_kind job_kind;
+	uint32_t job_seq;
 };
 
 /* Create (truncate) path and write the file header. */
@@ -74,8 +84,13 @@ void store_put_symbol_src(struct store_writer *w, const struct rec_symbol_src *s
 /* A copy of a JIT perf map (size bytes) for process pid. */
 void store_put_perfmap(struct store_writer *w, uint32_t pid, const void *data, uint32_t size);
 
-/* Write what is buffered as one chunk (no-op when empty). */
+/* Write what is buffered as one chunk (no-op when empty). The chunk is
+ * compressed and written by a thread of the writer while the caller goes
+ * on; the call waits only for the previous chunk. Returns the first write
+ * error seen so far (0 or -errno). */
 int store_flush(struct store_writer *w, enum chunk_kind kind);
+/* Wait until every chunk flushed so far is written; the first write error. */
+int store_sync(struct store_writer *w);
 /* Flush when 200 ms passed since the last flush or the buffer is large. */
 int store_maybe_flush(struct store_writer *w);
 /* Milliseconds until store_maybe_flush() would flush what is pending (at

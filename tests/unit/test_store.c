@@ -62,6 +62,7 @@ static void write_fixture(const char *path, size_t *chunk1_end)
 		store_put_sample(&w, &s);
 	}
 	store_flush(&w, CHUNK_DATA);
+	store_sync(&w);
 	*chunk1_end = (size_t)w.bytes;
 	for (i = 0; i < 50; i++) {
 		struct rec_sample s = { (uint64_t)(100 + i) * 1000000, 1001001, 42, 42, leaf, 0, 0, 0 };
