@@ -8,7 +8,13 @@
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Isrc -D_GNU_SOURCE -MMD -MP
-LDLIBS = -ldw -lelf -lcapstone -lzstd -lz -llzma -liberty -lmicrohttpd -lpthread -ldl
+LDLIBS = -ldw -lelf -lzstd -lz -llzma -liberty -lpthread -ldl
+# capstone (annotate) and libmicrohttpd (serve) are opened when used, by
+# the names of the libraries their headers come with (Debian 12's names
+# in the code when the headers are not installed yet)
+soname = $(shell objdump -p $$($(CC) -print-file-name=lib$(1).so) 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
+CAPSTONE_SONAME := $(call soname,capstone)
+MICROHTTPD_SONAME := $(call soname,microhttpd)
 
 B = build
 SRC := $(shell find src -name '*.c' | sort)
@@ -28,6 +34,9 @@ test-deps:
 
 stax: $(OBJ)
 	$(CC) $(CFLAGS) -o $@ $(OBJ) $(LDLIBS)
+
+$(B)/src/view/annotate.o: CFLAGS += $(if $(CAPSTONE_SONAME),-DCAPSTONE_SONAME='"$(CAPSTONE_SONAME)"')
+$(B)/src/serve/serve.o: CFLAGS += $(if $(MICROHTTPD_SONAME),-DMICROHTTPD_SONAME='"$(MICROHTTPD_SONAME)"')
 
 $(B)/%.o: %.c | deps
 	@mkdir -p $(dir $@)

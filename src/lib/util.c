@@ -3,6 +3,7 @@
 #endif
 #include "lib/util.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -170,4 +171,23 @@ void format_size(char *out, size_t n, uint64_t bytes)
 		snprintf(out, n, "%.1f KiB", bytes / 1024.0);
 	else
 		snprintf(out, n, "%" PRIu64 " bytes", bytes);
+}
+
+int load_library(const char *soname, size_t n, const char *const names[], void *fns[],
+		 char *err, size_t errlen)
+{
+	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	size_t i;
+	if (!h) {
+		snprintf(err, errlen, "%s", dlerror());
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		fns[i] = dlsym(h, names[i]);
+		if (!fns[i]) {
+			snprintf(err, errlen, "%s has no %s", soname, names[i]);
+			return -1;
+		}
+	}
+	return 0;
 }

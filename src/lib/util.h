@@ -56,4 +56,11 @@ const char *path_base(const char *path);
 /* "812 bytes", "15.8 KiB", "263.1 MiB" into out[0..n). */
 void format_size(char *out, size_t n, uint64_t bytes);
 
+/* Open the shared library soname and look up names[0..n) into fns[0..n):
+ * for libraries only some commands use, so that the others do not pay
+ * for loading and relocating them at every start. 0 when all were found;
+ * else -1 with the reason in err[0..errlen). */
+int load_library(const char *soname, size_t n, const char *const names[], void *fns[],
+		 char *err, size_t errlen);
+
 #endif

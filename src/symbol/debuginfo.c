@@ -8,7 +8,6 @@
 #include "symbol/symbol-private.h"
 #include "lib/util.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <lzma.h>
@@ -268,16 +267,12 @@ static pthread_once_t dfd_once = PTHREAD_ONCE_INIT;
 
 static void dfd_load(void)
 {
-	void *h = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
-	if (h) {
-		*(void **)&dfd.begin = dlsym(h, "debuginfod_begin");
-		*(void **)&dfd.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
-		*(void **)&dfd.end = dlsym(h, "debuginfod_end");
-	}
-	if (!dfd.begin || !dfd.find_debuginfo || !dfd.end) {
+	static const char *const names[] = { "debuginfod_begin", "debuginfod_find_debuginfo",
+					     "debuginfod_end" };
+	char err[256];
+	if (load_library(DEBUGINFOD_SONAME, ARRAY_SIZE(names), names, (void **)&dfd, err, sizeof(err))) {
 		dfd.begin = NULL;
-		warn("DEBUGINFOD_URLS is set, but %s cannot be loaded: %s (install libdebuginfod1)",
-		     DEBUGINFOD_SONAME, h ? "it lacks the client functions" : dlerror());
+		warn("DEBUGINFOD_URLS is set, but %s (install libdebuginfod1)", err);
 	}
 }
 

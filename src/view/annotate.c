@@ -25,6 +25,19 @@
 #define MAX_FUNC_BYTES (16u << 20)
 #define HOT_LINES 3
 
+/* capstone is opened on first use (see load_library): only annotate
+ * needs it, and linking it cost every command ~1 ms of start-up. */
+#ifndef CAPSTONE_SONAME
+#define CAPSTONE_SONAME "libcapstone.so.4"
+#endif
+static struct {
+	__typeof__(cs_open) *open;
+	__typeof__(cs_disasm) *disasm;
+	__typeof__(cs_free) *free;
+	__typeof__(cs_close) *close;
+} cs_fn;
+static const char *const cs_names[] = { "cs_open", "cs_disasm", "cs_free", "cs_close" };
+
 struct hit {
 	uint64_t addr;      /* runtime address of a leaf frame */
 	uint64_t mapping;
@@ -227,11 +240,17 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 			hits[j++] = hits[i];
 	nhits = j;
 	qsort(hits, nhits, sizeof(*hits), cmp_hit);
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+	if (!cs_fn.open && load_library(CAPSTONE_SONAME, ARRAY_SIZE(cs_names), cs_names,
+					(void **)&cs_fn, err, errlen)) {
+		memset(&cs_fn, 0, sizeof(cs_fn));
+		snprintf(err + strlen(err), errlen - strlen(err), " (install it: apt-get install libcapstone4)");
+		goto out;
+	}
+	if (cs_fn.open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
 		snprintf(err, errlen, "capstone cannot disassemble x86-64 (reinstall libcapstone4)");
 		goto out;
 	}
-	ninsn = cs_disasm(cs, code, fsize, fvaddr, 0, &insn);
+	ninsn = cs_fn.disasm(cs, code, fsize, fvaddr, 0, &insn);
 	rows = xcalloc(ninsn + 1, sizeof(*rows));
 	for (i = 0; i < ninsn; i++) {
 		struct insn_row *r = &rows[nrows++];
@@ -350,9 +369,9 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	ret = 0;
 out:
 	if (insn)
-		cs_free(insn, ninsn);
+		cs_fn.free(insn, ninsn);
 	if (cs)
-		cs_close(&cs);
+		cs_fn.close(&cs);
 	src_release(&sc);
 	free(code);
 	free(rows);
