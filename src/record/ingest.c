@@ -329,16 +329,22 @@ static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_
 static void on_sample(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)
 {
 	struct perf_sample s;
+	if (perf_sample_parse(f, h, &s)) {
+		g->bad_records++;
+		return;
+	}
+	ingest_sample(g, f, &s);
+}
+
+void ingest_sample(struct ingest *g, const struct perf_format *f, const struct perf_sample *sp)
+{
+	const struct perf_sample s = *sp;
 	struct rec_sample rs;
 	uint64_t i, ctx = PERF_CONTEXT_USER;
 	size_t nk = 0, nu = 0, nchain = 0;
 	uint32_t node;
 	bool unwound = false, capped;
 
-	if (perf_sample_parse(f, h, &s)) {
-		g->bad_records++;
-		return;
-	}
 	for (i = 0; i < s.callchain_nr; i++) {
 		uint64_t a;
 		memcpy(&a, s.callchain + i, 8);

@@ -136,6 +136,8 @@ enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframe
 /* Handle one record laid out by f. Malformed records are counted in
  * bad_records and skipped, unknown types in unknown_records. */
 void ingest_record(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h);
+/* A PERF_RECORD_SAMPLE the caller parsed already (perf_sample_parse). */
+void ingest_sample(struct ingest *g, const struct perf_format *f, const struct perf_sample *s);
 
 /* Seed what existed before recording started (attaching to a process). */
 void ingest_seed_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time, const char *name);

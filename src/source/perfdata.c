@@ -247,6 +247,10 @@ struct pd {
 
 	struct pd_event *q;
 	size_t nq, qcap;
+	struct pd_parsed {            /* samples parsed ahead (see prefetch) */
+		const struct perf_event_header *rec;
+		struct perf_sample s;
+	} parsed[4];
 	uint64_t qbytes, seq, next_flush, max_time, flushed_to;
 	bool ordered;
 	bool q_unsorted;              /* q is not in (time, seq) order */
@@ -669,10 +673,17 @@ static bool mmap_with_build_id(struct pd *pd, const struct perf_format *f,
 	return true;
 }
 
-static void deliver(struct pd *pd, uint32_t a, const struct perf_event_header *h)
+/* Hand one record to ingest; s is its parse when it is a sample parsed
+ * already (see prefetch), else NULL. */
+static void deliver(struct pd *pd, uint32_t a, const struct perf_event_header *h,
+		    const struct perf_sample *s)
 {
 	const struct perf_format *f = &pd->attrs[a].fmt;
 	pd->st->records++;
+	if (s) {
+		ingest_sample(pd->g, f, s);
+		return;
+	}
 	if ((h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2) && pd->nbids &&
 	    mmap_with_build_id(pd, f, h))
 		return;
@@ -820,37 +831,44 @@ static struct sym_session *warm_finish(struct pd *pd)
 	return ss;
 }
 
-/* Unwinding a sample reads its registers and the top of its stack copy,
- * bytes of the mapped file no one has touched yet: two cache misses per
- * sample that were most of the unwinder's time. So while record i is
- * handed on, the first lines of record i + PREFETCH_HEAD and the stack
- * top of record i + PREFETCH_STACK (whose header is cached by then) are
- * requested, and the loads overlap with the work. */
-#define PREFETCH_HEAD 4
-#define PREFETCH_STACK 2
+/* Handing a sample on reads its header, call chain, registers, the top
+ * of its stack copy and the size word after the copy: bytes of the mapped
+ * file no one touched since the round's headers were read, cache misses
+ * that were most of the time spent on a sample. So while record i is
+ * handed on, record i + PREFETCH_HEAD has its first lines and its last
+ * one requested, and record i + PREFETCH_PARSE (loaded by then) is parsed
+ * and the top of its stack requested; the loads overlap with the work,
+ * and the parse is kept for delivery. */
+#define PREFETCH_HEAD 8
+#define PREFETCH_HEAD_BYTES 512
+#define PREFETCH_PARSE 2
 #define PREFETCH_STACK_BYTES 512
 
 static void prefetch(struct pd *pd, size_t i)
 {
 	const struct pd_event *e;
-	struct perf_sample s;
+	struct pd_parsed *ps;
 	const char *p;
-	uint64_t o;
+	uint32_t o, n;
 
 	if (i + PREFETCH_HEAD < pd->nq) {
 		p = (const char *)pd->q[i + PREFETCH_HEAD].rec;
-		for (o = 0; o < 256; o += 64)
+		n = ((const struct perf_event_header *)p)->size;
+		for (o = 64; o < MIN(n, PREFETCH_HEAD_BYTES); o += 64)
 			__builtin_prefetch(p + o);
+		__builtin_prefetch(p + n - 1);
 	}
-	if (i + PREFETCH_STACK >= pd->nq)
+	if (i + PREFETCH_PARSE >= pd->nq)
 		return;
-	e = &pd->q[i + PREFETCH_STACK];
+	e = &pd->q[i + PREFETCH_PARSE];
+	ps = &pd->parsed[(i + PREFETCH_PARSE) % ARRAY_SIZE(pd->parsed)];
+	ps->rec = NULL;
 	if (e->rec->type != PERF_RECORD_SAMPLE ||
-	    !(pd->attrs[e->attr].fmt.sample_type & PERF_SAMPLE_STACK_USER) ||
-	    perf_sample_parse(&pd->attrs[e->attr].fmt, e->rec, &s) || !s.stack)
+	    perf_sample_parse(&pd->attrs[e->attr].fmt, e->rec, &ps->s))
 		return;
-	for (o = 0; o < MIN(s.stack_size, (uint64_t)PREFETCH_STACK_BYTES); o += 64)
-		__builtin_prefetch(s.stack + o);
+	ps->rec = e->rec;
+	for (o = 0; o < MIN(ps->s.stack_size, (uint64_t)PREFETCH_STACK_BYTES); o += 64)
+		__builtin_prefetch(ps->s.stack + o);
 }
 
 /* Hand every queued record with time <= limit to ingest, oldest first. */
@@ -866,8 +884,12 @@ static void flush_upto(struct pd *pd, uint64_t limit)
 		pd->q_unsorted = false;
 	}
 	for (i = 0; i < pd->nq && pd->q[i].time <= limit; i++) {
+		const struct pd_parsed *ps = &pd->parsed[i % ARRAY_SIZE(pd->parsed)];
 		prefetch(pd, i);
-		deliver(pd, pd->q[i].attr, pd->q[i].rec);
+		if (i < PREFETCH_PARSE) /* not parsed ahead: this call's first records */
+			deliver(pd, pd->q[i].attr, pd->q[i].rec, NULL);
+		else
+			deliver(pd, pd->q[i].attr, pd->q[i].rec, ps->rec == pd->q[i].rec ? &ps->s : NULL);
 		pd->qbytes -= pd->q[i].rec->size;
 		rec_free(pd, pd->q[i].rec);
 	}
@@ -1048,7 +1070,7 @@ static int kernel_record(struct pd *pd, struct perf_event_header *rec, uint64_t 
 	t = pd->ordered ? perf_record_time(&pd->attrs[a].fmt, rec) : 0;
 	if (!t) {
 		/* no time (synthesized, or the file has none): in file order, like perf */
-		deliver(pd, (uint32_t)a, rec);
+		deliver(pd, (uint32_t)a, rec, NULL);
 		goto drop;
 	}
 	enqueue(pd, (uint32_t)a, rec, t);
