@@ -1779,6 +1779,7 @@ int perfdata_to_memfd(const char *path, const struct perfdata_opts *o, char *err
 		close(fd);
 		return -1;
 	}
+	store_writer_fast(&w);
 	if (perfdata_import(path, &w, o, &st, err, errlen)) {
 		store_writer_close(&w);
 		close(fd);

@@ -105,6 +105,11 @@ static void wait_idle(struct store_writer *w)
 		pthread_cond_wait(&w->cv, &w->mu);
 }
 
+void store_writer_fast(struct store_writer *w)
+{
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, -3);
+}
+
 int store_sync(struct store_writer *w)
 {
 	int ret;

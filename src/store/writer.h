@@ -49,6 +49,10 @@ struct store_writer {
 
 /* Create (truncate) path and write the file header. */
 int store_writer_open(struct store_writer *w, const char *path);
+/* For a recording that is read once and dropped (a perf.data imported
+ * into memory for a query): compress faster, at zstd level -3; call it
+ * before the first flush. */
+void store_writer_fast(struct store_writer *w);
 /* Flush what is pending as a chunk of kind, then an END chunk; close. */
 int store_writer_close(struct store_writer *w);
 
