@@ -247,6 +247,8 @@ struct pd {
 
 	struct pd_event *q;
 	size_t nq, qcap;
+	struct pd_event *qtmp;        /* room for sort_queue */
+	size_t qtmpcap, *runs, runcap;
 	struct pd_parsed {            /* samples parsed ahead (see prefetch) */
 		const struct perf_event_header *rec;
 		struct perf_sample s;
@@ -690,12 +692,53 @@ static void deliver(struct pd *pd, uint32_t a, const struct perf_event_header *h
 	ingest_record(pd->g, f, h);
 }
 
-static int cmp_event(const void *x, const void *y)
+static bool event_before(const struct pd_event *a, const struct pd_event *b)
 {
-	const struct pd_event *a = x, *b = y;
-	if (a->time != b->time)
-		return a->time < b->time ? -1 : 1;
-	return a->seq < b->seq ? -1 : a->seq > b->seq;
+	return a->time != b->time ? a->time < b->time : a->seq < b->seq;
+}
+
+/* Sort the queue by (time, seq). It holds a few sorted runs: the part
+ * sorted at the last flush, then one run per cpu ring perf copied in the
+ * round. Runs are merged pairwise (a natural merge sort), linear in the
+ * queue for a few runs, where qsort cost a quarter of reading a
+ * frame-pointer file. */
+static void sort_queue(struct pd *pd)
+{
+	struct pd_event *src = pd->q, *dst, *t;
+	size_t n = pd->nq, nruns = 0, i, r, out;
+
+	GROW(pd->qtmp, pd->qtmpcap, n);
+	GROW(pd->runs, pd->runcap, n + 1);
+	for (i = 0; i < n; i++)
+		if (!i || event_before(&src[i], &src[i - 1]))
+			pd->runs[nruns++] = i;
+	pd->runs[nruns] = n;
+	dst = pd->qtmp;
+	while (nruns > 1) {
+		for (r = out = 0; r < nruns; r += 2, out++) {
+			size_t a = pd->runs[r], am = pd->runs[r + 1], b = am;
+			size_t bm = r + 2 <= nruns ? pd->runs[MIN(r + 2, nruns)] : am, k = a;
+			while (a < am && b < bm)
+				dst[k++] = event_before(&src[b], &src[a]) ? src[b++] : src[a++];
+			while (a < am)
+				dst[k++] = src[a++];
+			while (b < bm)
+				dst[k++] = src[b++];
+			pd->runs[out] = pd->runs[r];
+		}
+		pd->runs[out] = n;
+		nruns = out;
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != pd->q) {   /* the sorted queue is in qtmp: swap the arrays */
+		size_t cap = pd->qcap;
+		pd->qtmp = pd->q;
+		pd->q = src;
+		pd->qcap = pd->qtmpcap;
+		pd->qtmpcap = cap;
+	}
 }
 
 /* ---- symbols on a second thread ----
@@ -880,7 +923,7 @@ static void flush_upto(struct pd *pd, uint64_t limit)
 	/* records mostly arrive in time order (one cpu's ring at a time):
 	 * sort only when one did not */
 	if (pd->q_unsorted) {
-		qsort(pd->q, pd->nq, sizeof(*pd->q), cmp_event);
+		sort_queue(pd);
 		pd->q_unsorted = false;
 	}
 	for (i = 0; i < pd->nq && pd->q[i].time <= limit; i++) {
@@ -1556,6 +1599,8 @@ static void release(struct pd *pd)
 	for (i = 0; i < pd->nq; i++)
 		rec_free(pd, pd->q[i].rec);
 	free(pd->q);
+	free(pd->qtmp);
+	free(pd->runs);
 	for (i = 0; i < pd->nattrs; i++)
 		free(pd->attrs[i].name);
 	free(pd->attrs);

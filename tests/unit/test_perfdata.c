@@ -448,6 +448,56 @@ static void test_real(void)
 	}
 }
 
+/* Rounds of three cpu buffers each, as perf writes them: each buffer in
+ * time order, the buffers interleaved in time, later rounds overlapping
+ * the records held back from the one before, and ties in time. Every
+ * sample must come out in time order, ties in file order (the ip says
+ * which record it was). */
+static void test_order(void)
+{
+	struct buf b = BUF_INIT;
+	struct perfdata_stats st;
+	struct profile p;
+	char err[512] = "", out[256];
+	uint64_t n = 0, r, c, k, bad = 0;
+	size_t i;
+	int ret;
+
+	buf_add_u64(&b, 0x32454c4946524550ull);
+	buf_add_u64(&b, 16);
+	{
+		size_t s;
+		rec_begin(&b, &s, 64 /* HEADER_ATTR */, 0);
+		attr_bytes(&b);
+		buf_add_u64(&b, 5);
+		rec_end(&b, s);
+	}
+	put_comm(&b, 1, "order");
+	for (r = 0; r < 6; r++) {
+		for (c = 0; c < 3; c++)
+			for (k = 0; k < 40; k++)
+				/* every fifth record ties with the one before it in its buffer */
+				put_sample(&b, 1000 + r * 100 + (k - (k % 5 == 4)) * 4 + c, 0x400000 + n++);
+		put_simple(&b, 68); /* FINISHED_ROUND */
+	}
+	snprintf(out, sizeof(out), "%s/order.stax", dir);
+	ret = import_mem(b.data, b.len, false, &st, err, sizeof(err), out);
+	CHECK(ret == 0 && st.samples == n, "rounds: every sample imported");
+	if (ret == 0 && profile_load(&p, out) == 0) {
+		for (i = 1; i < p.nsamples; i++) {
+			const struct rec_sample *x = &p.samples[i - 1], *y = &p.samples[i];
+			uint64_t ax = profile_node(&p, x->stack)->addr, ay = profile_node(&p, y->stack)->addr;
+			if (x->time > y->time || (x->time == y->time && ax > ay))
+				bad++;
+		}
+		CHECK(p.nsamples == n && bad == 0, "rounds: samples in time order, ties in file order");
+		profile_release(&p);
+	} else {
+		CHECK(0, "rounds: result loads");
+	}
+	buf_release(&b);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -455,6 +505,7 @@ int main(void)
 		return 1;
 	}
 	test_handmade();
+	test_order();
 	test_real();
 	{
 		char cmd[128];
