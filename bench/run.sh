@@ -503,7 +503,7 @@ LU=""
 [ -f /usr/include/x86_64-linux-gnu/libunwind.h ] || [ -f /usr/include/libunwind.h ] && LU="-DHAVE_LIBUNWIND"
 m7=0 n7=0
 # 7a: recorded stacks
-rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(ls build/src/*/*.o | grep -v '^build/src/cmd/') -Wl,--wrap=unwind_sample -ldw -lelf -lcapstone -lzstd -lz -llzma -liberty -lmicrohttpd -lpthread -ldl${LU:+ -lunwind-x86_64 -lunwind}"
+rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(ls build/src/*/*.o | grep -v '^build/src/cmd/') -Wl,--wrap=unwind_sample -ldw -lelf -lzstd -lz -llzma -liberty -lpthread -ldl${LU:+ -lunwind-x86_64 -lunwind}"
 rb_ok=0
 [ -f build/src/unwind/unwind.o ] && eval "$rb" 2>"$W/rb.err" && rb_ok=1
 [ "$rb_ok" = 1 ] || say "bench_replay did not build: $(head -n 3 "$W/rb.err" 2>/dev/null | tr '\n' ' ')"
