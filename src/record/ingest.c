@@ -304,7 +304,7 @@ static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_
 	if (!p->root)
 		p->root = stack_intern(&g->stacks, 0, pid, p->image, NODE_ROOT);
 	node = p->root;
-	same = last->gen == p->gen && last->root == node;
+	same = last->gen == p->gen;
 	for (k = 0; k < n; k++) {
 		frame_at(g, k, nu, unwound, nk, &addr, &flags);
 		if (same && k < last->n && last->addr[k] == addr && last->flags[k] == flags) {
@@ -321,7 +321,6 @@ static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_
 		}
 	}
 	last->gen = p->gen;
-	last->root = p->root;
 	last->n = (uint32_t)MIN(n, (size_t)INGEST_LAST_FRAMES);
 	return node;
 }
@@ -336,18 +335,17 @@ static void on_sample(struct ingest *g, const struct perf_format *f, const struc
 	ingest_sample(g, f, &s);
 }
 
-void ingest_sample(struct ingest *g, const struct perf_format *f, const struct perf_sample *sp)
+void ingest_sample(struct ingest *g, const struct perf_format *f, const struct perf_sample *s)
 {
-	const struct perf_sample s = *sp;
 	struct rec_sample rs;
 	uint64_t i, ctx = PERF_CONTEXT_USER;
 	size_t nk = 0, nu = 0, nchain = 0;
 	uint32_t node;
 	bool unwound = false, capped;
 
-	for (i = 0; i < s.callchain_nr; i++) {
+	for (i = 0; i < s->callchain_nr; i++) {
 		uint64_t a;
-		memcpy(&a, s.callchain + i, 8);
+		memcpy(&a, s->callchain + i, 8);
 		if (a >= PERF_CONTEXT_MAX) {
 			ctx = a;
 			continue;
@@ -370,21 +368,21 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	 * DWARF unwinding reached the root anyway (counted below). */
 	capped = g->max_stack && nchain >= g->max_stack;
 	if (!nk && !nu && (f->sample_type & PERF_SAMPLE_IP)) {
-		if ((s.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			g->kframes[nk++] = s.ip;
+		if ((s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+			g->kframes[nk++] = s->ip;
 		else
-			g->uframes[nu++] = s.ip;
+			g->uframes[nu++] = s->ip;
 	}
 	memset(&rs, 0, sizeof(rs));
-	rs.time = s.time;
-	rs.weight = (f->sample_type & PERF_SAMPLE_PERIOD) ? s.period : 1;
-	rs.pid = s.pid;
-	rs.tid = s.tid;
-	rs.cpu = (uint16_t)s.cpu;
+	rs.time = s->time;
+	rs.weight = (f->sample_type & PERF_SAMPLE_PERIOD) ? s->period : 1;
+	rs.pid = s->pid;
+	rs.tid = s->tid;
+	rs.cpu = (uint16_t)s->cpu;
 	rs.quality = UNWIND_Q_UNKNOWN;
 	rs.method = UNWIND_M_FP;
 	if (g->unwinder)
-		unwound = unwind_user(g, &s, &nu, &rs);
+		unwound = unwind_user(g, s, &nu, &rs);
 	if (capped && SAMPLE_Q(rs.quality) != UNWIND_Q_COMPLETE) {
 		g->chains_capped++;
 		if (SAMPLE_Q(rs.quality) == UNWIND_Q_UNKNOWN)
@@ -395,7 +393,7 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 
 	rs.stack = intern_stack(g, rs.pid, rs.tid, nu, unwound, nk);
 	put_new_nodes(g);
-	if (g->offcpu && hmap_get(&g->switch_ids, s.id, &node)) {
+	if (g->offcpu && hmap_get(&g->switch_ids, s->id, &node)) {
 		offcpu_out_sample(g, &rs, nk);
 		return;
 	}

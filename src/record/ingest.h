@@ -99,10 +99,11 @@ struct ingest {
 	/* The last stack interned per thread slot, root first: a thread's
 	 * consecutive samples mostly share most of their frames, which then
 	 * reuse their node ids instead of being looked up again. Valid while
-	 * the process's address space generation is unchanged. */
+	 * the process's address space generation is unchanged (it changes
+	 * with the process's root node too, and is never another process's). */
 	struct ingest_last {
 		uint64_t gen;            /* state_gen of the process; 0 = empty */
-		uint32_t root, n;
+		uint32_t n;
 		uint64_t addr[INGEST_LAST_FRAMES];
 		uint32_t flags[INGEST_LAST_FRAMES], node[INGEST_LAST_FRAMES];
 	} last[INGEST_LAST_WAYS];
