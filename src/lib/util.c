@@ -186,6 +186,8 @@ int load_library(const char *soname, size_t n, const char *const names[], void *
 		fns[i] = dlsym(h, names[i]);
 		if (!fns[i]) {
 			snprintf(err, errlen, "%s has no %s", soname, names[i]);
+			memset(fns, 0, n * sizeof(*fns));
+			dlclose(h);
 			return -1;
 		}
 	}

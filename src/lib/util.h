@@ -59,7 +59,7 @@ void format_size(char *out, size_t n, uint64_t bytes);
 /* Open the shared library soname and look up names[0..n) into fns[0..n):
  * for libraries only some commands use, so that the others do not pay
  * for loading and relocating them at every start. 0 when all were found;
- * else -1 with the reason in err[0..errlen). */
+ * else -1 with the reason in err[0..errlen), and fns[0..n) all NULL. */
 int load_library(const char *soname, size_t n, const char *const names[], void *fns[],
 		 char *err, size_t errlen);
 

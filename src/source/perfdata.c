@@ -1707,7 +1707,7 @@ static void *prefault_main(void *arg)
 			usleep(200);
 			continue;
 		}
-		for (; at < end && at < pos + PREFAULT_AHEAD; at += PREFAULT_STRIDE)
+		for (; at < end; at += PREFAULT_STRIDE)
 			sum += mem[at];
 	}
 	return (void *)(uintptr_t)sum;

@@ -270,10 +270,8 @@ static void dfd_load(void)
 	static const char *const names[] = { "debuginfod_begin", "debuginfod_find_debuginfo",
 					     "debuginfod_end" };
 	char err[256];
-	if (load_library(DEBUGINFOD_SONAME, ARRAY_SIZE(names), names, (void **)&dfd, err, sizeof(err))) {
-		dfd.begin = NULL;
+	if (load_library(DEBUGINFOD_SONAME, ARRAY_SIZE(names), names, (void **)&dfd, err, sizeof(err)))
 		warn("DEBUGINFOD_URLS is set, but %s (install libdebuginfod1)", err);
-	}
 }
 
 /* Servers that do not answer (a timeout, a refused connection) are not

@@ -242,7 +242,6 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	qsort(hits, nhits, sizeof(*hits), cmp_hit);
 	if (!cs_fn.open && load_library(CAPSTONE_SONAME, ARRAY_SIZE(cs_names), cs_names,
 					(void **)&cs_fn, err, errlen)) {
-		memset(&cs_fn, 0, sizeof(cs_fn));
 		snprintf(err + strlen(err), errlen - strlen(err), " (install it: apt-get install libcapstone4)");
 		goto out;
 	}
