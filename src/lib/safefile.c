@@ -1,0 +1,466 @@
+#include "lib/safefile.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *safe_file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: return "a regular file";
+	case S_IFDIR: return "a directory";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	case S_IFLNK: return "a symbolic link";
+	default: return "not a regular file";
+	}
+}
+
+static void say(char *why, size_t whylen, const char *fmt, ...) PRINTF(3, 4);
+static void say(char *why, size_t whylen, const char *fmt, ...)
+{
+	va_list ap;
+	if (!why || !whylen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, whylen, fmt, ap);
+	va_end(ap);
+}
+
+/* rename that never replaces: renameat2(RENAME_NOREPLACE), or where the
+ * file system lacks it, a check just before a plain rename. */
+static int rename_noreplace(int dfd, const char *from, const char *to)
+{
+	struct stat st;
+	if (!renameat2(dfd, from, dfd, to, RENAME_NOREPLACE))
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (!fstatat(dfd, to, &st, AT_SYMLINK_NOFOLLOW)) {
+		errno = EEXIST;
+		return -1;
+	}
+	return renameat(dfd, from, dfd, to);
+}
+
+/* ---- a file written in place ---- */
+
+int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why, size_t whylen)
+{
+	struct stat st;
+	char *old = NULL;
+	int fd, e;
+
+	memset(c, 0, sizeof(*c));
+	if (!lstat(path, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			say(why, whylen, "it is %s, not a regular file", safe_file_kind(st.st_mode));
+			errno = EEXIST;
+			return -1;
+		}
+		old = xasprintf("%s.old", path);
+		if (!lstat(old, &st) && !S_ISREG(st.st_mode)) {
+			say(why, whylen, "the previous file would be kept as %s, which is %s, not a regular file",
+			    old, safe_file_kind(st.st_mode));
+			c->bad_old = true;
+			free(old);
+			errno = EEXIST;
+			return -1;
+		}
+		if (rename(path, old)) {
+			e = errno;
+			say(why, whylen, "cannot keep the previous file as %s: %s", old, strerror(e));
+			free(old);
+			errno = e;
+			return -1;
+		}
+	} else if (errno != ENOENT) {
+		say(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0 || fstat(fd, &st)) {
+		e = errno;
+		if (e == EEXIST)
+			say(why, whylen, "something else was put there while stax moved the previous file away");
+		else
+			say(why, whylen, "%s", strerror(e));
+		if (fd >= 0)
+			close(fd);
+		if (old)
+			rename_noreplace(AT_FDCWD, old, path);
+		free(old);
+		errno = e;
+		return -1;
+	}
+	c->path = xstrdup(path);
+	c->old = old;
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	return fd;
+}
+
+void safe_created_release(struct safe_created *c)
+{
+	free(c->path);
+	free(c->old);
+	memset(c, 0, sizeof(*c));
+}
+
+void safe_create_undo(struct safe_created *c)
+{
+	struct stat st;
+	if (c->path && !lstat(c->path, &st) && st.st_dev == c->dev && st.st_ino == c->ino)
+		unlink(c->path);
+	if (c->path && c->old)
+		rename_noreplace(AT_FDCWD, c->old, c->path);
+	safe_created_release(c);
+}
+
+/* ---- temporary files to remove if the process ends first ----
+ *
+ * A few slots, claimed and freed with atomics, so that the signal
+ * handler (and exit) can walk them without a lock: 0 free, 1 being
+ * filled, 2 in use. */
+
+#define PENDING_SLOTS 8
+
+static struct pending {
+	int state;
+	int dirfd;
+	dev_t dev;
+	ino_t ino;
+	char name[PATH_MAX];
+} pending[PENDING_SLOTS];
+
+static void remove_pending(void)
+{
+	size_t i;
+	for (i = 0; i < PENDING_SLOTS; i++) {
+		struct pending *p = &pending[i];
+		struct stat st;
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) != 2)
+			continue;
+		if (!fstatat(p->dirfd, p->name, &st, AT_SYMLINK_NOFOLLOW) && st.st_dev == p->dev &&
+		    st.st_ino == p->ino)
+			unlinkat(p->dirfd, p->name, 0);
+		__atomic_store_n(&p->state, 0, __ATOMIC_RELEASE);
+	}
+}
+
+static void on_fatal_signal(int sig)
+{
+	int e = errno;
+	remove_pending();
+	signal(sig, SIG_DFL);
+	raise(sig);
+	errno = e;
+}
+
+/* Remove pending files at exit, and on the signals that end a process by
+ * default (where nothing else handles them). */
+static void pending_setup(void)
+{
+	static int done;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	size_t i;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	atexit(remove_pending);
+	for (i = 0; i < ARRAY_SIZE(sigs); i++) {
+		struct sigaction old, sa;
+		if (sigaction(sigs[i], NULL, &old) || old.sa_handler != SIG_DFL ||
+		    (old.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static int pending_add(int dirfd, const char *name, dev_t dev, ino_t ino)
+{
+	size_t i;
+	if (strlen(name) >= PATH_MAX)
+		return -1;
+	pending_setup();
+	for (i = 0; i < PENDING_SLOTS; i++) {
+		int want = 0;
+		if (!__atomic_compare_exchange_n(&pending[i].state, &want, 1, false, __ATOMIC_ACQ_REL,
+						 __ATOMIC_ACQUIRE))
+			continue;
+		pending[i].dirfd = dirfd;
+		pending[i].dev = dev;
+		pending[i].ino = ino;
+		strcpy(pending[i].name, name);
+		__atomic_store_n(&pending[i].state, 2, __ATOMIC_RELEASE);
+		return (int)i;
+	}
+	return -1; /* all in use: the file stays if the process dies */
+}
+
+static void pending_drop(const struct safe_replace *r)
+{
+	size_t i;
+	for (i = 0; i < PENDING_SLOTS; i++) {
+		struct pending *p = &pending[i];
+		int want = 2;
+		if (__atomic_load_n(&p->state, __ATOMIC_ACQUIRE) == 2 && p->dirfd == r->dirfd &&
+		    p->dev == r->dev && p->ino == r->ino && !strcmp(p->name, r->tmp))
+			__atomic_compare_exchange_n(&p->state, &want, 0, false, __ATOMIC_ACQ_REL,
+						    __ATOMIC_ACQUIRE);
+	}
+}
+
+/* ---- a finished file ---- */
+
+/* Eight letters and digits for a temporary name. */
+static void random_word(char out[9])
+{
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	uint8_t b[8];
+	size_t i;
+	if (getrandom(b, sizeof(b), GRND_NONBLOCK) != (ssize_t)sizeof(b)) {
+		uint64_t x = now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)out;
+		for (i = 0; i < sizeof(b); i++, x = x * 6364136223846793005ull + 1442695040888963407ull)
+			b[i] = (uint8_t)(x >> 56);
+	}
+	for (i = 0; i < 8; i++)
+		out[i] = set[b[i] % (sizeof(set) - 1)];
+	out[8] = '\0';
+}
+
+static void replace_release(struct safe_replace *r)
+{
+	free(r->name);
+	free(r->tmp);
+	r->name = r->tmp = NULL;
+	r->fd = -1;
+}
+
+/* Whether what st describes may be replaced under flags. */
+static bool replaceable(const struct stat *st, int flags)
+{
+	return S_ISREG(st->st_mode) || ((flags & SAFE_REPLACE_OWN_DIR) && !S_ISDIR(st->st_mode));
+}
+
+int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode_t mode,
+		       int flags, char *why, size_t whylen)
+{
+	struct stat st;
+	mode_t keep = 0;
+	int tries, e;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->dirfd = dirfd;
+	r->flags = flags;
+	if (dirfd == AT_FDCWD && !strcmp(name, "-")) {
+		r->fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
+		if (r->fd < 0) {
+			say(why, whylen, "standard output: %s", strerror(errno));
+			return -1;
+		}
+		r->name = xstrdup(name);
+		return 0;
+	}
+	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (!replaceable(&st, flags)) {
+			say(why, whylen, "it is %s, not a regular file", safe_file_kind(st.st_mode));
+			errno = EEXIST;
+			return -1;
+		}
+		if (S_ISREG(st.st_mode))
+			keep = st.st_mode & 0777;
+	} else if (errno != ENOENT) {
+		say(why, whylen, "%s", strerror(errno));
+		return -1;
+	}
+	for (tries = 0; tries < 100; tries++) {
+		char word[9];
+		random_word(word);
+		r->tmp = xasprintf("%s.stax-%s.tmp", name, word);
+		r->fd = openat(dirfd, r->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			       mode ? mode : 0666);
+		if (r->fd >= 0 || errno != EEXIST)
+			break;
+		free(r->tmp);
+		r->tmp = NULL;
+	}
+	if (r->fd < 0 || fstat(r->fd, &st)) {
+		e = errno;
+		say(why, whylen, "cannot create a temporary file beside it: %s", strerror(e));
+		if (r->fd >= 0) {
+			close(r->fd);
+			unlinkat(dirfd, r->tmp, 0);
+		}
+		replace_release(r);
+		errno = e;
+		return -1;
+	}
+	r->dev = st.st_dev;
+	r->ino = st.st_ino;
+	if (mode)
+		fchmod(r->fd, mode);
+	else if (keep)
+		fchmod(r->fd, keep);
+	r->name = xstrdup(name);
+	pending_add(dirfd, r->tmp, r->dev, r->ino);
+	return 0;
+}
+
+/* Remove r's temporary file if it is still the one made. */
+static void remove_tmp(struct safe_replace *r)
+{
+	struct stat st;
+	pending_drop(r);
+	if (!fstatat(r->dirfd, r->tmp, &st, AT_SYMLINK_NOFOLLOW) && st.st_dev == r->dev &&
+	    st.st_ino == r->ino)
+		unlinkat(r->dirfd, r->tmp, 0);
+}
+
+int safe_replace_commit(struct safe_replace *r)
+{
+	struct stat st;
+	int e = 0;
+
+	if (r->fd >= 0 && close(r->fd))
+		e = errno;
+	r->fd = -1;
+	if (!r->tmp) { /* standard output */
+		replace_release(r);
+		errno = e;
+		return e ? -1 : 0;
+	}
+	/* what is at the name now must still be a regular file, or nothing */
+	if (!e && !fstatat(r->dirfd, r->name, &st, AT_SYMLINK_NOFOLLOW) && !replaceable(&st, r->flags))
+		e = EEXIST;
+	if (!e && renameat(r->dirfd, r->tmp, r->dirfd, r->name))
+		e = errno;
+	if (e)
+		remove_tmp(r);
+	else
+		pending_drop(r);
+	replace_release(r);
+	errno = e;
+	return e ? -1 : 0;
+}
+
+void safe_replace_abort(struct safe_replace *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	if (r->tmp)
+		remove_tmp(r);
+	replace_release(r);
+}
+
+/* ---- directories of one's own ---- */
+
+/* The directory that name (relative to dirfd) would be made in. */
+static int parent_stat(int dirfd, const char *name, struct stat *st)
+{
+	const char *slash = strrchr(name, '/');
+	char *dir;
+	int ret;
+	if (dirfd != AT_FDCWD && !slash)
+		return fstat(dirfd, st);
+	if (!slash)
+		return stat(".", st);
+	dir = slash == name ? xstrdup("/") : xstrndup(name, (size_t)(slash - name));
+	ret = fstatat(dirfd, dir, st, 0);
+	free(dir);
+	return ret;
+}
+
+int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whylen)
+{
+	struct stat st;
+	uid_t uid = geteuid();
+	int fd, oflags = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW, e;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		struct stat pst;
+		e = errno;
+		if (e != ENOENT || !(flags & SAFE_DIR_CREATE)) {
+			say(why, whylen, "%s", e == ENOENT ? "it does not exist" : strerror(e));
+			errno = e;
+			return -1;
+		}
+		if (parent_stat(dirfd, name, &pst)) {
+			e = errno;
+			say(why, whylen, "%s", strerror(e));
+			errno = e;
+			return -1;
+		}
+		if (pst.st_uid != uid) {
+			say(why, whylen, "it does not exist, and the directory it would go in belongs to"
+			    " another user (uid %u)", (unsigned)pst.st_uid);
+			errno = EPERM;
+			return -1;
+		}
+		if (mkdirat(dirfd, name, 0700) && errno != EEXIST) {
+			e = errno;
+			say(why, whylen, "cannot create it: %s", strerror(e));
+			errno = e;
+			return -1;
+		}
+	} else if (S_ISLNK(st.st_mode)) {
+		if (!(flags & SAFE_DIR_LINK_OK)) {
+			say(why, whylen, "it is a symbolic link, not a directory");
+			errno = ENOTDIR;
+			return -1;
+		}
+		if (st.st_uid != uid) {
+			say(why, whylen, "it is a symbolic link that belongs to another user (uid %u)",
+			    (unsigned)st.st_uid);
+			errno = EPERM;
+			return -1;
+		}
+		oflags &= ~O_NOFOLLOW;
+	}
+	fd = openat(dirfd, name, oflags);
+	if (fd < 0) {
+		e = errno;
+		if (e == ELOOP || e == ENOTDIR) {
+			say(why, whylen, "%s", e == ELOOP ? "it is a symbolic link, not a directory"
+							  : "it is not a directory");
+			e = ENOTDIR;
+		} else {
+			say(why, whylen, "%s", strerror(e));
+		}
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st)) {
+		e = errno;
+		close(fd);
+		say(why, whylen, "%s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (st.st_uid != uid || ((flags & SAFE_DIR_PRIVATE) && (st.st_mode & 022))) {
+		if (st.st_uid != uid)
+			say(why, whylen, "it belongs to another user (uid %u)", (unsigned)st.st_uid);
+		else
+			say(why, whylen, "others may write in it (mode %03o)", (unsigned)(st.st_mode & 0777));
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
