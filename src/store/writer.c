@@ -52,8 +52,10 @@ static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk
 	memcpy(w->comp.data, &h, sizeof(h));
 	/* One write per chunk: readers see a whole chunk or a short tail. */
 	ret = write_all(w->fd, w->comp.data, sizeof(h) + n);
-	if (!ret)
+	if (!ret) {
 		w->bytes += sizeof(h) + n;
+		w->seq_written = seq + 1;
+	}
 	return ret;
 }
 
@@ -124,13 +126,22 @@ int store_sync(struct store_writer *w)
 
 int store_writer_open(struct store_writer *w, const char *path)
 {
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		memset(w, 0, sizeof(*w));
+		w->fd = -1;
+		return -errno;
+	}
+	return store_writer_open_fd(w, fd);
+}
+
+int store_writer_open_fd(struct store_writer *w, int fd)
+{
 	struct store_file_header h;
 	int ret;
 
 	memset(w, 0, sizeof(*w));
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0)
-		return -errno;
+	w->fd = fd;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, STORE_MAGIC, 8);
 	h.version = STORE_VERSION;
@@ -148,6 +159,25 @@ int store_writer_open(struct store_writer *w, const char *path)
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 	w->last_flush_ns = now_ns();
 	start_compressor(w);
+	return 0;
+}
+
+int store_writer_rewind(struct store_writer *w)
+{
+	store_sync(w);
+	buf_reset(&w->raw);
+	/* ids stay consecutive if more nodes are put (they refer to lost ones) */
+	w->nodes_first += (uint32_t)(w->nodes.len / sizeof(struct rec_node));
+	buf_reset(&w->nodes);
+	buf_reset(&w->samples);
+	buf_reset(&w->offcpu);
+	w->open_dirty = false;
+	w->seq = w->seq_written;
+	w->err = 0;
+	if (w->fd < 0)
+		return -EBADF;
+	if (ftruncate(w->fd, (off_t)w->bytes) || lseek(w->fd, (off_t)w->bytes, SEEK_SET) < 0)
+		return w->err = -errno;
 	return 0;
 }
 
@@ -390,6 +420,14 @@ int store_writer_close(struct store_writer *w)
 	int ret = store_flush(w, CHUNK_DATA);
 	if (!ret)
 		ret = store_flush(w, CHUNK_END);
+	if (!ret)
+		ret = store_sync(w);
+	/* never leave half a chunk at the end: cut back to the last whole one */
+	if (ret && w->fd >= 0) {
+		int e = w->err ? w->err : ret;
+		store_writer_rewind(w);
+		w->err = e;
+	}
 	if (w->threaded) {
 		pthread_mutex_lock(&w->mu);
 		wait_idle(w);

@@ -37,6 +37,7 @@ struct store_writer {
 				* compressor thread: read it after store_sync) */
 	uint64_t nsamples;
 	int err;               /* first write error (-errno), sticky */
+	uint32_t seq_written;  /* chunks wholly written (bytes is their end) */
 	/* the compressor thread and the chunk handed to it */
 	bool threaded, stop, job_full;
 	pthread_t thread;
@@ -47,13 +48,27 @@ struct store_writer {
 	uint32_t job_seq;
 };
 
-/* Create (truncate) path and write the file header. */
+/* Create (truncate) path and write the file header: for scratch files
+ * (tests, /proc/self/fd/N of a memfd). A file a user named is created
+ * with lib/safefile.h and given to store_writer_open_fd(). */
 int store_writer_open(struct store_writer *w, const char *path);
+/* Write the file header to fd, a new file open for writing; w owns fd
+ * from here (closed by store_writer_close(), or here on failure). */
+int store_writer_open_fd(struct store_writer *w, int fd);
+/* After a write error (the disk is full): wait for the chunk being
+ * written, drop every record not yet written, and cut the file back to
+ * the end of its last whole chunk, so that it reads as a recording that
+ * ends there; then clear the error, so that a few more records (the end
+ * time, an END chunk) may be tried. 0, or -errno when the file cannot be
+ * cut (the error stays). */
+int store_writer_rewind(struct store_writer *w);
 /* For a recording that is read once and dropped (a perf.data imported
  * into memory for a query): compress faster, at zstd level -3; call it
  * before the first flush. */
 void store_writer_fast(struct store_writer *w);
-/* Flush what is pending as a chunk of kind, then an END chunk; close. */
+/* Flush what is pending, then an END chunk; close. When a write fails the
+ * file is cut back to its last whole chunk (as by store_writer_rewind())
+ * and the error returned. */
 int store_writer_close(struct store_writer *w);
 
 void store_put_meta(struct store_writer *w, const char *key, const char *value);
