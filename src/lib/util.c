@@ -13,8 +13,18 @@
 #include <time.h>
 #include <unistd.h>
 
+static void (*oom_handler)(void);
+
+void set_oom_handler(void (*fn)(void))
+{
+	__atomic_store_n(&oom_handler, fn, __ATOMIC_RELEASE);
+}
+
 static void oom(void)
 {
+	void (*fn)(void) = __atomic_load_n(&oom_handler, __ATOMIC_ACQUIRE);
+	if (fn)
+		fn();
 	fputs("stax: error: out of memory\n", stderr);
 	abort();
 }

@@ -23,6 +23,10 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) PRINTF(1, 2);
+/* Run fn instead of aborting when an allocation fails (NULL: abort): the
+ * recorder's way to end a recording without taking the workload with it.
+ * fn must not return, allocate, or use stdio. */
+void set_oom_handler(void (*fn)(void));
 
 /* Grow *p (an array of elem-sized items with capacity *cap) to hold at
  * least need items. */

@@ -4,6 +4,7 @@
 #include "record/ring.h"
 #include "record/target.h"
 #include "store/writer.h"
+#include "lib/safefile.h"
 #include "lib/util.h"
 
 #include <dirent.h>
@@ -40,9 +41,17 @@ struct recorder {
 	struct ingest ing;
 	struct store_writer w;
 	uint64_t start_ns, end_ns;
+	struct safe_created out; /* the file, made by safe_create() */
 	struct target child;
 	bool launched, child_done;
 	int child_status;
+	/* --duration with CMD: when SIGTERM went to CMD (0: not yet), and
+	 * whether SIGKILL followed 5 s later */
+	uint64_t term_ns;
+	bool killed;
+	/* a write failed: recording stopped at fail_ns, events closed */
+	bool failed;
+	uint64_t fail_ns;
 	/* CPU time of attached processes (-p): at the start and as last
 	 * seen, from /proc/PID/stat, for the effective rate in stax info */
 	uint64_t *cpu_first, *cpu_last;
@@ -489,6 +498,137 @@ static void handle_signals(struct recorder *r)
 	}
 }
 
+/* How long CMD has after SIGTERM before SIGKILL, as timeout -k 5. */
+#define TERM_GRACE_NS (5ull * 1000 * 1000 * 1000)
+
+/* --duration is up and CMD runs on: end it as timeout(1) does, SIGTERM
+ * to it and its descendants, SIGKILL 5 s later; recording goes on until
+ * it exits, and stax exits with its status. */
+static void end_command(struct recorder *r)
+{
+	uint64_t now = now_ns();
+	if (!r->term_ns) {
+		r->term_ns = now;
+		if (!r->o->quiet)
+			note("--duration %g s is up: ending %s (pid %d) with SIGTERM", r->o->duration,
+			     r->o->argv[0], (int)r->child.pid);
+		target_signal_tree(r->child.pid, SIGTERM);
+	} else if (!r->killed && now - r->term_ns >= TERM_GRACE_NS) {
+		r->killed = true;
+		warn("%s (pid %d) did not end within 5 s of SIGTERM: sending SIGKILL", r->o->argv[0],
+		     (int)r->child.pid);
+		target_signal_tree(r->child.pid, SIGKILL);
+	}
+}
+
+/* Stop the events and free their rings: nothing more is recorded. */
+static void stop_events(struct recorder *r)
+{
+	size_t i;
+	int cpu;
+	for (i = 0; i < r->nfds; i++) {
+		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+		close(r->fds[i]);
+	}
+	r->nfds = 0;
+	for (cpu = 0; cpu < r->ncpus; cpu++)
+		ring_unmap(&r->rings[cpu]);
+	for (cpu = 0; r->srings && cpu < r->ncpus; cpu++)
+		ring_unmap(&r->srings[cpu]);
+}
+
+/* The file could not be written (the disk is full): stop recording, cut
+ * the file back to its last whole chunk, and say so, once. CMD is left
+ * to run on; the caller waits for it. */
+static void write_failed(struct recorder *r)
+{
+	int e = r->w.err ? -r->w.err : EIO;
+	char what[160] = "";
+	if (r->failed)
+		return;
+	r->failed = true;
+	r->fail_ns = now_ns();
+	stop_events(r);
+	store_writer_rewind(&r->w);
+	if (r->launched && !r->child_done)
+		snprintf(what, sizeof(what), "; %s (pid %d) runs on, and stax waits for it to end",
+			 r->o->argv[0], (int)r->child.pid);
+	if (r->end_ns) /* while ending the file: the recording had stopped */
+		error("cannot write %s: %s (the file keeps what was written before, and may lack the"
+		      " symbols; free some disk space)", r->o->output, strerror(e));
+	else
+		error("cannot write %s: %s (stopped recording after %.1f s; the file keeps what was"
+		      " written until then%s; free some disk space)", r->o->output, strerror(e),
+		      (r->fail_ns - r->start_ns) / 1e9, what);
+}
+
+/* Out of memory (an allocation failed anywhere, any thread): stop the
+ * events, say so once, wait for CMD, and exit with its status (1 when it
+ * is 0) without touching the heap. The file reads up to its last whole
+ * chunk, as after SIGKILL. */
+static struct recorder *oom_rec;
+
+static void record_oom(void)
+{
+	static int once;
+	struct recorder *r = oom_rec;
+	char msg[600];
+	int st = 0, code = 1, len;
+	size_t i;
+
+	if (__atomic_exchange_n(&once, 1, __ATOMIC_ACQ_REL))
+		for (;;)
+			pause(); /* another thread is ending the process */
+	for (i = 0; r && i < r->nfds; i++)
+		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (r && r->launched && !r->child_done) {
+		len = snprintf(msg, sizeof(msg), "stax: error: out of memory (stopped recording; %s keeps"
+			       " what was written until now; %s (pid %d) runs on, and stax waits for it"
+			       " to end)\n", r->o->output, r->o->argv[0], (int)r->child.pid);
+		if (write(2, msg, (size_t)MIN(len, (int)sizeof(msg) - 1)) < 0) {
+			/* nothing to do */
+		}
+		while (waitpid(r->child.pid, &st, 0) < 0 && errno == EINTR)
+			;
+		code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+	} else {
+		len = snprintf(msg, sizeof(msg), "stax: error: out of memory (stopped recording; %s keeps"
+			       " what was written until now)\n", r ? r->o->output : "the file");
+		if (write(2, msg, (size_t)MIN(len, (int)sizeof(msg) - 1)) < 0) {
+			/* nothing to do */
+		}
+	}
+	_exit(code ? code : 1);
+}
+
+/* META records that close the recording (the last chunk before END). */
+static void put_end_meta(struct recorder *r, int exit_status)
+{
+	put_meta_u64(&r->w, "end_ns", r->end_ns);
+	if (r->failed)
+		store_put_meta(&r->w, "write_error", "1");
+	if (r->term_ns)
+		store_put_meta(&r->w, "duration_ended", r->killed ? "SIGKILL" : "SIGTERM");
+	if (r->launched && !r->child_done)
+		store_put_meta(&r->w, "stopped", "early"); /* a second signal: CMD goes on */
+	if (r->launched && r->child_done) {
+		struct rusage ru;
+		put_meta_u64(&r->w, "exit_status", (uint64_t)exit_status);
+		/* the CPU time of CMD and the children it waited for */
+		if (!getrusage(RUSAGE_CHILDREN, &ru))
+			put_meta_u64(&r->w, "cpu_ns",
+				     ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+				     ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull);
+	}
+	if (r->cpu_first) {
+		uint64_t cpu = 0;
+		size_t i;
+		for (i = 0; i < r->o->npids; i++)
+			cpu += r->cpu_last[i] - r->cpu_first[i];
+		put_meta_u64(&r->w, "cpu_ns", cpu);
+	}
+}
+
 int record_run(const struct record_opts *o, int *exit_status)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
@@ -498,8 +638,6 @@ int record_run(const struct record_opts *o, int *exit_status)
 	int ret = -1, cpu;
 	struct pollfd *pfds = NULL;
 	uint64_t deadline = 0;
-	char *old_path = NULL;
-	bool kept_old = false;
 
 	*exit_status = 0;
 	r->o = o;
@@ -533,15 +671,22 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (o->off_cpu)
 		r->srings = xcalloc((size_t)r->ncpus, sizeof(*r->srings));
 
-	/* like perf: keep the previous recording as FILE.old */
-	old_path = xasprintf("%s.old", o->output);
-	kept_old = rename(o->output, old_path) == 0;
+	/* like perf: keep the previous recording as FILE.old; but only ever
+	 * move or replace regular files, before anything starts */
 	{
-		int e = store_writer_open(&r->w, o->output);
+		char why[600];
+		int fd = safe_create(&r->out, o->output, 0644, why, sizeof(why)), e;
+		if (fd < 0 && errno == EEXIST && r->out.bad_old)
+			return error("cannot record into %s: %s (stax leaves both as they are; move %s.old"
+				     " away, or choose another file with -o)", o->output, why, o->output);
+		if (fd < 0 && errno == EEXIST)
+			return error("cannot record into %s: %s (stax writes only regular files, and leaves"
+				     " this as it is; choose a file with -o)", o->output, why);
+		if (fd < 0)
+			return error("cannot create %s: %s (choose another path with -o)", o->output, why);
+		e = store_writer_open_fd(&r->w, fd);
 		if (e) {
-			if (kept_old)
-				rename(old_path, o->output);
-			free(old_path);
+			safe_create_undo(&r->out);
 			return error("cannot create %s: %s (choose another path with -o)", o->output, strerror(-e));
 		}
 	}
@@ -624,6 +769,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 		     sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2));
 	if (o->duration > 0)
 		deadline = r->start_ns + (uint64_t)(o->duration * 1e9);
+	oom_rec = r;
+	set_oom_handler(record_oom);
 
 	pfds = xcalloc(2 * (size_t)r->ncpus + 1, sizeof(*pfds));
 	for (;;) {
@@ -647,68 +794,69 @@ int record_run(const struct record_opts *o, int *exit_status)
 				;
 		}
 		handle_signals(r);
-		drain(r);
-		track_cpu(r);
-		ingest_checkpoint(&r->ing, now_ns());
-		if (store_maybe_flush(&r->w)) {
-			error("cannot write %s: %s (free some disk space)", o->output, strerror(-r->w.err));
-			if (r->launched)
-				kill(r->child.pid, SIGTERM);
-			break;
+		if (!r->failed) {
+			drain(r);
+			track_cpu(r);
+			ingest_checkpoint(&r->ing, now_ns());
+			/* a write error stops the recording, never CMD */
+			if (store_maybe_flush(&r->w))
+				write_failed(r);
 		}
 		if (r->launched && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
 			r->child_done = true;
 			r->child_status = status;
 			break;
 		}
-		if (!r->launched && !targets_alive(r))
+		if (!r->launched && (r->failed || !targets_alive(r)))
 			break;
 		if (sig_stop)
 			break;
-		if (deadline && now_ns() >= deadline)
-			break;
-	}
-	for (i = 0; i < r->nfds; i++)
-		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	drain(r);
-	r->end_ns = now_ns();
-	if (o->off_cpu)
-		ingest_finish(&r->ing, r->end_ns);
-	put_meta_u64(&r->w, "end_ns", r->end_ns);
-	if (r->launched && !r->child_done) {
-		/* stopped early (second signal, --duration, write error): let it run */
-		store_put_meta(&r->w, "stopped", "early");
-		if (sig_stop) {
-			/* a second signal: exit as if it had ended stax */
-			*exit_status = 128 + sig_last;
-			note("stopped recording at the second signal; %s (pid %d) goes on running",
-			     o->argv[0], (int)r->child.pid);
+		if (deadline && now_ns() >= deadline) {
+			if (!r->launched)
+				break; /* -p, -a: never signalled */
+			end_command(r);
 		}
+	}
+	if (!r->failed) {
+		for (i = 0; i < r->nfds; i++)
+			ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+		drain(r);
+		track_cpu(r);
+		r->end_ns = now_ns();
+		if (o->off_cpu)
+			ingest_finish(&r->ing, r->end_ns);
+	} else {
+		r->end_ns = r->fail_ns;
+	}
+	if (r->launched && !r->child_done && sig_stop) {
+		/* a second signal: exit as if it had ended stax */
+		*exit_status = 128 + sig_last;
+		note("stopped recording at the second signal; %s (pid %d) goes on running",
+		     o->argv[0], (int)r->child.pid);
 	}
 	if (r->launched && r->child_done) {
 		int st = r->child_status;
-		struct rusage ru;
 		*exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
-		put_meta_u64(&r->w, "exit_status", (uint64_t)*exit_status);
-		/* the CPU time of CMD and the children it waited for */
-		if (!getrusage(RUSAGE_CHILDREN, &ru))
-			put_meta_u64(&r->w, "cpu_ns",
-				     ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
-				     ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull);
 	}
-	if (r->cpu_first) {
-		uint64_t cpu = 0;
-		track_cpu(r);
-		for (i = 0; i < o->npids; i++)
-			cpu += r->cpu_last[i] - r->cpu_first[i];
-		put_meta_u64(&r->w, "cpu_ns", cpu);
+	/* the end of the file: what is pending, the symbols, the closing
+	 * META records and END; a write error on the way cuts the file back
+	 * to its last whole chunk and still ends it when it can */
+	if (!r->failed) {
+		int e = store_flush(&r->w, CHUNK_DATA);
+		if (!e) {
+			ingest_put_symbols(&r->ing);
+			e = store_flush(&r->w, CHUNK_SYMBOLS);
+		}
+		if (!e)
+			e = store_sync(&r->w);
+		if (e)
+			write_failed(r);
 	}
-	store_flush(&r->w, CHUNK_DATA);
-	ingest_put_symbols(&r->ing);
-	if (store_flush(&r->w, CHUNK_SYMBOLS) || store_writer_close(&r->w)) {
-		error("cannot write %s: %s (free some disk space)", o->output, strerror(-r->w.err ? -r->w.err : EIO));
+	put_end_meta(r, *exit_status);
+	if (store_writer_close(&r->w) && !r->failed)
+		write_failed(r);
+	if (r->failed)
 		goto out;
-	}
 	if (!o->quiet)
 		summary(r);
 	ret = 0;
@@ -718,6 +866,8 @@ exec_failed:
 	if (r->child.exec_errno)
 		*exit_status = r->child.exec_errno == ENOENT ? 127 : 126;
 out:
+	set_oom_handler(NULL);
+	oom_rec = NULL;
 	restore_signals();
 	for (i = 0; i < r->nfds; i++)
 		close(r->fds[i]);
@@ -726,15 +876,12 @@ out:
 	for (cpu = 0; r->srings && cpu < r->ncpus; cpu++)
 		ring_unmap(&r->srings[cpu]);
 	if (ret && r->w.fd >= 0) {
-		/* nothing was recorded: leave things as they were */
+		/* it failed before recording: leave things as they were */
 		store_writer_close(&r->w);
-		if (!r->ing.samples) {
-			unlink(o->output);
-			if (kept_old)
-				rename(old_path, o->output);
-		}
+		if (!r->ing.samples)
+			safe_create_undo(&r->out);
 	}
-	free(old_path);
+	safe_created_release(&r->out);
 	free(r->cpu_first);
 	free(r->cpu_last);
 	free(pfds);

@@ -121,3 +121,65 @@ int target_alive(pid_t pid)
 		return 1;
 	return p[2] != 'Z' && p[2] != 'X';
 }
+
+/* The parent of pid from /proc/PID/stat, or -1. */
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd, ppid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	/* "pid (comm) state ppid ...": the name may hold anything, ")" too */
+	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+int target_signal_tree(pid_t root, int sig)
+{
+	struct proc { pid_t pid, ppid; } *all = NULL;
+	size_t n = 0, cap = 0, ntree = 0, treecap = 0, i, j;
+	pid_t *tree = NULL;
+	struct dirent *de;
+	DIR *d;
+	int sent = 0;
+
+	/* the descendants first, from one look at /proc ... */
+	if ((d = opendir("/proc")) != NULL) {
+		while ((de = readdir(d))) {
+			uint64_t v;
+			pid_t pp;
+			if (parse_u64(de->d_name, &v) || !v || v > 0x7fffffff || (pid_t)v == root)
+				continue;
+			if ((pp = parent_of((pid_t)v)) <= 0)
+				continue;
+			GROW(all, cap, n + 1);
+			all[n].pid = (pid_t)v;
+			all[n++].ppid = pp;
+		}
+		closedir(d);
+	}
+	GROW(tree, treecap, 1);
+	tree[ntree++] = root;
+	for (i = 0; i < ntree; i++)
+		for (j = 0; j < n; j++)
+			if (all[j].ppid == tree[i] && all[j].pid) {
+				GROW(tree, treecap, ntree + 1);
+				tree[ntree++] = all[j].pid;
+				all[j].pid = 0; /* taken */
+			}
+	/* ... then the signal to each, CMD first */
+	for (i = 0; i < ntree; i++)
+		if (!kill(tree[i], sig))
+			sent++;
+	free(all);
+	free(tree);
+	return sent;
+}

@@ -32,5 +32,10 @@ void target_abort(struct target *t);
 int target_threads(pid_t pid, pid_t **tids);
 /* True while pid exists and is not a zombie. */
 int target_alive(pid_t pid);
+/* Send sig to root and to every process descended from it (found through
+ * the parents in /proc at the time of the call), the way timeout(1)
+ * signals the command's process group, so that the children of a shell
+ * script end with it. Returns how many were signalled. */
+int target_signal_tree(pid_t root, int sig);
 
 #endif
