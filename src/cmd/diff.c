@@ -1,5 +1,6 @@
 /* diff.c - stax diff: what changed between two recordings. */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "view/diff.h"
 #include "lib/util.h"
 
@@ -24,7 +25,8 @@ const char cmd_diff_help[] =
 "  --svg             write a differential flamegraph instead: widths from\n"
 "                    NEW, red where a frame's share grew, blue where it\n"
 "                    shrank (deeper colour, larger change)\n"
-"  -o FILE           write to FILE instead of standard output\n"
+"  -o FILE           write to FILE instead of standard output (a regular\n"
+"                    file, replaced only once the output is complete)\n"
 "  --fail-above PCT  exit 1 when a function's self share grew by more than\n"
 "                    PCT points (for CI: a regression check)\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
@@ -38,6 +40,7 @@ int cmd_diff(int argc, char **argv)
 	const char *files[2] = { NULL, NULL }, *output = NULL, *grew_name = NULL;
 	double fail_above = -1, grew;
 	bool svg = false;
+	struct cmd_output co;
 	FILE *out = stdout;
 	char sub[600];
 	int i, nfiles = 0, rc;
@@ -80,12 +83,17 @@ int cmd_diff(int argc, char **argv)
 	if (svg && q.json)
 		die("diff: --svg cannot be combined with --json (pick one output)");
 	o.json = q.json;
+	if (output && !strcmp(output, "-"))
+		output = NULL; /* standard output */
+	if (output) {
+		/* before the work: a FIFO or device at FILE is refused at once */
+		cmd_output_open(&co, "diff", output, "w");
+		out = co.f;
+	}
 	q.input = files[0];
 	query_load(&q, &base);
 	q.input = files[1];
 	query_load(&q, &now);
-	if (output && !(out = fopen(output, "w")))
-		die("diff: cannot write %s: %s (check the directory exists and is writable)", output, strerror(errno));
 	if (svg) {
 		FILE *null = fopen("/dev/null", "w");
 		struct diff_opts quiet = { 1, false };
@@ -98,8 +106,8 @@ int cmd_diff(int argc, char **argv)
 	} else {
 		grew = view_diff(&base, &now, &q.filter, &o, out, &grew_name);
 	}
-	if (out != stdout && fclose(out))
-		die("diff: cannot write %s: %s", output, strerror(errno));
+	if (output)
+		cmd_output_close(&co);
 	rc = 0;
 	if (fail_above >= 0 && grew > fail_above) {
 		fprintf(stderr, "stax: diff: %s grew by %.2f points of self share (more than --fail-above %g)\n",

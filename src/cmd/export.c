@@ -1,5 +1,6 @@
 /* export.c - stax export: write a recording in another tool's format. */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "export/export.h"
 #include "lib/util.h"
 
@@ -32,7 +33,8 @@ const char cmd_export_help[] =
 "  --format chrome      Chrome trace event JSON (Perfetto, chrome://tracing):\n"
 "                       per thread, consecutive samples with the same frames\n"
 "                       are merged into one slice per frame\n"
-"  -o FILE              write to FILE\n"
+"  -o FILE              write to FILE (a regular file, replaced only once the\n"
+"                       output is complete; - for standard output)\n"
 "  --no-inline          fold inlined functions into the function holding them\n"
 "  --lines              one function per source line\n"
 "  --pid, --tid, --comm keep only samples of that process, thread or name\n";
@@ -42,6 +44,7 @@ int cmd_export(int argc, char **argv)
 	struct query_opts q;
 	struct profile p;
 	const char *format = NULL, *output = NULL;
+	struct cmd_output co;
 	FILE *out = stdout;
 	int i, ret;
 
@@ -66,11 +69,16 @@ int cmd_export(int argc, char **argv)
 		die("export: unknown format '%s' (use pprof, speedscope, folded or chrome)", format);
 	if (q.json)
 		die("export: --json does not apply (the format is chosen with --format)");
+	if (output && !strcmp(output, "-"))
+		output = NULL; /* standard output */
 	if (!strcmp(format, "pprof") && !output && isatty(1))
 		die("export: pprof output is binary (use -o FILE or a pipe)");
+	if (output) {
+		/* before the work: a FIFO or device at FILE is refused at once */
+		cmd_output_open(&co, "export", output, "wb");
+		out = co.f;
+	}
 	query_load(&q, &p);
-	if (output && !(out = fopen(output, "wb")))
-		die("export: cannot write %s: %s (check the directory exists and is writable)", output, strerror(errno));
 	if (!strcmp(format, "pprof")) {
 		ret = export_pprof(&p, &q.filter, out);
 	} else if (!strcmp(format, "speedscope")) {
@@ -82,13 +90,16 @@ int cmd_export(int argc, char **argv)
 		view_flame(&p, &q.filter, &fo, out);
 		ret = 0;
 	}
-	if (fflush(out) || ferror(out)) {
+	if (output) {
+		if (ret)
+			cmd_output_abort(&co); /* the exporter said why */
+		else
+			cmd_output_close(&co);
+	} else if (fflush(out) || ferror(out)) {
 		if (!ret)
-			error("export: cannot write %s: %s", output ? output : "standard output", strerror(errno));
+			error("export: cannot write standard output: %s", strerror(errno));
 		ret = -1;
 	}
-	if (out != stdout)
-		fclose(out);
 	profile_release(&p);
 	return ret ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 /* flame.c - stax flame: the call tree as text, or folded stacks. */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "view/flame_svg.h"
 #include "lib/util.h"
 
@@ -30,7 +31,8 @@ const char cmd_flame_help[] =
 "                    With --off-cpu or --wall, widths are time\n"
 "                    Frames narrower than --threshold (default 0.1 pixel)\n"
 "                    are merged and the subtitle says how many\n"
-"  -o FILE           write to FILE instead of standard output\n"
+"  -o FILE           write to FILE instead of standard output (a regular\n"
+"                    file, replaced only once the output is complete)\n"
 "  --title TEXT      the flamegraph's title\n"
 "  -d DEPTH          show at most DEPTH levels\n"
 "  --threshold PCT   hide subtrees under PCT percent (default 0.5)\n"
@@ -57,6 +59,7 @@ int cmd_flame(int argc, char **argv)
 	struct profile p;
 	const char *output = NULL;
 	bool svg = false, threshold_set = false;
+	struct cmd_output co;
 	FILE *out = stdout;
 	int i;
 
@@ -101,20 +104,27 @@ int cmd_flame(int argc, char **argv)
 		die("flame: --svg cannot be combined with --folded or --json (pick one output)");
 	if (threshold_set)
 		so.min_pct = o.threshold;
+	if (output && !strcmp(output, "-"))
+		output = NULL; /* standard output */
+	if (output) {
+		/* before the work: a FIFO or device at FILE is refused at once */
+		cmd_output_open(&co, "flame", output, "w");
+		out = co.f;
+	}
 	query_load(&q, &p);
-	if (output && !(out = fopen(output, "w")))
-		die("flame: cannot write %s: %s (check the directory exists and is writable)", output, strerror(errno));
 	if (svg) {
 		size_t merged;
 		so.weight = o.weight;
 		merged = view_flame_svg(&p, &q.filter, &so, out);
-		if (output)
+		if (output) {
+			cmd_output_close(&co);
 			note("wrote %s (%zu frames merged as too narrow to see)", output, merged);
+		}
 	} else {
 		view_flame(&p, &q.filter, &o, out);
+		if (output)
+			cmd_output_close(&co);
 	}
-	if (out != stdout && fclose(out))
-		die("flame: cannot write %s: %s", output, strerror(errno));
 	profile_release(&p);
 	return 0;
 }

@@ -1,5 +1,6 @@
 /* import.c - stax import: convert perf.data into a stax recording. */
 #include "cmd/cmd.h"
+#include "cmd/output.h"
 #include "source/perfdata.h"
 #include "store/writer.h"
 #include "lib/util.h"
@@ -23,7 +24,10 @@ const char cmd_import_help[] =
 "with the frame-pointer chain); -g chains are kept as the kernel wrote them.\n"
 "The query commands also read perf.data directly: stax top -i perf.data.\n"
 "\n"
-"  -o FILE           write FILE (default stax.data)\n"
+"  -o FILE           write FILE (default stax.data): a regular file, written\n"
+"                    beside it and renamed into place once complete, so a\n"
+"                    failed import leaves the previous FILE whole; - writes\n"
+"                    the recording to standard output\n"
 "  --event NAME      import the samples of this event (default: the first\n"
 "                    sampling event in the file)\n"
 "  -q, --quiet       no summary\n";
@@ -39,6 +43,7 @@ int cmd_import(int argc, char **argv)
 	struct perfdata_opts o = { 0 };
 	struct perfdata_stats st;
 	struct store_writer w;
+	struct cmd_output co;
 	const char *input = NULL, *output = "stax.data";
 	char err[512], size[32];
 	bool quiet = false;
@@ -71,33 +76,42 @@ int cmd_import(int argc, char **argv)
 		die("import: %s is not a perf.data file (no PERFILE2 magic)", input);
 	if (same_file(input, output))
 		die("import: the output %s is the input (choose another with -o)", output);
+	if (!strcmp(output, "-") && isatty(1))
+		die("import: a recording is binary (use -o FILE, or -o - into a pipe or file)");
 	o.progress = show_progress();
 	o.quiet = quiet;
 
-	e = store_writer_open(&w, output);
-	if (e)
+	cmd_output_open(&co, "import", output, NULL);
+	e = store_writer_open_fd(&w, co.r.fd);
+	co.r.fd = -1; /* the writer has it, and closes it */
+	if (e) {
+		cmd_output_abort(&co);
 		die("cannot create %s: %s (choose another path with -o)", output, strerror(-e));
+	}
 	if (perfdata_import(input, &w, &o, &st, err, sizeof(err))) {
 		store_writer_close(&w);
-		unlink(output);
+		cmd_output_abort(&co);
 		die("%s", err);
 	}
 	if (store_writer_close(&w)) {
-		unlink(output);
-		die("cannot write %s: %s (free some disk space)", output,
-		    strerror(w.err ? -w.err : EIO));
+		cmd_output_abort(&co);
+		die("cannot write %s: %s (free some disk space)", output, strerror(w.err ? -w.err : EIO));
 	}
+	cmd_output_close(&co);
 	if (quiet)
 		return 0;
 	format_size(size, sizeof(size), w.bytes);
 	fprintf(stderr, "stax: imported %" PRIu64 " samples of %s (%s stacks) from %s%s into %s (%s)",
 		st.samples, st.event ? st.event : "?", st.unwind ? st.unwind : "fp", input,
-		st.pipe ? " (pipe format)" : "", output, size);
+		st.pipe ? " (pipe format)" : "", strcmp(output, "-") ? output : "standard output", size);
 	if (st.other_samples)
 		fprintf(stderr, "; %" PRIu64 " samples of other events left out (choose with --event)",
 			st.other_samples);
-	fprintf(stderr, ". Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
-		output, output, output);
+	if (strcmp(output, "-"))
+		fprintf(stderr, ". Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
+			output, output, output);
+	else
+		fprintf(stderr, "\n");
 	if (st.lost)
 		warn("%" PRIu64 " samples were lost while perf recorded (its ring buffer filled"
 		     " up; perf record -m with more pages, or a lower -F, helps)", st.lost);
