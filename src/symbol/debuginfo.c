@@ -6,6 +6,7 @@
  * debuglink. Symbols from the wrong build would name the wrong functions.
  */
 #include "symbol/symbol-private.h"
+#include "lib/safefile.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -297,17 +298,19 @@ static uint64_t urls_hash(const char *urls)
 /* True when a recent marker says these servers did not answer. */
 static bool down_marked(const char *urls)
 {
-	char path[4200], buf[32];
+	char buf[32];
 	struct stat st;
 	ssize_t n;
-	int fd;
+	int fd, dfd;
 
-	if (!sym_cache_path(path, sizeof(path), DEBUGINFOD_DOWN_FILE, false))
+	if ((dfd = sym_cache_dir(NULL, false)) < 0)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = openat(dfd, DEBUGINFOD_DOWN_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	close(dfd);
 	if (fd < 0)
 		return false;
-	n = fstat(fd, &st) == 0 && st.st_uid == geteuid() ? read(fd, buf, sizeof(buf) - 1) : -1;
+	n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() ?
+	    read(fd, buf, sizeof(buf) - 1) : -1;
 	close(fd);
 	if (n <= 0)
 		return false;
@@ -316,19 +319,24 @@ static bool down_marked(const char *urls)
 	       time(NULL) - st.st_mtime < DEBUGINFOD_DOWN_S && time(NULL) >= st.st_mtime;
 }
 
+/* Best effort, like the other caches: a new file renamed into place in
+ * the user's own cache directory. */
 static void down_mark(const char *urls)
 {
-	char path[4200], tmp[4300];
-	FILE *f;
+	struct safe_replace r;
+	char line[32];
+	int dfd, n;
 
-	if (!sym_cache_path(path, sizeof(path), DEBUGINFOD_DOWN_FILE, true))
+	if ((dfd = sym_cache_dir(NULL, true)) < 0)
 		return;
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	if (!(f = fopen(tmp, "we")))
-		return;
-	fprintf(f, "%016llx\n", (unsigned long long)urls_hash(urls));
-	if (fclose(f) || rename(tmp, path))
-		unlink(tmp);
+	n = snprintf(line, sizeof(line), "%016llx\n", (unsigned long long)urls_hash(urls));
+	if (!safe_replace_begin(&r, dfd, DEBUGINFOD_DOWN_FILE, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)) {
+		if (write(r.fd, line, (size_t)n) == n)
+			safe_replace_commit(&r);
+		else
+			safe_replace_abort(&r);
+	}
+	close(dfd);
 }
 
 char *sym_debuginfod_find(const uint8_t *bid, size_t len)

@@ -45,6 +45,7 @@
  */
 #include "symbol/symbol-private.h"
 #include "lib/buf.h"
+#include "lib/safefile.h"
 #include "lib/util.h"
 
 #include <dirent.h>
@@ -82,43 +83,67 @@ _Static_assert(sizeof(struct dwcache_header) == 152, "dwcache header layout");
 _Static_assert(sizeof(GElf_Ehdr) == sizeof(Elf64_Ehdr) && sizeof(GElf_Shdr) == sizeof(Elf64_Shdr),
 	       "gelf is elf64");
 
-/* ---- the cache directory ---- */
+/* ---- the cache directory ----
+ *
+ * stax may run as root with HOME or XDG_CACHE_HOME still naming another
+ * user's directory (sudo -E): that user could have put symbolic links
+ * where the cache goes. So the directories are opened one at a time
+ * without following links (a link the user made themselves, such as
+ * ~/.cache pointing to another disk, is followed), each must belong to
+ * the user stax runs as, stax's own ones (stax/, stax/dwarf/) must be
+ * closed to others, and every file is then opened or created relative
+ * to the directory's descriptor. Anything else: no cache, one warning. */
 
-bool sym_cache_path(char *out, size_t n, const char *name, bool create)
+/* The cache's place could not be used: one warning when that is because
+ * it is not safe (a link, another user's), none when it is merely not
+ * there (yet) or not writable. errno is the reason's. */
+static int cache_unusable(const char *where, const char *why)
+{
+	static int warned;
+	if ((errno == EPERM || errno == ENOTDIR) && !__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
+		warn("not using the cache in %s: %s (stax keeps its caches only in directories of"
+		     " the user it runs as, uid %u: set XDG_CACHE_HOME to one, or STAX_NO_CACHE=1)",
+		     where, why, (unsigned)geteuid());
+	return -1;
+}
+
+int sym_cache_dir(const char *sub, bool create)
 {
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	const char *ne = getenv("STAX_NO_CACHE");
-	const char *slash;
-	char dir[4096];
-	int len;
+	int flags = create ? SAFE_DIR_CREATE : 0, base, top, dir;
+	char where[4400], why[400];
 
 	if (ne && *ne && strcmp(ne, "0"))
-		return false;
-	if (xdg && *xdg == '/')
-		len = snprintf(dir, sizeof(dir), "%s/stax", xdg);
-	else if (home && *home == '/')
-		len = snprintf(dir, sizeof(dir), "%s/.cache/stax", home);
-	else
-		return false;
-	if (len < 0 || (size_t)len >= sizeof(dir) - 1)
-		return false;
-	if (create) {
-		char parent[4096];
-		snprintf(parent, sizeof(parent), "%s", dir);
-		*strrchr(parent, '/') = '\0';
-		if (mkdir(parent, 0700) && errno != EEXIST)
-			return false;
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			return false;
-		/* one level of subdirectory ("dwarf/ID") */
-		if ((slash = strchr(name, '/')) != NULL) {
-			char sub[4200];
-			snprintf(sub, sizeof(sub), "%s/%.*s", dir, (int)(slash - name), name);
-			if (mkdir(sub, 0700) && errno != EEXIST)
-				return false;
-		}
+		return -1;
+	if (xdg && *xdg == '/') {
+		snprintf(where, sizeof(where), "%s", xdg);
+		base = safe_dir_open(AT_FDCWD, xdg, flags | SAFE_DIR_LINK_OK, why, sizeof(why));
+	} else if (home && *home == '/') {
+		int h = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (h < 0)
+			return -1;
+		snprintf(where, sizeof(where), "%s/.cache", strcmp(home, "/") ? home : "");
+		base = safe_dir_open(h, ".cache", flags | SAFE_DIR_LINK_OK, why, sizeof(why));
+		close(h);
+	} else {
+		return -1;
 	}
-	return (size_t)snprintf(out, n, "%s/%s", dir, name) < n;
+	if (base < 0)
+		return cache_unusable(where, why);
+	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/stax");
+	top = safe_dir_open(base, "stax", flags | SAFE_DIR_PRIVATE, why, sizeof(why));
+	close(base);
+	if (top < 0)
+		return cache_unusable(where, why);
+	if (!sub)
+		return top;
+	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/%s", sub);
+	dir = safe_dir_open(top, sub, flags | SAFE_DIR_PRIVATE, why, sizeof(why));
+	close(top);
+	if (dir < 0)
+		return cache_unusable(where, why);
+	return dir;
 }
 
 /* ---- checksum: four xxh64-style lanes, several GB/s ---- */
@@ -330,32 +355,35 @@ int sym_dwcache_key_of(int fd, const uint8_t *bid, size_t bidlen, struct sym_dwc
 	return 0;
 }
 
-static bool entry_path(char *out, size_t n, const struct sym_dwcache_key *k, bool create)
+/* The entry's file name: the build-id in hex. */
+static void entry_name(char out[2 * 64 + 1], const struct sym_dwcache_key *k)
 {
 	static const char hex[] = "0123456789abcdef";
-	char name[8 + 2 * 64 + 1];
-	size_t i, len = (size_t)snprintf(name, sizeof(name), DWCACHE_DIR "/");
-	for (i = 0; i < k->build_id_size; i++) {
-		name[len++] = hex[k->build_id[i] >> 4];
-		name[len++] = hex[k->build_id[i] & 15];
+	size_t i;
+	for (i = 0; i < k->build_id_size && i < 64; i++) {
+		out[2 * i] = hex[k->build_id[i] >> 4];
+		out[2 * i + 1] = hex[k->build_id[i] & 15];
 	}
-	name[len] = '\0';
-	return sym_cache_path(out, n, name, create);
+	out[2 * i] = '\0';
 }
 
 int sym_dwcache_open(const struct sym_dwcache_key *k, struct sym_dwcache_map *out)
 {
-	char path[4400];
+	char name[2 * 64 + 1];
 	struct stat st;
 	size_t image_size;
 	const void *image;
 	void *map;
-	int fd, ret = -ENOENT;
+	int dfd, fd, ret = -ENOENT;
 
 	memset(out, 0, sizeof(*out));
-	if (!entry_path(path, sizeof(path), k, false))
+	if (!k->build_id_size || k->build_id_size > 64)
 		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	entry_name(name, k);
+	if ((dfd = sym_cache_dir(DWCACHE_DIR, false)) < 0)
+		return -ENOENT;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	close(dfd);
 	if (fd < 0)
 		return -ENOENT;
 	/* a regular file of ours, of a size an entry can have */
@@ -395,7 +423,7 @@ void sym_dwcache_unmap(struct sym_dwcache_map *m)
 /* ---- writing ---- */
 
 struct dw_entry {
-	char *path;
+	char *name;
 	uint64_t size;
 	int64_t mtime;
 };
@@ -406,45 +434,91 @@ static int cmp_entry(const void *a, const void *b)
 	return (x->mtime > y->mtime) - (x->mtime < y->mtime);
 }
 
+/* n hex digits (lowercase) from s; the count. */
+static size_t hex_run(const char *s)
+{
+	size_t n = 0;
+	while ((s[n] >= '0' && s[n] <= '9') || (s[n] >= 'a' && s[n] <= 'f'))
+		n++;
+	return n;
+}
+
+/* Names stax gives the files of this directory: an entry is a build-id
+ * in hex; a temporary file is one with ".stax-XXXXXXXX.tmp" after it
+ * (lib/safefile.c), or ".PID.TID.tmp" (earlier versions). */
+static bool entry_named(const char *name)
+{
+	size_t n = hex_run(name);
+	return n >= 2 && n <= 128 && !name[n];
+}
+
+static bool temp_named(const char *name)
+{
+	size_t n = hex_run(name), i;
+	const char *p = name + n;
+	if (n < 2 || n > 128 || *p != '.')
+		return false;
+	if (!strncmp(p, ".stax-", 6)) {
+		for (i = 6; i < 14; i++)
+			if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'z') ||
+			      (p[i] >= 'A' && p[i] <= 'Z')))
+				return false;
+		return !strcmp(p + 14, ".tmp");
+	}
+	for (i = 0; i < 2; i++) {
+		size_t d = strspn(p + 1, "0123456789");
+		if (!d || p[1 + d] != '.')
+			return false;
+		p += 1 + d;
+	}
+	return !strcmp(p, ".tmp");
+}
+
 /* Remove the least recently used entries (and temporary files left by a
- * killed writer an hour ago or more) until the directory is under limit. */
-static void trim(const char *dir, uint64_t limit)
+ * killed writer an hour ago or more) until the directory dfd is under
+ * limit. Only files named as stax names them, regular and the user's,
+ * are removed, by unlinkat() on the directory (which sym_cache_dir()
+ * checked is the user's and closed to others): a link there is never
+ * followed, and nothing else is touched. */
+static void trim(int dfd, uint64_t limit)
 {
 	struct dw_entry *ents = NULL;
 	size_t n = 0, cap = 0, i;
 	uint64_t total = 0;
 	struct dirent *de;
-	DIR *d = opendir(dir);
 	time_t now = time(NULL);
+	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
-	if (!d)
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	while ((de = readdir(d))) {
 		struct stat st;
-		char *p;
-		if (de->d_name[0] == '.')
+		bool tmp = temp_named(de->d_name);
+		if (!tmp && !entry_named(de->d_name))
 			continue;
-		p = xasprintf("%s/%s", dir, de->d_name);
-		if (lstat(p, &st) || !S_ISREG(st.st_mode)) {
-			free(p);
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid())
 			continue;
-		}
-		if (strchr(de->d_name, '.') && st.st_mtime + 3600 < now) {
-			unlink(p);
-			free(p);
+		if (tmp) {
+			if (st.st_mtime + 3600 < now)
+				unlinkat(dfd, de->d_name, 0);
 			continue;
 		}
 		GROW(ents, cap, n + 1);
-		ents[n++] = (struct dw_entry){ p, (uint64_t)st.st_size, (int64_t)st.st_mtime };
+		ents[n++] = (struct dw_entry){ xstrdup(de->d_name), (uint64_t)st.st_size, (int64_t)st.st_mtime };
 		total += (uint64_t)st.st_size;
 	}
 	closedir(d);
 	if (n)
 		qsort(ents, n, sizeof(*ents), cmp_entry);
 	for (i = 0; i < n; i++) {
-		if (total > limit && !strchr(path_base(ents[i].path), '.') && !unlink(ents[i].path))
+		if (total > limit && !unlinkat(dfd, ents[i].name, 0))
 			total -= ents[i].size;
-		free(ents[i].path);
+		free(ents[i].name);
 	}
 	free(ents);
 }
@@ -452,16 +526,19 @@ static void trim(const char *dir, uint64_t limit)
 int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t size)
 {
 	struct dwcache_header h;
+	struct safe_replace r;
 	uint8_t *head;
-	char path[4400], tmp[4500];
+	char name[2 * 64 + 1];
 	struct iovec iov[2];
 	size_t off = 0, total = DWCACHE_IMAGE_OFF + size;
 	ssize_t w;
-	int fd, ret = 0;
+	int dfd, ret = 0;
 
-	if (size < sizeof(Elf64_Ehdr) || size > DWCACHE_MAX_IMAGE)
+	if (size < sizeof(Elf64_Ehdr) || size > DWCACHE_MAX_IMAGE || !k->build_id_size ||
+	    k->build_id_size > 64)
 		return -EINVAL;
-	if (!entry_path(path, sizeof(path), k, true))
+	entry_name(name, k);
+	if ((dfd = sym_cache_dir(DWCACHE_DIR, true)) < 0)
 		return -ENOENT;
 	make_header(&h, k);
 	h.image_off = DWCACHE_IMAGE_OFF;
@@ -469,9 +546,7 @@ int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t
 	h.image_sum = sym_dwcache_sum(image, size);
 	head = xcalloc(1, DWCACHE_IMAGE_OFF);
 	memcpy(head, &h, sizeof(h));
-	snprintf(tmp, sizeof(tmp), "%s.%d.%d.tmp", path, (int)getpid(), (int)gettid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
+	if (safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)) {
 		ret = -errno;
 		goto out;
 	}
@@ -479,22 +554,26 @@ int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t
 		if (off < DWCACHE_IMAGE_OFF) {
 			iov[0] = (struct iovec){ head + off, DWCACHE_IMAGE_OFF - off };
 			iov[1] = (struct iovec){ (void *)image, size };
-			w = writev(fd, iov, 2);
+			w = writev(r.fd, iov, 2);
 		} else {
-			w = write(fd, (const uint8_t *)image + (off - DWCACHE_IMAGE_OFF), total - off);
+			w = write(r.fd, (const uint8_t *)image + (off - DWCACHE_IMAGE_OFF), total - off);
 		}
 		if (w <= 0)
 			break;
 		off += (size_t)w;
 	}
-	if (close(fd) || off != total || rename(tmp, path)) {
-		unlink(tmp);
+	if (off != total) {
+		safe_replace_abort(&r);
 		ret = -EIO;
 		goto out;
 	}
-	*strrchr(path, '/') = '\0';
-	trim(path, DWCACHE_MAX_TOTAL);
+	if (safe_replace_commit(&r)) {
+		ret = -EIO;
+		goto out;
+	}
+	trim(dfd, DWCACHE_MAX_TOTAL);
 out:
+	close(dfd);
 	free(head);
 	return ret;
 }

@@ -19,6 +19,7 @@
 #include "symbol/symbol-private.h"
 #include "lib/buf.h"
 #include "lib/hash.h"
+#include "lib/safefile.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -194,11 +195,7 @@ static uint64_t hash_file(uint64_t h, const char *path)
 	return h;
 }
 
-/* The cache file's path, or false when there is no home to keep it in. */
-static bool cache_path(char *out, size_t n, bool create)
-{
-	return sym_cache_path(out, n, "kallsyms", create);
-}
+#define CACHE_NAME "kallsyms"
 
 static uint64_t cache_key(void)
 {
@@ -271,20 +268,21 @@ static bool cache_parse(struct sym_kallsyms *k, const uint8_t *data, size_t size
  * not ours, stale or malformed. */
 static bool cache_load(struct sym_kallsyms *k, uint64_t key)
 {
-	char path[4200];
 	struct stat sb;
 	void *map;
-	int fd;
+	int fd, dfd;
 	bool ok = false;
 
-	if (!cache_path(path, sizeof(path), false))
+	if ((dfd = sym_cache_dir(NULL, false)) < 0)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	fd = openat(dfd, CACHE_NAME, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	close(dfd);
 	if (fd < 0)
 		return false;
-	/* a regular file of ours, of a size a real table can have */
+	/* a regular file of ours that only we can read, of a size a real
+	 * table can have */
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() ||
-	    (sb.st_mode & 022) || sb.st_size < (off_t)sizeof(struct cache_header) ||
+	    (sb.st_mode & 077) || sb.st_size < (off_t)sizeof(struct cache_header) ||
 	    sb.st_size > (off_t)1 << 30)
 		goto out;
 	/* a quick look at the header before mapping it all */
@@ -344,24 +342,28 @@ void sym_kallsyms_to_cache(const struct sym_kallsyms *k, uint64_t key, struct bu
 	cache_serialize(k, key, b);
 }
 
-/* Write k to the cache (best effort: a failure only costs time later). */
+/* Write k to the cache (best effort: a failure only costs time later).
+ * The table holds the kernel's addresses: it is written only when it has
+ * real ones (this user can read them in /proc/kallsyms: they are all zero
+ * otherwise, and the table empty), into the user's own cache directory
+ * (sym_cache_dir()), as a new file of mode 0600 renamed into place, never
+ * through a link someone else put there. */
 static void cache_save(const struct sym_kallsyms *k, uint64_t key)
 {
-	char path[4200], tmp[4300];
+	struct safe_replace r;
 	struct buf b = BUF_INIT;
-	int fd;
+	int dfd;
 
-	if (!k->table.nsyms || !cache_path(path, sizeof(path), true))
+	if (!k->table.nsyms || (dfd = sym_cache_dir(NULL, true)) < 0)
 		return;
 	cache_serialize(k, key, &b);
-	snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd >= 0) {
-		bool ok = write(fd, b.data, b.len) == (ssize_t)b.len;
-		close(fd);
-		if (!ok || rename(tmp, path))
-			unlink(tmp);
+	if (!safe_replace_begin(&r, dfd, CACHE_NAME, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)) {
+		if (write(r.fd, b.data, b.len) == (ssize_t)b.len)
+			safe_replace_commit(&r);
+		else
+			safe_replace_abort(&r);
 	}
+	close(dfd);
 	buf_release(&b);
 }
 

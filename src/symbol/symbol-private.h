@@ -202,11 +202,16 @@ struct sym_dwcache_map {
 	void *image;
 	size_t image_size;
 };
-/* $XDG_CACHE_HOME/stax/NAME (else ~/.cache/stax/NAME) into out; false
- * when STAX_NO_CACHE is set (and not "0"), there is no absolute home, or
- * (create) the directories cannot be made (0700; one level of
- * subdirectory in name is made too). */
-bool sym_cache_path(char *out, size_t n, const char *name, bool create);
+/* The cache directory $XDG_CACHE_HOME/stax (else ~/.cache/stax), or its
+ * subdirectory sub ("dwarf"), opened without following links planted by
+ * anyone else and only when it is the user's own (see dwcache.c); create
+ * makes what is missing (0700). Its descriptor (the caller closes it), or
+ * -1 when STAX_NO_CACHE is set (and not "0"), there is no absolute home,
+ * it is not there (and not create), or it cannot be used: then a warning
+ * says why, once, when the reason is that it is not safe. Files in it are
+ * opened with openat(O_NOFOLLOW) and written with safe_replace_begin(...,
+ * SAFE_REPLACE_OWN_DIR). */
+int sym_cache_dir(const char *sub, bool create);
 /* The key of the open file fd for build-id bid; -EINVAL when bid is
  * empty or too long or fd is not a regular file. */
 int sym_dwcache_key_of(int fd, const uint8_t *bid, size_t bidlen, struct sym_dwcache_key *k);
