@@ -9,11 +9,12 @@
 void cmd_output_open(struct cmd_output *o, const char *cmd, const char *path, const char *mode)
 {
 	char why[512];
+	int e;
 	memset(o, 0, sizeof(*o));
 	o->cmd = cmd;
 	o->path = path;
-	if (safe_replace_begin(&o->r, AT_FDCWD, path, 0, 0, why, sizeof(why))) {
-		if (errno == EEXIST)
+	if ((e = safe_replace_begin(&o->r, AT_FDCWD, path, 0, 0, why, sizeof(why)))) {
+		if (e == -EEXIST)
 			die("%s: cannot write %s: %s (stax replaces only regular files, and leaves this"
 			    " as it is; choose a file name, or -o - for standard output)", cmd, path, why);
 		die("%s: cannot write %s: %s (check the directory exists and is writable)", cmd, path, why);
@@ -40,10 +41,10 @@ void cmd_output_close(struct cmd_output *o)
 		safe_replace_abort(&o->r);
 		die("%s: cannot write %s: %s", o->cmd, o->path, strerror(e));
 	}
-	if (safe_replace_commit(&o->r))
+	if ((e = safe_replace_commit(&o->r)))
 		die("%s: cannot write %s: %s", o->cmd, o->path,
-		    errno == EEXIST ? "something other than a regular file was put there meanwhile"
-				    : strerror(errno));
+		    e == -EEXIST ? "something other than a regular file was put there meanwhile"
+				 : strerror(-e));
 }
 
 void cmd_output_abort(struct cmd_output *o)

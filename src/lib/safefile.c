@@ -67,8 +67,7 @@ int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why
 	if (!lstat(path, &st)) {
 		if (!S_ISREG(st.st_mode)) {
 			say(why, whylen, "it is %s, not a regular file", safe_file_kind(st.st_mode));
-			errno = EEXIST;
-			return -1;
+			return -EEXIST;
 		}
 		old = xasprintf("%s.old", path);
 		if (!lstat(old, &st) && !S_ISREG(st.st_mode)) {
@@ -76,25 +75,24 @@ int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why
 			    old, safe_file_kind(st.st_mode));
 			c->bad_old = true;
 			free(old);
-			errno = EEXIST;
-			return -1;
+			return -EEXIST;
 		}
 		if (rename(path, old)) {
 			e = errno;
 			say(why, whylen, "cannot keep the previous file as %s: %s", old, strerror(e));
 			free(old);
-			errno = e;
-			return -1;
+			return -e;
 		}
 	} else if (errno != ENOENT) {
-		say(why, whylen, "%s", strerror(errno));
-		return -1;
+		e = errno;
+		say(why, whylen, "%s", strerror(e));
+		return -e;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0 || fstat(fd, &st)) {
 		e = errno;
 		if (e == EEXIST)
-			say(why, whylen, "something else was put there while stax moved the previous file away");
+			say(why, whylen, "something else appeared there meanwhile");
 		else
 			say(why, whylen, "%s", strerror(e));
 		if (fd >= 0)
@@ -102,8 +100,7 @@ int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why
 		if (old)
 			rename_noreplace(AT_FDCWD, old, path);
 		free(old);
-		errno = e;
-		return -1;
+		return -e;
 	}
 	c->path = xstrdup(path);
 	c->old = old;
@@ -271,8 +268,9 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 	if (dirfd == AT_FDCWD && !strcmp(name, "-")) {
 		r->fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
 		if (r->fd < 0) {
-			say(why, whylen, "standard output: %s", strerror(errno));
-			return -1;
+			e = errno;
+			say(why, whylen, "standard output: %s", strerror(e));
+			return -e;
 		}
 		r->name = xstrdup(name);
 		return 0;
@@ -280,14 +278,14 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (!replaceable(&st, flags)) {
 			say(why, whylen, "it is %s, not a regular file", safe_file_kind(st.st_mode));
-			errno = EEXIST;
-			return -1;
+			return -EEXIST;
 		}
 		if (S_ISREG(st.st_mode))
 			keep = st.st_mode & 0777;
 	} else if (errno != ENOENT) {
-		say(why, whylen, "%s", strerror(errno));
-		return -1;
+		e = errno;
+		say(why, whylen, "%s", strerror(e));
+		return -e;
 	}
 	for (tries = 0; tries < 100; tries++) {
 		char word[9];
@@ -308,8 +306,7 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 			unlinkat(dirfd, r->tmp, 0);
 		}
 		replace_release(r);
-		errno = e;
-		return -1;
+		return -e;
 	}
 	r->dev = st.st_dev;
 	r->ino = st.st_ino;
@@ -342,8 +339,7 @@ int safe_replace_commit(struct safe_replace *r)
 	r->fd = -1;
 	if (!r->tmp) { /* standard output */
 		replace_release(r);
-		errno = e;
-		return e ? -1 : 0;
+		return -e;
 	}
 	/* what is at the name now must still be a regular file, or nothing */
 	if (!e && !fstatat(r->dirfd, r->name, &st, AT_SYMLINK_NOFOLLOW) && !replaceable(&st, r->flags))
@@ -355,8 +351,7 @@ int safe_replace_commit(struct safe_replace *r)
 	else
 		pending_drop(r);
 	replace_release(r);
-	errno = e;
-	return e ? -1 : 0;
+	return -e;
 }
 
 void safe_replace_abort(struct safe_replace *r)
@@ -398,38 +393,32 @@ int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whyl
 		e = errno;
 		if (e != ENOENT || !(flags & SAFE_DIR_CREATE)) {
 			say(why, whylen, "%s", e == ENOENT ? "it does not exist" : strerror(e));
-			errno = e;
-			return -1;
+			return -e;
 		}
 		if (parent_stat(dirfd, name, &pst)) {
 			e = errno;
 			say(why, whylen, "%s", strerror(e));
-			errno = e;
-			return -1;
+			return -e;
 		}
 		if (pst.st_uid != uid) {
 			say(why, whylen, "it does not exist, and the directory it would go in belongs to"
 			    " another user (uid %u)", (unsigned)pst.st_uid);
-			errno = EPERM;
-			return -1;
+			return -EPERM;
 		}
 		if (mkdirat(dirfd, name, 0700) && errno != EEXIST) {
 			e = errno;
 			say(why, whylen, "cannot create it: %s", strerror(e));
-			errno = e;
-			return -1;
+			return -e;
 		}
 	} else if (S_ISLNK(st.st_mode)) {
 		if (!(flags & SAFE_DIR_LINK_OK)) {
 			say(why, whylen, "it is a symbolic link, not a directory");
-			errno = ENOTDIR;
-			return -1;
+			return -ENOTDIR;
 		}
 		if (st.st_uid != uid) {
 			say(why, whylen, "it is a symbolic link that belongs to another user (uid %u)",
 			    (unsigned)st.st_uid);
-			errno = EPERM;
-			return -1;
+			return -EPERM;
 		}
 		oflags &= ~O_NOFOLLOW;
 	}
@@ -443,15 +432,13 @@ int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whyl
 		} else {
 			say(why, whylen, "%s", strerror(e));
 		}
-		errno = e;
-		return -1;
+		return -e;
 	}
 	if (fstat(fd, &st)) {
 		e = errno;
 		close(fd);
 		say(why, whylen, "%s", strerror(e));
-		errno = e;
-		return -1;
+		return -e;
 	}
 	if (st.st_uid != uid || ((flags & SAFE_DIR_PRIVATE) && (st.st_mode & 022))) {
 		if (st.st_uid != uid)
@@ -459,8 +446,7 @@ int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whyl
 		else
 			say(why, whylen, "others may write in it (mode %03o)", (unsigned)(st.st_mode & 0777));
 		close(fd);
-		errno = EPERM;
-		return -1;
+		return -EPERM;
 	}
 	return fd;
 }

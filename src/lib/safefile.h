@@ -14,9 +14,9 @@
  *     is a real directory owned by the user (euid) that others cannot
  *     write, opened without following a symbolic link.
  *
- * Functions return 0 or a file descriptor, or -1 with errno set and, where
- * a why buffer is given, the reason in words: "it is a directory, not a
- * regular file". No message is printed here.
+ * Functions return 0 or a file descriptor, or -errno and, where a why
+ * buffer is given, the reason in words: "it is a directory, not a regular
+ * file". No message is printed here.
  */
 #ifndef STAX_LIB_SAFEFILE_H
 #define STAX_LIB_SAFEFILE_H
@@ -42,9 +42,9 @@ struct safe_created {
 /* Create path as a new regular file for writing (mode before umask) and
  * return its descriptor (close-on-exec). A regular file already at path is
  * first renamed to path.old (as perf does), replacing a regular file
- * there. -1 with the reason in why when path or path.old is anything but
- * a regular file or absent (errno EEXIST; both are left as they were), or
- * when the file cannot be created. */
+ * there. -errno with the reason in why when path or path.old is anything
+ * but a regular file or absent (-EEXIST, c->bad_old telling which; both
+ * are left as they were), or when the file cannot be created. */
 int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why, size_t whylen);
 /* Undo a safe_create() whose file is not wanted after all (nothing was
  * written to it): remove the file if it is still the one made, and move
@@ -75,8 +75,8 @@ enum {
  * to name by safe_replace_commit(). "-" (with AT_FDCWD) means standard
  * output: r->fd is a duplicate of 1 and nothing is renamed. mode 0 gives
  * the permissions of the regular file being replaced, else 0666 before
- * umask; any other mode is set exactly. -1 with the reason in why when
- * something other than a regular file is at name (errno EEXIST; see
+ * umask; any other mode is set exactly. -errno with the reason in why
+ * when something other than a regular file is at name (-EEXIST; see
  * flags), or the temporary file cannot be made.
  *
  * r->fd belongs to r until commit or abort; a caller that hands it to
@@ -87,8 +87,9 @@ enum {
 int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode_t mode,
 		       int flags, char *why, size_t whylen);
 /* Close r->fd (when still open) and rename the temporary file to name.
- * 0, or -1 with errno (and the temporary file removed, anything at name
- * left as it was). Releases r either way. */
+ * 0, or -errno (-EEXIST when something other than a regular file was put
+ * at name meanwhile), the temporary file removed and anything at name
+ * left as it was. Releases r either way. */
 int safe_replace_commit(struct safe_replace *r);
 /* Close r->fd (when still open), remove the temporary file; releases r. */
 void safe_replace_abort(struct safe_replace *r);
@@ -107,9 +108,9 @@ enum {
  * AT_FDCWD name may be a path, and only its last component is checked)
  * without following a symbolic link there (unless flags say so), and only
  * when it is owned by the user (euid). Returns its descriptor (O_RDONLY,
- * O_DIRECTORY, close-on-exec), or -1 with errno and the reason in why:
- * not there (ENOENT), a symbolic link or not a directory (ENOTDIR), owned
- * by another user, writable by others (EPERM), or what mkdir or open said. */
+ * O_DIRECTORY, close-on-exec), or -errno with the reason in why: not
+ * there (-ENOENT), a symbolic link or not a directory (-ENOTDIR), owned by
+ * another user or writable by others (-EPERM), or what mkdir or open said. */
 int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whylen);
 
 #endif

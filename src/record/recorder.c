@@ -676,10 +676,10 @@ int record_run(const struct record_opts *o, int *exit_status)
 	{
 		char why[600];
 		int fd = safe_create(&r->out, o->output, 0644, why, sizeof(why)), e;
-		if (fd < 0 && errno == EEXIST && r->out.bad_old)
+		if (fd == -EEXIST && r->out.bad_old)
 			return error("cannot record into %s: %s (stax leaves both as they are; move %s.old"
 				     " away, or choose another file with -o)", o->output, why, o->output);
-		if (fd < 0 && errno == EEXIST)
+		if (fd == -EEXIST)
 			return error("cannot record into %s: %s (stax writes only regular files, and leaves"
 				     " this as it is; choose a file with -o)", o->output, why);
 		if (fd < 0)

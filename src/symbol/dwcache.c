@@ -94,13 +94,13 @@ _Static_assert(sizeof(GElf_Ehdr) == sizeof(Elf64_Ehdr) && sizeof(GElf_Shdr) == s
  * closed to others, and every file is then opened or created relative
  * to the directory's descriptor. Anything else: no cache, one warning. */
 
-/* The cache's place could not be used: one warning when that is because
- * it is not safe (a link, another user's), none when it is merely not
- * there (yet) or not writable. errno is the reason's. */
-static int cache_unusable(const char *where, const char *why)
+/* The cache's place could not be used (safe_dir_open() returned err): one
+ * warning when that is because it is not safe (a link, another user's),
+ * none when it is merely not there (yet) or not writable. */
+static int cache_unusable(int err, const char *where, const char *why)
 {
 	static int warned;
-	if ((errno == EPERM || errno == ENOTDIR) && !__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
+	if ((err == -EPERM || err == -ENOTDIR) && !__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
 		warn("not using the cache in %s: %s (stax keeps its caches only in directories of"
 		     " the user it runs as, uid %u: set XDG_CACHE_HOME to one, or STAX_NO_CACHE=1)",
 		     where, why, (unsigned)geteuid());
@@ -130,19 +130,19 @@ int sym_cache_dir(const char *sub, bool create)
 		return -1;
 	}
 	if (base < 0)
-		return cache_unusable(where, why);
+		return cache_unusable(base, where, why);
 	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/stax");
 	top = safe_dir_open(base, "stax", flags | SAFE_DIR_PRIVATE, why, sizeof(why));
 	close(base);
 	if (top < 0)
-		return cache_unusable(where, why);
+		return cache_unusable(top, where, why);
 	if (!sub)
 		return top;
 	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/%s", sub);
 	dir = safe_dir_open(top, sub, flags | SAFE_DIR_PRIVATE, why, sizeof(why));
 	close(top);
 	if (dir < 0)
-		return cache_unusable(where, why);
+		return cache_unusable(dir, where, why);
 	return dir;
 }
 
@@ -546,10 +546,8 @@ int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t
 	h.image_sum = sym_dwcache_sum(image, size);
 	head = xcalloc(1, DWCACHE_IMAGE_OFF);
 	memcpy(head, &h, sizeof(h));
-	if (safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)) {
-		ret = -errno;
+	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)))
 		goto out;
-	}
 	while (off < total) {
 		if (off < DWCACHE_IMAGE_OFF) {
 			iov[0] = (struct iovec){ head + off, DWCACHE_IMAGE_OFF - off };

@@ -344,8 +344,8 @@ void sym_kallsyms_to_cache(const struct sym_kallsyms *k, uint64_t key, struct bu
 
 /* Write k to the cache (best effort: a failure only costs time later).
  * The table holds the kernel's addresses: it is written only when it has
- * real ones (this user can read them in /proc/kallsyms: they are all zero
- * otherwise, and the table empty), into the user's own cache directory
+ * real ones (this process can read them in /proc/kallsyms: see load()),
+ * into the user's own cache directory
  * (sym_cache_dir()), as a new file of mode 0600 renamed into place, never
  * through a link someone else put there. */
 static void cache_save(const struct sym_kallsyms *k, uint64_t key)
@@ -496,13 +496,33 @@ static void kallsyms_parse(struct sym_kallsyms *k, FILE *f, FILE *modules)
 	free(ks);
 }
 
+/* Whether this process sees the kernel's addresses in /proc/kallsyms
+ * (kptr_restrict and CAP_SYSLOG decide; hidden ones read as zeros), from
+ * its first line. The cache holds those addresses: it is read and written
+ * only by a process that could read them from the kernel itself. */
+static bool addresses_visible(void)
+{
+	char buf[64];
+	ssize_t n;
+	int fd = open("/proc/kallsyms", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 16) != 0;
+}
+
 static struct sym_kallsyms *load(void)
 {
 	struct sym_kallsyms *k = kallsyms_new();
 	uint64_t key = cache_key();
+	bool visible = addresses_visible();
 	FILE *f, *mf;
 
-	if (cache_load(k, key))
+	if (visible && cache_load(k, key))
 		return k;
 	f = fopen("/proc/kallsyms", "re");
 	if (f) {
@@ -511,7 +531,8 @@ static struct sym_kallsyms *load(void)
 		if (mf)
 			fclose(mf);
 		fclose(f);
-		cache_save(k, key);
+		if (visible)
+			cache_save(k, key);
 	}
 	kallsyms_cover(k);
 	return k;
