@@ -186,7 +186,7 @@ if [ "$n" -ge 1 ]; then
 else
 	fail "flame --svg -o -: the SVG on standard output" "no <svg> in the output"
 fi
-stax import -q "$T/bad.perf" -o - >/dev/null 2>&1
+(cd "$T" && timeout 60 "$STAX" import -q "$T/bad.perf" -o - >/dev/null 2>&1)
 rc=$?
 if [ "$rc" -ne 0 ] && [ ! -e "$T/-" ]; then
 	ok "import -o - of a bad perf.data: fails, and makes no file named '-'"
