@@ -588,16 +588,23 @@ static void record_oom(void)
 		if (write(2, msg, (size_t)MIN(len, (int)sizeof(msg) - 1)) < 0) {
 			/* nothing to do */
 		}
-		while (waitpid(r->child.pid, &st, 0) < 0 && errno == EINTR)
-			;
-		code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+		while (waitpid(r->child.pid, &st, 0) < 0) {
+			if (errno != EINTR) { /* the main thread reaped it */
+				st = r->child_status;
+				break;
+			}
+		}
 	} else {
-		len = snprintf(msg, sizeof(msg), "stax: error: out of memory (stopped recording; %s keeps"
-			       " what was written until now)\n", r ? r->o->output : "the file");
+		len = snprintf(msg, sizeof(msg), "stax: error: out of memory (%s keeps what was written"
+			       " until now, and may lack the symbols)\n", r ? r->o->output : "the file");
 		if (write(2, msg, (size_t)MIN(len, (int)sizeof(msg) - 1)) < 0) {
 			/* nothing to do */
 		}
+		if (r && r->launched) /* CMD had ended: its status */
+			st = r->child_status;
 	}
+	if (r && r->launched)
+		code = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
 	_exit(code ? code : 1);
 }
 

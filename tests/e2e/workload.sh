@@ -5,7 +5,8 @@
 # its children, SIGKILL 5 s later) and exits with its status; processes
 # attached with -p are never signalled; when the recorder dies (SIGKILL)
 # or cannot write (a full disk: a small tmpfs, root only), the workload
-# runs to its end with its own output and status, and the file reads.
+# runs to its end with its own output and status, and the file reads; so
+# when it runs out of memory (its address space capped with prlimit).
 # (exit_status.sh: CMD's own status and signals; sigkill.sh: the file
 # after the recorder is SIGKILLed.)
 #
@@ -129,7 +130,42 @@ else
 	fail "the recorder SIGKILLed: the workload finishes its work" "output '$(cat "$T/w.out" 2>/dev/null)'"
 fi
 
-# 5. A full disk: a tmpfs of 8 KiB. The workload finishes with its own
+# 5. Out of memory: once the workload runs, the recorder's address space
+# is capped at what it uses (prlimit), so its next allocations fail (the
+# new processes of the workload need some). The workload runs to its end
+# with its output and status; stax says so once; the file reads.
+cat >"$T/execs.sh" <<'EOS'
+echo $$ >"$1"
+sleep 0.5
+for i in 1 2 3 4 5 6 7 8; do "$2" 0; done
+echo "the workload says bye"
+exit 6
+EOS
+if command -v prlimit >/dev/null 2>&1; then
+	rm -f "$T/o.pid"
+	"$STAX" record -o "$T/o.data" -- sh "$T/execs.sh" "$T/o.pid" "$PROG/exitcode-fp" >"$T/o.out" 2>"$T/o.err" &
+	ST=$!
+	bg_add "$ST"
+	wait_for "[ -s '$T/o.pid' ]" 20
+	vm=$(awk '/^VmSize/ { print $2 }' "/proc/$ST/status" 2>/dev/null)
+	prlimit --pid "$ST" --as=$((${vm:-0} * 1024)) 2>"$T/prl.err"
+	wait "$ST"
+	rc=$?
+	n=$(grep -c '^stax: error: out of memory' "$T/o.err")
+	if [ -s "$T/prl.err" ] || [ -z "$vm" ]; then
+		skip "out of memory" "cannot cap the recorder's address space: $(first_line "$T/prl.err")"
+	elif [ "$rc" -eq 6 ] && [ "$n" -eq 1 ] && [ "$(cat "$T/o.out")" = "the workload says bye" ] &&
+		! crashed "$T/o.err" 0 && stax top -n 1 -i "$T/o.data" >/dev/null 2>&1; then
+		ok "out of memory while recording: one error line, the workload ran to its end (its output, status 6), the file reads"
+	else
+		fail "out of memory while recording: the workload ran to its end, the file reads" \
+			"status $rc, $n out-of-memory lines, output '$(cat "$T/o.out")': $(tr '\n' '|' <"$T/o.err" | cut -c1-200)"
+	fi
+else
+	skip "out of memory" "prlimit (util-linux) is not installed"
+fi
+
+# 6. A full disk: a tmpfs of 8 KiB. The workload finishes with its own
 # output and status; stax says so once, exits with CMD's status (1 when
 # that is 0), and the file reads.
 if [ "$(id -u)" -ne 0 ]; then
