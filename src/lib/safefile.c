@@ -171,7 +171,7 @@ static void on_fatal_signal(int sig)
 static void pending_setup(void)
 {
 	static int done;
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGXFSZ };
 	size_t i;
 	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;

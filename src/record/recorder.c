@@ -94,6 +94,9 @@ static void install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	/* past a file size limit (ulimit -f) a write fails with EFBIG, which
+	 * is handled like a full disk, instead of killing stax */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 static void restore_signals(void)
@@ -102,6 +105,7 @@ static void restore_signals(void)
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	signal(SIGCHLD, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
 }
 
 /* ---- opening events ---- */

@@ -30,6 +30,7 @@ int target_spawn(struct target *t, char *const argv[])
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
 		/* wait until every event is enabled; EOF means the recorder gave up */
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);

@@ -165,7 +165,22 @@ else
 	skip "out of memory" "prlimit (util-linux) is not installed"
 fi
 
-# 6. A full disk: a tmpfs of 8 KiB. The workload finishes with its own
+# 6. A file size limit (ulimit -f 8, the shell's 1 KiB blocks): writes
+# past it fail with EFBIG, as a full disk fails them; no root needed.
+rm -f "$T/lim.data"
+(ulimit -f 8 && exec "$STAX" record -F 2999 -o "$T/lim.data" -- \
+	sh -c "\"$PROG/spin-fp\" 2 >/dev/null; echo 'the workload says bye'; exit 3") >"$T/lim.out" 2>"$T/lim.err"
+rc=$?
+n=$(grep -c '^stax: error: cannot write' "$T/lim.err")
+if [ "$rc" -eq 3 ] && [ "$n" -eq 1 ] && [ "$(cat "$T/lim.out")" = "the workload says bye" ] &&
+	[ "$(wc -c <"$T/lim.data")" -le 8192 ] && stax top -n 1 -i "$T/lim.data" >/dev/null 2>&1; then
+	ok "a file size limit: one error line, the workload ran to its end (its output, status 3), the file reads"
+else
+	fail "a file size limit: the workload ran to its end, the file reads" \
+		"status $rc, $n error lines, output '$(cat "$T/lim.out")': $(tr '\n' '|' <"$T/lim.err" | cut -c1-200)"
+fi
+
+# 7. A full disk: a tmpfs of 8 KiB. The workload finishes with its own
 # output and status; stax says so once, exits with CMD's status (1 when
 # that is 0), and the file reads.
 if [ "$(id -u)" -ne 0 ]; then
