@@ -547,6 +547,8 @@ static void stop_events(struct recorder *r)
 static void write_failed(struct recorder *r)
 {
 	int e = r->w.err ? -r->w.err : EIO;
+	const char *hint = e == EFBIG ? "raise the file size limit, ulimit -f" :
+			   e == ENOSPC || e == EDQUOT ? "free some disk space" : "check the file system";
 	char what[160] = "";
 	if (r->failed)
 		return;
@@ -559,11 +561,11 @@ static void write_failed(struct recorder *r)
 			 r->o->argv[0], (int)r->child.pid);
 	if (r->end_ns) /* while ending the file: the recording had stopped */
 		error("cannot write %s: %s (the file keeps what was written before, and may lack the"
-		      " symbols; free some disk space)", r->o->output, strerror(e));
+		      " symbols; %s)", r->o->output, strerror(e), hint);
 	else
 		error("cannot write %s: %s (stopped recording after %.1f s; the file keeps what was"
-		      " written until then%s; free some disk space)", r->o->output, strerror(e),
-		      (r->fail_ns - r->start_ns) / 1e9, what);
+		      " written until then%s; %s)", r->o->output, strerror(e),
+		      (r->fail_ns - r->start_ns) / 1e9, what, hint);
 }
 
 /* Out of memory (an allocation failed anywhere, any thread): stop the
@@ -593,7 +595,11 @@ static void record_oom(void)
 			/* nothing to do */
 		}
 		while (waitpid(r->child.pid, &st, 0) < 0) {
-			if (errno != EINTR) { /* the main thread reaped it */
+			if (errno != EINTR) {
+				/* the main thread reaped it: it sets child_done
+				 * right after storing the status */
+				for (i = 0; i < 5000 && !__atomic_load_n(&r->child_done, __ATOMIC_ACQUIRE); i++)
+					usleep(1000);
 				st = r->child_status;
 				break;
 			}
@@ -814,8 +820,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 				write_failed(r);
 		}
 		if (r->launched && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
-			r->child_done = true;
 			r->child_status = status;
+			__atomic_store_n(&r->child_done, true, __ATOMIC_RELEASE); /* see record_oom() */
 			break;
 		}
 		if (!r->launched && (r->failed || !targets_alive(r)))
