@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 const char cmd_info_help[] =
-"usage: stax info [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
+"usage: stax info [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
 "What was recorded: command, duration, event with requested and effective\n"
 "rate (the kernel lowers it when it throttles), samples, lost records,\n"
@@ -14,7 +14,8 @@ const char cmd_info_help[] =
 "and each module with its frames, the share without symbols, and where\n"
 "its symbols and source lines came from (symtab, debug-file, debuglink,\n"
 "minidebuginfo, debuginfod, dynsym; jit; kallsyms).\n"
-"Reads stax.data unless -i is given; --json prints JSON.\n";
+"Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
+"JSON.\n";
 
 int cmd_info(int argc, char **argv)
 {
@@ -25,7 +26,9 @@ int cmd_info(int argc, char **argv)
 	query_init(&q);
 	for (i = 1; i < argc; i++) {
 		cmd_maybe_help("info", argv[i]);
-		if (!query_option(&q, "info", argc, argv, &i))
+		if (query_is_file_arg(argv[i]))
+			query_file_arg(&q, "info", argv[i]);
+		else if (!query_option(&q, "info", argc, argv, &i))
 			cmd_bad_option("info", argv[i]);
 	}
 	query_load(&q, &p);
