@@ -182,7 +182,7 @@ static void addrs_json(const struct profile *p, const struct view_filter *f, con
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_addr);
-	fputs("{\"function\":", out);
+	fputs(JSON_OPEN "\"function\":", out);
 	json_str(out, name);
 	fprintf(out, ",\"samples\":%" PRIu64 ",\"annotate\":false,\"addrs\":[", total);
 	for (i = 0; i < n && i < 200; i++) {
@@ -288,7 +288,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		view_flame_svg(&s->p, &f, &so, out);
 	} else if (!strcmp(url, "/api/info")) {
 		size_t i;
-		fprintf(out, "{\"version\":%" PRIu64 ",\"partial\":%s,\"samples\":%zu,\"off_cpu\":%s,"
+		fprintf(out, JSON_OPEN "\"version\":%" PRIu64 ",\"partial\":%s,\"samples\":%zu,\"off_cpu\":%s,"
 			"\"live\":%s,\"warnings\":[", s->version, s->p.partial ? "true" : "false",
 			s->p.nsamples, s->p.noffcpu ? "true" : "false", s->p.partial && s->p.live ? "true" : "false");
 		for (i = 0; i < s->nwarn; i++) {
@@ -318,7 +318,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			/* drop what view_annotate wrote before it failed */
 			fflush(out);
 			rewind(out);
-			fputs("{\"error\":", out);
+			fputs(JSON_OPEN "\"error\":", out);
 			json_str(out, err);
 			if (holder) {
 				fputs(",\"inlined_into\":", out);

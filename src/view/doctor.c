@@ -370,7 +370,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 	if (f.n)
 		qsort(f.v, f.n, sizeof(*f.v), cmp_finding);
 	if (json) {
-		fprintf(out, "{\"samples\":%" PRIu64 ",\"reached_root\":%" PRIu64 ",\"findings\":[", kept, rooted);
+		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"reached_root\":%" PRIu64 ",\"findings\":[", kept, rooted);
 		for (i = 0; i < f.n; i++) {
 			fputs(i ? "," : "", out);
 			json_str(out, f.v[i].text);

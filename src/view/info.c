@@ -203,7 +203,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	nstops = stop_modules(mods, nmods, stops);
 
 	if (json) {
-		fputs("{\"file\":", out);
+		fputs(JSON_OPEN "\"file\":", out);
 		json_str(out, p->path);
 		fputs(",\"command\":", out);
 		json_str(out, meta_or(p, "command", "?"));

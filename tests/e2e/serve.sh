@@ -31,7 +31,7 @@ start_server() {
 }
 get() { curl -s -m 20 "http://127.0.0.1:$PORT$1"; }
 # info_samples: the recording's sample count from /api/info's top level
-info_samples() { get /api/info | sed -n 's/^{"version":[0-9]*,"partial":[a-z]*,"samples":\([0-9]*\),.*/\1/p'; }
+info_samples() { get /api/info | sed -n 's/^{"json_version":[0-9]*,"version":[0-9]*,"partial":[a-z]*,"samples":\([0-9]*\),.*/\1/p'; }
 
 if ! command -v curl >/dev/null 2>&1; then
 	skip "stax serve" "curl is not installed (apt-get install curl)"
