@@ -3,6 +3,7 @@
 #include "symbol/fpcheck.h"
 #include "unwind/unwind.h"
 #include "lib/json.h"
+#include "lib/perm.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
@@ -262,6 +263,10 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 	const char *unwind = profile_meta(p, "unwind");
 	const char *kernel = profile_meta(p, "kernel_frames");
 	bool fp_mode = !unwind || !strcmp(unwind, "fp");
+	struct perm_facts pf;     /* as the recorder found them */
+	char why[512];
+
+	perm_parse(&pf, profile_meta(p, "perm") ? profile_meta(p, "perm") : "");
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
@@ -320,10 +325,13 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		if (kept < 200)
 			add(&f, 0.05, xasprintf("only %" PRIu64 " samples: shares below ~5%% are noise"
 				" (record longer, or raise -F)", kept));
-		if (p->throttles)
-			add(&f, 0.04, xasprintf("the kernel throttled sampling %" PRIu64 " times"
-				" (kernel.perf_event_max_sample_rate, perf_cpu_time_max_percent):"
-				" the effective rate in 'stax info' is lower than requested", p->throttles));
+		if (p->throttles) {
+			const char *freq = profile_meta(p, "freq");
+			add(&f, 0.04, xasprintf("the kernel throttled sampling %" PRIu64 " time%s: %s; the"
+				" effective rate in 'stax info' is lower than requested", p->throttles,
+				p->throttles == 1 ? "" : "s",
+				perm_why(PERM_THROTTLE, &pf, freq ? atol(freq) : 0, why, sizeof(why))));
+		}
 		if (rooted < kept) {
 			double broken = 1.0 - (double)rooted / kept;
 			add(&f, broken + 0.2, xasprintf("%.1f%% of stacks (%" PRIu64 " of %" PRIu64 ") do not reach main or"
@@ -363,9 +371,9 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		python_findings(p, flt, &f, kept);
 		node_findings(p, flt, &f, kept);
 		if (kernel && !strcmp(kernel, "0"))
-			add(&f, 0.01, xasprintf("kernel frames were not recorded (not root and"
-				" kernel.perf_event_paranoid > 1): time in system calls shows as the calling user"
-				" function (sudo sysctl kernel.perf_event_paranoid=1 to include them)"));
+			add(&f, 0.01, xasprintf("kernel frames were not recorded, so time in system calls"
+				" shows as the calling user function: %s",
+				perm_why(PERM_KERNEL, &pf, 0, why, sizeof(why))));
 	}
 	if (f.n)
 		qsort(f.v, f.n, sizeof(*f.v), cmp_finding);

@@ -2,6 +2,7 @@
 #include "view/view.h"
 #include "unwind/unwind.h"
 #include "lib/json.h"
+#include "lib/perm.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
@@ -136,8 +137,10 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	struct module_row *mods = NULL;
 	size_t nmods = 0, modcap = 0, i;
 	double secs, eff = 0;
-	uint32_t pids[64];
-	size_t npids = 0;
+	struct hmap pids;      /* every process with a sample kept */
+	size_t npids;
+
+	hmap_init(&pids);
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
@@ -150,7 +153,6 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			continue;
 		kept++;
 		weight += s->weight;
-		quality[SAMPLE_Q(s->quality)]++;
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
 		if (s->method >> SAMPLE_M_JIT_SHIFT) {
@@ -158,10 +160,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			for (k = 0; k < 3; k++)
 				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
 		}
-		for (k = 0; k < npids && pids[k] != s->pid; k++)
-			;
-		if (k == npids && npids < ARRAY_SIZE(pids))
-			pids[npids++] = s->pid;
+		hmap_put(&pids, s->pid, 1);
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
@@ -178,13 +177,20 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 				outer = (size_t)(m - mods);
 		}
 		rooted += root;
-		q = SAMPLE_Q(s->quality);
+		/* One rule for every quality line: a stack that reaches main or
+		 * a thread start function is complete, whatever the unwinder
+		 * said of the frames beyond it; truncated and broken are the
+		 * stacks that stop short of one. */
+		q = root ? UNWIND_Q_COMPLETE : SAMPLE_Q(s->quality);
+		quality[q]++;
 		if (outer != SIZE_MAX && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
 			unsigned stop = SAMPLE_Q_STOP(s->quality);
 			mods[outer].ends++;
 			mods[outer].stops[stop < UNWIND_NSTOPS ? stop : 0]++;
 		}
 	}
+	npids = pids.len;
+	hmap_release(&pids);
 	if (!end)
 		end = p->last_time;
 	if (!start)
@@ -272,9 +278,14 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
 		p->throttles == 1 ? "" : "s");
 	print_offcpu_line(p, f, out);
-	fprintf(out, "kernel:      %s\n", !strcmp(meta_or(p, "kernel_frames", "0"), "1") ?
-		"kernel frames recorded" :
-		"user-space frames only (perf_event_paranoid; record as root for kernel frames)");
+	if (!strcmp(meta_or(p, "kernel_frames", "0"), "1")) {
+		fputs("kernel:      kernel frames recorded\n", out);
+	} else {
+		struct perm_facts pf;
+		char why[512];
+		perm_parse(&pf, meta_or(p, "perm", ""));
+		fprintf(out, "kernel:      user-space frames only: %s\n", perm_why(PERM_KERNEL, &pf, 0, why, sizeof(why)));
+	}
 	fprintf(out, "unwinding:   %s\n", meta_or(p, "unwind", "fp"));
 	fprintf(out, "stacks:      %" PRIu64 " of %" PRIu64 " (%.1f%%) reach main or a thread start function\n",
 		rooted, kept, kept ? 100.0 * rooted / kept : 0.0);
