@@ -218,7 +218,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, ",\"state\":\"%s\",\"duration_s\":%.3f,\"requested_hz\":%" PRIu64
 			",\"effective_hz\":%.1f,\"samples\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
-			p->partial ? "partial" : "finished", secs, freq, eff, kept,
+			!p->partial ? "finished" : p->live ? "recording" : "truncated", secs, freq, eff, kept,
 			p->lost_records + p->lost_samples, p->throttles, npids, rooted);
 		if (p->noffcpu) {
 			uint64_t n = 0, ns = 0, complete = 0;
@@ -232,7 +232,16 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			fprintf(out, ",\"off_cpu\":{\"intervals\":%" PRIu64 ",\"ms\":%.1f,\"complete\":%" PRIu64 "}",
 				n, ns / 1e6, complete);
 		}
-		fputs(",\"unwind\":", out);
+		fprintf(out, ",\"damaged_chunks\":%" PRIu64 ",\"warnings\":[", p->damage.chunks);
+		{
+			struct prof_warning w[PROF_WARNINGS_MAX];
+			size_t nw = profile_warnings(p, w), j;
+			for (j = 0; j < nw; j++) {
+				fputs(j ? "," : "", out);
+				json_str(out, w[j].text);
+			}
+		}
+		fputs("],\"unwind\":", out);
 		json_str(out, meta_or(p, "unwind", "fp"));
 		fprintf(out, ",\"quality\":{\"unverified\":%" PRIu64 ",\"complete\":%" PRIu64
 			",\"truncated\":%" PRIu64 ",\"broken\":%" PRIu64 "}", quality[0], quality[1],
@@ -265,8 +274,15 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		return;
 	}
 	fprintf(out, "file:        %s (%s)\n", p->path,
-		p->partial ? "partial: still recording, or the recorder was killed; read up to the last complete chunk"
-			   : "finished");
+		!p->partial ? "finished" :
+		p->live ? "still being recorded; read up to its last complete chunk" :
+			  "truncated: no end chunk, and no recorder holds it; read up to its last complete chunk");
+	if (p->damage.chunks) {
+		char size[32];
+		format_size(size, sizeof(size), p->damage.bytes);
+		fprintf(out, "damaged:     %" PRIu64 " chunk%s (%s), skipped; the first at offset %" PRIu64 ": %s\n",
+			p->damage.chunks, p->damage.chunks == 1 ? "" : "s", size, p->damage.first, p->damage.why);
+	}
 	fprintf(out, "command:     %s\n", meta_or(p, "command", "?"));
 	if (profile_meta(p, "exit_status"))
 		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));
