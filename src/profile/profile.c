@@ -43,10 +43,10 @@ static int corrupt(struct loader *l, const struct store_record *rec, const char 
 }
 
 /* After damage, the nodes a lost chunk defined are missing, and later
- * chunks refer to them: stand-ins take their ids (roots without a frame,
- * so a stack through one ends there), as many as the lost bytes could
- * have held (so a forged id cannot make millions). False when id is
- * beyond that. */
+ * chunks refer to them: stand-ins take their ids (a "[damaged]" frame
+ * without a caller, NODE_F_LOST, so a stack through one ends there), as
+ * many as the lost bytes could have held (so a forged id cannot make
+ * millions). False when id is beyond that. */
 static bool stand_in_nodes(struct loader *l, uint64_t id)
 {
 	struct profile *p = l->p;
@@ -59,8 +59,10 @@ static bool stand_in_nodes(struct loader *l, uint64_t id)
 	l->made_up += n * sizeof(struct rec_node);
 	GROW(p->nodes, p->nodecap, p->nnodes + n);
 	memset(&p->nodes[p->nnodes], 0, n * sizeof(*p->nodes));
-	for (; p->nnodes < id; p->nnodes++)
-		p->nodes[p->nnodes].flags = NODE_ROOT;
+	for (; p->nnodes < id; p->nnodes++) {
+		p->nodes[p->nnodes].addr = UINT64_MAX;
+		p->nodes[p->nnodes].flags = NODE_USER | NODE_F_LOST;
+	}
 	p->lost_nodes += n;
 	return true;
 }

@@ -29,6 +29,11 @@
  * node they expand. After symbolization a parent's id may be larger than
  * its child's. */
 #define NODE_F_INLINE 0x200u
+/* A stand-in for a node a damaged chunk defined: a user frame without a
+ * caller (parent 0), at address UINT64_MAX in no mapping, that views
+ * show as the function "[damaged]"; a stack that ends in one was cut by
+ * the damage. In memory only. */
+#define NODE_F_LOST 0x400u
 
 struct prof_node {
 	uint64_t addr;
@@ -133,8 +138,9 @@ struct profile {
 	uint64_t tail;                  /* bytes after its last complete chunk */
 	uint64_t data_bytes;            /* bytes of the data chunks read */
 	/* Chunks skipped as damaged. The nodes and mappings they defined are
-	 * stand-ins (a node that is a root with no frame, a mapping with no
-	 * file), so the stacks that went through them end there. */
+	 * stand-ins (a node is a "[damaged]" frame without a caller, see
+	 * NODE_F_LOST; a mapping has no file), so the stacks that went
+	 * through them end there. */
 	struct store_damage damage;
 	uint64_t lost_nodes, lost_maps; /* stand-ins */
 	bool has_symbols;

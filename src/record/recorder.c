@@ -672,6 +672,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	r->end_ns = now_ns();
 	if (o->off_cpu)
 		ingest_finish(&r->ing, r->end_ns);
+	store_repeat_meta(&r->w); /* the first chunk's, should it be damaged */
 	put_meta_u64(&r->w, "end_ns", r->end_ns);
 	{
 		/* the kernel lowers kernel.perf_event_max_sample_rate when

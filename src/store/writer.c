@@ -185,6 +185,13 @@ void store_put_meta(struct store_writer *w, const char *key, const char *value)
 	buf_add_str(&w->raw, key);
 	buf_add_str(&w->raw, value);
 	rec_end(w, at);
+	buf_add(&w->metas, w->raw.data + at, w->raw.len - at);
+}
+
+void store_repeat_meta(struct store_writer *w)
+{
+	if (w->metas.len)
+		buf_add(&w->raw, w->metas.data, w->metas.len);
 }
 
 void store_put_comm(struct store_writer *w, const struct rec_comm *c, const char *name)
@@ -427,6 +434,7 @@ int store_writer_close(struct store_writer *w)
 	buf_release(&w->samples);
 	buf_release(&w->offcpu);
 	buf_release(&w->open);
+	buf_release(&w->metas);
 	buf_release(&w->comp);
 	buf_release(&w->job);
 	return ret;

@@ -146,7 +146,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		const struct rec_sample *s = &p->samples[i];
 		const struct prof_node *nd;
 		size_t outer = SIZE_MAX;   /* index: mods may move as it grows */
-		bool root = false;
+		bool root = false, cut;
 		unsigned q;
 		size_t k;
 		if (!view_keep(p, f, s))
@@ -161,10 +161,12 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
 		}
 		hmap_put(&pids, s->pid, 1);
+		cut = false;
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
 			struct module_row *m;
+			cut |= (nd->flags & NODE_F_LOST) != 0;
 			if (!fn)
 				continue;
 			if (fn->known && view_is_root_name(fn->name))
@@ -180,10 +182,13 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		/* One rule for every quality line: a stack that reaches main or
 		 * a thread start function is complete, whatever the unwinder
 		 * said of the frames beyond it; truncated and broken are the
-		 * stacks that stop short of one. */
-		q = root ? UNWIND_Q_COMPLETE : SAMPLE_Q(s->quality);
+		 * stacks that stop short of one. A stack cut where a damaged
+		 * chunk's frames are missing (it ends in "[damaged]") is
+		 * truncated. */
+		q = root ? UNWIND_Q_COMPLETE : cut ? UNWIND_Q_TRUNCATED : SAMPLE_Q(s->quality);
 		quality[q]++;
-		if (outer != SIZE_MAX && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
+		/* where stacks stop, for the unwinder's reasons (not the damage) */
+		if (outer != SIZE_MAX && !cut && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
 			unsigned stop = SAMPLE_Q_STOP(s->quality);
 			mods[outer].ends++;
 			mods[outer].stops[stop < UNWIND_NSTOPS ? stop : 0]++;
@@ -296,6 +301,8 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	print_offcpu_line(p, f, out);
 	if (!strcmp(meta_or(p, "kernel_frames", "0"), "1")) {
 		fputs("kernel:      kernel frames recorded\n", out);
+	} else if (!profile_meta(p, "kernel_frames")) {
+		fputs("kernel:      not known (the recording does not say)\n", out);
 	} else {
 		struct perm_facts pf;
 		char why[512];

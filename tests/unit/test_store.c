@@ -185,8 +185,11 @@ int main(void)
 	CHECK(profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) == 0 && p.nsamples == 50 &&
 	      p.damage.chunks == 1 && p.damage.first == 16 && !p.partial && p.lost_nodes == 4 &&
 	      strstr(p.damage.why, "checksum"), "a flipped payload bit costs its chunk, the rest is read");
-	CHECK(p.nsamples == 50 && p.samples[0].stack == 4 && (p.nodes[3].flags & 0xff) == NODE_ROOT,
+	CHECK(p.nsamples == 50 && p.samples[0].stack == 4 && (p.nodes[3].flags & NODE_F_LOST),
 	      "samples that referred to the damaged chunk's nodes keep stand-in stacks");
+	profile_symbolize(&p, false);
+	CHECK(!strcmp(profile_func(&p, p.nodes[3].func)->name, "[damaged]") && !p.nodes[3].parent,
+	      "a stand-in is the frame [damaged], without a caller");
 	{
 		struct prof_warning w[PROF_WARNINGS_MAX];
 		size_t nw = profile_warnings(&p, w), i, damaged = 0;
