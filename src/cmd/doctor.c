@@ -13,7 +13,9 @@ const char cmd_doctor_help[] =
 "stack copies (a larger --stack-size), code without symbols (debug\n"
 "packages), JIT code without a perf map, a Python process recorded\n"
 "without -X perf (and which mode its version has), kernel frames hidden\n"
-"by kernel.perf_event_paranoid, too few samples, throttling.\n"
+"by kernel.perf_event_paranoid, too few samples, throttling (and whether\n"
+"the kernel lowered kernel.perf_event_max_sample_rate meanwhile), damaged\n"
+"chunks and the stacks they cut.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
 "JSON.\n";
 

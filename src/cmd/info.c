@@ -13,7 +13,14 @@ const char cmd_info_help[] =
 "JIT code by the CPython trampoline rule, frame pointers or jitdump CFI),\n"
 "and each module with its frames, the share without symbols, and where\n"
 "its symbols and source lines came from (symtab, debug-file, debuglink,\n"
-"minidebuginfo, debuginfod, dynsym; jit; kallsyms).\n"
+"minidebuginfo, debuginfod, dynsym; jit; kallsyms). It counts every\n"
+"process sampled. A stack that reaches main or a thread start function\n"
+"is complete, whatever the unwinder said of the frames beyond it;\n"
+"truncated and broken are stacks that stop short of one (or that a\n"
+"damaged chunk cut). The file line says whether the recording is\n"
+"finished, still being recorded or truncated; a damaged line counts the\n"
+"chunks skipped as damaged. Without kernel frames it says why, from the\n"
+"facts the recorder kept.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
 "JSON.\n";
 
