@@ -32,6 +32,10 @@ struct loader {
 	size_t nopen, opencap;
 	uint64_t open_as_of;
 	uint64_t made_up;     /* record bytes the stand-ins stood for (of damage.lost_raw) */
+	/* times of the THROTTLE records not yet paired with an UNTHROTTLE,
+	 * thr[thr_head .. nthr) (first in, first out) */
+	uint64_t *thr;
+	size_t nthr, thrcap, thr_head;
 };
 
 static int corrupt(struct loader *l, const struct store_record *rec, const char *what)
@@ -289,10 +293,19 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		struct rec_throttle t;
 		if (!cur_get(&c, &t, sizeof(t)))
 			return corrupt(l, rec, "throttle");
-		if (t.throttled)
+		if (t.throttled) {
 			p->throttles++;
-		else
+			GROW(l->thr, l->thrcap, l->nthr + 1);
+			l->thr[l->nthr++] = t.time;
+		} else {
 			p->unthrottles++;
+			/* the records of all cpus interleave, but a sum of
+			 * (end - start) pairs is the same whichever pairs up */
+			if (l->thr_head < l->nthr) {
+				uint64_t from = l->thr[l->thr_head++];
+				p->throttled_ns += t.time > from ? t.time - from : 0;
+			}
+		}
 		break;
 	}
 	case REC_SYMBOL: {
@@ -393,6 +406,10 @@ static int load(struct loader *l)
 		fprintf(stderr, "\r\033[K");
 	if (ret < 0)
 		return -1;
+	for (; l->thr_head < l->nthr; l->thr_head++) {
+		uint64_t from = MAX(l->thr[l->thr_head], l->p->first_time);
+		l->p->throttled_ns += l->p->last_time > from ? l->p->last_time - from : 0;
+	}
 	l->p->partial = !l->r.ended;
 	l->p->live = l->r.live;
 	l->p->file_size = l->r.size;
@@ -424,6 +441,7 @@ int profile_load(struct profile *p, const char *path)
 		error("%s", l.r.err);
 	store_reader_close(&l.r);
 	free(l.open);
+	free(l.thr);
 	return ret;
 }
 
@@ -442,6 +460,7 @@ int profile_load_mem(struct profile *p, const char *name, const void *data,
 		snprintf(err, errlen, "%s", l.r.err);
 	store_reader_close(&l.r);
 	free(l.open);
+	free(l.thr);
 	return ret;
 }
 

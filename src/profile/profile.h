@@ -131,6 +131,9 @@ struct profile {
 	size_t nfuncs, funccap;
 	struct hmap func_index;
 	uint64_t lost_records, lost_samples, throttles, unthrottles, exits;
+	uint64_t throttled_ns;          /* time sampling was throttled, summed over
+					 * THROTTLE/UNTHROTTLE pairs (an open one
+					 * counts to the last sample) */
 	uint64_t first_time, last_time;
 	bool partial;                   /* no END chunk: running or killed */
 	bool live;                      /* the recorder still holds the file: running */

@@ -85,21 +85,28 @@ size_t profile_warnings(const struct profile *p, struct prof_warning *w)
 		    " (stax doctor says what to do)", p->path, lost, 100.0 * lost / (double)(p->nsamples + lost),
 		    p->nsamples + lost);
 	if (p->throttles) {
-		/* samples the requested rate asks for over the CPU time the
-		 * recorded processes used (clock events only) */
+		/* The samples the rate would have taken while the kernel had
+		 * sampling throttled: at most its duration times the rate (a
+		 * thread off the CPU misses none). For a clock event whose
+		 * processes' CPU time is known, no more than the samples short
+		 * of that time times the rate either. */
 		const char *clock = profile_meta(p, "event_is_clock");
 		uint64_t freq = meta_u64(p, "freq"), cpu_ns = meta_u64(p, "cpu_ns");
-		double want = clock && !strcmp(clock, "1") ? cpu_ns / 1e9 * freq : 0, got = (double)(p->nsamples + lost);
-		if (want > 0 && got < want && (want - got) * 100.0 > WARN_PERCENT * want)
-			add(w, &n, PROF_W_THROTTLED, "%s: the kernel throttled sampling %" PRIu64 " time%s: about"
-			    " %.0f samples (%.1f%%) fewer than %" PRIu64 " Hz asks for over the %.2f s of CPU time"
-			    " recorded (kernel.perf_event_max_sample_rate; stax doctor says more)", p->path,
-			    p->throttles, p->throttles == 1 ? "" : "s", want - got, 100.0 * (want - got) / want,
-			    freq, cpu_ns / 1e9);
-		else if (want <= 0)
+		double got = (double)(p->nsamples + lost), missed = p->throttled_ns / 1e9 * freq;
+		bool bounded = clock && !strcmp(clock, "1") && cpu_ns;
+		if (bounded)
+			missed = MIN(missed, MAX(0.0, cpu_ns / 1e9 * freq - got));
+		if (freq && missed * 100.0 > WARN_PERCENT * (got + missed))
+			add(w, &n, PROF_W_THROTTLED, "%s: the kernel throttled sampling %" PRIu64 " time%s, for"
+			    " %.1f ms in all: %s %.0f samples (%.1f%%) were not taken"
+			    " (kernel.perf_event_max_sample_rate; stax doctor says more)", p->path,
+			    p->throttles, p->throttles == 1 ? "" : "s", p->throttled_ns / 1e6,
+			    bounded ? "about" : "up to", missed, 100.0 * missed / (got + missed));
+		else if (!freq)
 			add(w, &n, PROF_W_THROTTLED, "%s: the kernel throttled sampling %" PRIu64 " time%s; how many"
-			    " samples that cost is not known for this recording (kernel.perf_event_max_sample_rate;"
-			    " stax doctor says more)", p->path, p->throttles, p->throttles == 1 ? "" : "s");
+			    " samples that cost is not known (the recording does not say its rate;"
+			    " kernel.perf_event_max_sample_rate)", p->path, p->throttles,
+			    p->throttles == 1 ? "" : "s");
 	}
 	return n;
 }

@@ -134,15 +134,18 @@ int store_sync(struct store_writer *w)
 int store_writer_open(struct store_writer *w, const char *path)
 {
 	struct store_file_header h;
-	int ret;
+	int ret, i;
 
 	memset(w, 0, sizeof(*w));
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (w->fd < 0)
 		return -errno;
 	/* held until the END chunk is written: readers tell a recording in
-	 * progress from one whose writer died (see format.h) */
-	flock(w->fd, LOCK_EX | LOCK_NB);
+	 * progress from one whose writer died (see format.h). A reader holds
+	 * its shared lock for microseconds (open to mmap): try again a
+	 * little, never wait on it for long. */
+	for (i = 0; i < 100 && flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK; i++)
+		usleep(1000);
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, STORE_MAGIC, 8);
 	h.version = STORE_VERSION;

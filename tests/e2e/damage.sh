@@ -167,13 +167,14 @@ fi
 
 # --- a recording that lost (or throttled away) more than 1% of its samples ----
 # Its END chunk is replaced by a data chunk with a LOST record (type 8:
-# time, count, kind 1 = samples) of 10% of the samples, or THROTTLE
-# records (type 9) and a cpu_ns META for twice the CPU time the samples
-# cover, then END again: chunks as stax wrote them before checksums
-# (flags 0), compressed with the libzstd stax uses.
+# time, count, kind 1 = samples) of 10% of the samples, or a THROTTLE
+# and an UNTHROTTLE record (type 9: time, 1 or 0) at the first and the
+# last sample and a cpu_ns META of twice the CPU time (so the rate would
+# have taken as many samples again), then END again: chunks as stax wrote
+# them before checksums (flags 0), compressed with the libzstd stax uses.
 cat >"$T/append.py" <<'EOF'
 import ctypes, ctypes.util, struct, sys
-src, dst, what, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+src, dst, what, n = sys.argv[1], sys.argv[2], sys.argv[3], [int(x) for x in sys.argv[4:]]
 d = open(src, "rb").read()
 z = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
 z.ZSTD_compressBound.restype = ctypes.c_size_t
@@ -198,17 +199,26 @@ while off + 24 <= len(d):
         end, seq = off, s
     off += 24 + comp
 if what == "lost":
-    recs = rec(8, struct.pack("<QQII", 1, n, 1, 0))
+    recs = rec(8, struct.pack("<QQII", 1, n[0], 1, 0))
 else:
-    recs = b"".join(rec(9, struct.pack("<QII", i, 1, 0)) for i in range(5)) + meta("cpu_ns", str(n))
+    recs = (rec(9, struct.pack("<QII", n[0], 1, 0)) + rec(9, struct.pack("<QII", n[1], 0, 0)) +
+            meta("cpu_ns", str(n[2])))
 open(dst, "wb").write(d[:end] + chunk(1, seq, recs) + chunk(3, seq + 1, b""))
 EOF
-cpu_ns=$(stax info "$G" --json 2>/dev/null | python3 -c 'import json, sys; d = json.load(sys.stdin); print(int(d["samples"] / d["requested_hz"] * 2e9))')
+span=$(stax script "$G" --json 2>/dev/null | python3 -c '
+import json, sys
+t = [s["time"] for s in json.load(sys.stdin)["samples"]]
+print(min(t), max(t))')
+cpu2=$(stax info "$G" --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(int(2e9 * d["samples"] / d["effective_hz"]))')
+# shellcheck disable=SC2086
 if python3 "$T/append.py" "$G" "$T/lost.data" lost $((good_n / 10)) 2>"$T/py.err" &&
-	python3 "$T/append.py" "$G" "$T/throttled.data" throttle "$cpu_ns" 2>>"$T/py.err"; then
+	python3 "$T/append.py" "$G" "$T/throttled.data" throttle $span "$cpu2" 2>>"$T/py.err"; then
 	views "$T/lost.data" "$((good_n / 10)) samples or other records were lost \(9\.[0-9]%" \
 		"a recording that lost 10% of its samples"
-	views "$T/throttled.data" "throttled sampling 5 times: about [0-9]+ samples \((4[5-9]|5[0-5])\.[0-9]%\) fewer" \
+	views "$T/throttled.data" "throttled sampling 1 time, for [0-9.]+ ms in all: about [0-9]+ samples \((4[5-9]|5[0-5])\.[0-9]%\) were not taken" \
 		"a recording that throttling cost half its samples"
 	python3 "$T/append.py" "$G" "$T/lost1.data" lost $((good_n / 200)) 2>>"$T/py.err"
 	stax top "$T/lost1.data" >/dev/null 2>"$T/l1.err"

@@ -206,7 +206,7 @@ def ss(*args):
     return [l.split() for l in subprocess.run(["ss", "-tnH"] + list(args) + ["( sport = :%d )" % port],
                                               capture_output=True, text=True).stdout.splitlines() if l.strip()]
 # established on the server side, less those still in the listening
-# socket's accept queue (its Recv-Q): the connections the server took
+# socket accept queue (its Recv-Q): the connections the server took
 est = len(ss("state", "established"))
 queued = sum(int(l[1]) for l in ss("-l"))
 print(est - queued)
