@@ -8,7 +8,7 @@
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Isrc -D_GNU_SOURCE -MMD -MP
-LDLIBS = -ldw -lelf -lzstd -lz -llzma -liberty -lpthread -ldl
+LDLIBS = -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl
 # capstone (annotate) and libmicrohttpd (serve) are opened when used, by
 # the names of the libraries their headers come with (Debian 12's names
 # in the code when the headers are not installed yet)

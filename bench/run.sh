@@ -503,7 +503,7 @@ LU=""
 [ -f /usr/include/x86_64-linux-gnu/libunwind.h ] || [ -f /usr/include/libunwind.h ] && LU="-DHAVE_LIBUNWIND"
 m7=0 n7=0
 # 7a: recorded stacks
-rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(ls build/src/*/*.o | grep -v '^build/src/cmd/') -Wl,--wrap=unwind_sample -ldw -lelf -lzstd -lz -llzma -liberty -lpthread -ldl${LU:+ -lunwind-x86_64 -lunwind}"
+rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(ls build/src/*/*.o | grep -v '^build/src/cmd/') -Wl,--wrap=unwind_sample -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl${LU:+ -lunwind-x86_64 -lunwind}"
 rb_ok=0
 [ -f build/src/unwind/unwind.o ] && eval "$rb" 2>"$W/rb.err" && rb_ok=1
 [ "$rb_ok" = 1 ] || say "bench_replay did not build: $(head -n 3 "$W/rb.err" 2>/dev/null | tr '\n' ' ')"
@@ -625,7 +625,7 @@ perf script -F ip,dso -i "$SBP" 2>/dev/null | awk 'NF { if (!($1 in u)) { u[$1] 
 read -r SBU SBUS <"$W/sb.addrs"
 # The synthetic recording: exactly SYN_SAMPLES samples over SYN_ADDRS leaf
 # addresses of symbench, no symbols chunk (bench/symbench/mkrec.c).
-mkb="cc -O2 -Isrc -D_GNU_SOURCE -o $W/mkrec bench/symbench/mkrec.c build/src/store/*.o build/src/lib/*.o -lzstd"
+mkb="cc -O2 -Isrc -D_GNU_SOURCE -o $W/mkrec bench/symbench/mkrec.c build/src/store/*.o build/src/lib/*.o -lzstd -lxxhash"
 rm -f "$SYN"
 SYNU=- SYNN=-
 if [ -x "$SB" ] && eval "$mkb" 2>"$W/mkrec.err" &&

@@ -11,6 +11,7 @@ clang:/usr/bin/clang
 libelf-dev:/usr/include/libelf.h
 libdw-dev:/usr/include/elfutils/libdw.h
 libzstd-dev:/usr/include/zstd.h
+libxxhash-dev:/usr/include/xxhash.h
 libiberty-dev:/usr/include/libiberty/demangle.h
 zlib1g-dev:/usr/include/zlib.h
 liblzma-dev:/usr/include/lzma.h

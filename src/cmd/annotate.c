@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 const char cmd_annotate_help[] =
-"usage: stax annotate FUNCTION|0xADDRESS [-i FILE] [--json] [--color|--no-color]\n"
+"usage: stax annotate FUNCTION|0xADDRESS [FILE | -i FILE] [--json] [--color|--no-color]\n"
 "                     [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "\n"
 "The disassembly of one sampled function (capstone) with the samples and\n"
@@ -19,7 +19,8 @@ const char cmd_annotate_help[] =
 "function that holds the code, not an inlined helper); 0xADDRESS is an\n"
 "address of one of its frames, as stax script prints it. The binary must\n"
 "still be where the recording found it.\n"
-"Reads stax.data unless -i is given; --json prints JSON.\n";
+"Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
+"JSON.\n";
 
 int cmd_annotate(int argc, char **argv)
 {
@@ -42,8 +43,11 @@ int cmd_annotate(int argc, char **argv)
 			cmd_bad_option("annotate", argv[i]);
 		else if (!what)
 			what = argv[i];
+		else if (!q.input_set)
+			query_file_arg(&q, "annotate", argv[i]);
 		else
-			die("annotate: one function at a time ('%s' and '%s'; see 'stax help annotate')", what, argv[i]);
+			die("annotate: too many arguments: '%s' (stax annotate FUNCTION [FILE], one function"
+			    " at a time)", argv[i]);
 	}
 	if (!what)
 		die("annotate: which function? (stax annotate NAME; stax top lists them)");

@@ -47,6 +47,7 @@ const struct cmd *cmd_table(size_t *n);
  * --comm, --no-demangle, --no-inline, --lines, -h/--help. */
 struct query_opts {
 	const char *input;
+	bool input_set;        /* given, by -i or as FILE */
 	bool json;
 	bool no_demangle;
 	bool no_inline;        /* --no-inline: fold inlined functions into their caller */
@@ -59,8 +60,18 @@ void query_init(struct query_opts *q);
 /* If argv[*i] is a common option, consume it (and its value) and return
  * true. Dies with a clear message on a missing or bad value. */
 bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, int *i);
-/* Load and symbolize q->input; dies with the reader's message. */
+/* Is arg a positional argument (not an option; "-" is standard input)? */
+bool query_is_file_arg(const char *arg);
+/* The recording given as a positional FILE (the same as -i FILE); dies
+ * when one was given already. */
+void query_file_arg(struct query_opts *q, const char *cmd, const char *arg);
+/* Load and symbolize q->input; dies with the reader's message. Prints
+ * the recording's warnings (query_warn). */
 void query_load(const struct query_opts *q, struct profile *p);
+/* Print "stax: warning: ..." for each of profile_warnings(p) whose kind
+ * is not in skip (a mask of enum prof_warning_kind): the one place the
+ * commands warn about a recording. */
+void query_warn(const struct profile *p, unsigned skip);
 /* Print help for cmd to stdout and exit 0 when argv[i] is -h/--help. */
 void cmd_maybe_help(const char *cmd, const char *arg);
 /* "unknown option" error for cmd, exit 1 (style: usage hint). */

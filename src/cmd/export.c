@@ -10,12 +10,13 @@
 #include <unistd.h>
 
 const char cmd_export_help[] =
-"usage: stax export --format pprof|speedscope|folded|chrome [-o FILE] [-i FILE]\n"
+"usage: stax export --format pprof|speedscope|folded|chrome [-o FILE] [FILE | -i FILE]\n"
 "                   [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                   [--no-inline] [--lines]\n"
 "\n"
 "Write the recording (the samples the filters keep) in a format other\n"
-"tools read. Reads stax.data unless -i is given; writes to standard output\n"
+"tools read. Reads FILE (or -i FILE; stax.data when neither is given);\n"
+"writes to standard output\n"
 "unless -o is given (pprof, being gzip, needs -o or a pipe).\n"
 "\n"
 "  --format pprof       profile.proto, gzip-compressed: go tool pprof,\n"
@@ -53,6 +54,10 @@ int cmd_export(int argc, char **argv)
 		cmd_maybe_help("export", argv[i]);
 		if (query_option(&q, "export", argc, argv, &i))
 			continue;
+		if (query_is_file_arg(argv[i])) {
+			query_file_arg(&q, "export", argv[i]);
+			continue;
+		}
 		if (!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f"))
 			format = cmd_value("export", argc, argv, &i);
 		else if (!strncmp(argv[i], "--format=", 9))

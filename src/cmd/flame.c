@@ -10,14 +10,15 @@
 #include <string.h>
 
 const char cmd_flame_help[] =
-"usage: stax flame [-i FILE] [--folded | --svg [-o FILE] [--title TEXT]] [-d DEPTH]\n"
-"                  [--threshold PCT] [--json]\n"
+"usage: stax flame [FILE | -i FILE] [--folded | --svg [-o FILE] [--title TEXT]]\n"
+"                  [-d DEPTH] [--threshold PCT] [--json]\n"
 "                  [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                  [--no-inline] [--lines] [--python-only]\n"
 "\n"
 "The call tree, root first: each line is a frame with the share and count\n"
 "of samples that passed through it, children indented under their caller,\n"
-"hottest first. The first level is the thread's command name.\n"
+"hottest first. The first level is the thread's command name. Reads FILE\n"
+"(or -i FILE; stax.data when neither is given).\n"
 "\n"
 "  --folded          print 'comm;root;...;leaf COUNT' lines, the format\n"
 "                    FlameGraph's flamegraph.pl and speedscope read; kernel\n"
@@ -68,6 +69,10 @@ int cmd_flame(int argc, char **argv)
 		cmd_maybe_help("flame", argv[i]);
 		if (query_option(&q, "flame", argc, argv, &i))
 			continue;
+		if (query_is_file_arg(argv[i])) {
+			query_file_arg(&q, "flame", argv[i]);
+			continue;
+		}
 		if (!strcmp(argv[i], "--folded")) {
 			o.folded = true;
 		} else if (!strcmp(argv[i], "--python-only")) {

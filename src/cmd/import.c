@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "cmd/output.h"
 #include "source/perfdata.h"
+#include "store/reader.h"
 #include "store/writer.h"
 #include "lib/util.h"
 
@@ -72,8 +73,17 @@ int cmd_import(int argc, char **argv)
 	if (strcmp(input, "-") && access(input, R_OK))
 		die("import: cannot read %s: %s (record one with perf record -g, or name the file)",
 		    input, strerror(errno));
-	if (strcmp(input, "-") && !perfdata_path_is_perfdata(input))
-		die("import: %s is not a perf.data file (no PERFILE2 magic)", input);
+	if (strcmp(input, "-") && !perfdata_path_is_perfdata(input)) {
+		char head[8] = { 0 };
+		FILE *f = fopen(input, "rb");
+		bool rec = f && fread(head, 1, sizeof(head), f) == sizeof(head) && store_is_recording(head, sizeof(head));
+		if (f)
+			fclose(f);
+		if (rec)
+			die("import: %s is a stax recording already (query it: stax top %s)", input, input);
+		die("%s is not a stax recording or perf.data (it does not start with PERFILE2; import reads"
+		    " what perf record wrote)", input);
+	}
 	if (same_file(input, output))
 		die("import: the output %s is the input (choose another with -o)", output);
 	if (!strcmp(output, "-") && isatty(1))

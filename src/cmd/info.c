@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 const char cmd_info_help[] =
-"usage: stax info [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
+"usage: stax info [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
 "What was recorded: command, duration, event with requested and effective\n"
 "rate (the kernel lowers it when it throttles), samples, lost records,\n"
@@ -13,8 +13,16 @@ const char cmd_info_help[] =
 "JIT code by the CPython trampoline rule, frame pointers or jitdump CFI),\n"
 "and each module with its frames, the share without symbols, and where\n"
 "its symbols and source lines came from (symtab, debug-file, debuglink,\n"
-"minidebuginfo, debuginfod, dynsym; jit; kallsyms).\n"
-"Reads stax.data unless -i is given; --json prints JSON.\n";
+"minidebuginfo, debuginfod, dynsym; jit; kallsyms). It counts every\n"
+"process sampled. A stack that reaches main or a thread start function\n"
+"is complete, whatever the unwinder said of the frames beyond it;\n"
+"truncated and broken are stacks that stop short of one (or that a\n"
+"damaged chunk cut). The file line says whether the recording is\n"
+"finished, still being recorded or truncated; a damaged line counts the\n"
+"chunks skipped as damaged. Without kernel frames it says why, from the\n"
+"facts the recorder kept.\n"
+"Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
+"JSON.\n";
 
 int cmd_info(int argc, char **argv)
 {
@@ -25,7 +33,9 @@ int cmd_info(int argc, char **argv)
 	query_init(&q);
 	for (i = 1; i < argc; i++) {
 		cmd_maybe_help("info", argv[i]);
-		if (!query_option(&q, "info", argc, argv, &i))
+		if (query_is_file_arg(argv[i]))
+			query_file_arg(&q, "info", argv[i]);
+		else if (!query_option(&q, "info", argc, argv, &i))
 			cmd_bad_option("info", argv[i]);
 	}
 	query_load(&q, &p);

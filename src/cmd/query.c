@@ -32,13 +32,32 @@ static int64_t int_value(const char *cmd, int argc, char **argv, int *i)
 	return (int64_t)n;
 }
 
+/* The recording, from -i FILE or a positional FILE: once. */
+static void set_input(struct query_opts *q, const char *cmd, const char *file)
+{
+	if (q->input_set)
+		die("%s: two recordings given ('%s' and '%s'; see 'stax help %s')", cmd, q->input, file, cmd);
+	q->input = file;
+	q->input_set = true;
+}
+
+bool query_is_file_arg(const char *arg)
+{
+	return arg[0] != '-' || !strcmp(arg, "-");
+}
+
+void query_file_arg(struct query_opts *q, const char *cmd, const char *arg)
+{
+	set_input(q, cmd, arg);
+}
+
 bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, int *i)
 {
 	const char *a = argv[*i];
 	if (!strcmp(a, "-i") || !strcmp(a, "--input"))
-		q->input = cmd_value(cmd, argc, argv, i);
+		set_input(q, cmd, cmd_value(cmd, argc, argv, i));
 	else if (!strncmp(a, "--input=", 8))
-		q->input = a + 8;
+		set_input(q, cmd, a + 8);
 	else if (!strcmp(a, "--json"))
 		q->json = true;
 	else if (!strcmp(a, "--no-demangle"))
@@ -56,6 +75,15 @@ bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, 
 	else
 		return false;
 	return true;
+}
+
+void query_warn(const struct profile *p, unsigned skip)
+{
+	struct prof_warning w[PROF_WARNINGS_MAX];
+	size_t n = profile_warnings(p, w), i;
+	for (i = 0; i < n; i++)
+		if (!(w[i].kind & skip))
+			warn("%s", w[i].text);
 }
 
 /* perf.data (file or pipe format, or "-") is imported into an in-memory
@@ -76,6 +104,7 @@ void query_load(const struct query_opts *q, struct profile *p)
 	} else if (profile_load(p, q->input)) {
 		exit(1);
 	}
+	query_warn(p, 0);
 	{
 		struct prof_sym_opts so = { !q->no_demangle, q->no_inline, q->lines };
 		profile_symbolize_opts(p, &so);

@@ -70,7 +70,10 @@ const char cmd_record_help[] =
 "  -q, --quiet       no summary at the end\n"
 "\n"
 "As a user without privileges (kernel.perf_event_paranoid 2), stax records\n"
-"your own processes with user-space frames only.\n";
+"your own processes with user-space frames only, and says why; another\n"
+"user's process needs root, CAP_PERFMON or CAP_SYS_PTRACE, whatever\n"
+"kernel.perf_event_paranoid is. The recording keeps the facts behind such\n"
+"limits, so stax info and stax doctor give the same reasons later.\n";
 
 static void parse_pids(struct record_opts *o, const char *s)
 {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 const char cmd_script_help[] =
-"usage: stax script [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
+"usage: stax script [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "                   [--no-demangle] [--no-inline] [--python-only]\n"
 "\n"
 "Every sample as a block: command, pid/tid, cpu, time in seconds, period\n"
@@ -16,7 +16,8 @@ const char cmd_script_help[] =
 "its file alone, as addr2line does (no \"line\" in JSON). Like perf\n"
 "script. --no-inline folds inlined functions into the function holding\n"
 "their code.\n"
-"Reads stax.data unless -i is given; --json prints JSON (Python frames\n"
+"Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
+"JSON, with addresses as \"0x...\" strings (Python frames\n"
 "of python -X perf have \"python\": true).\n"
 "\n"
 "  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
@@ -34,6 +35,8 @@ int cmd_script(int argc, char **argv)
 		cmd_maybe_help("script", argv[i]);
 		if (!strcmp(argv[i], "--python-only"))
 			q.python_only = true;
+		else if (query_is_file_arg(argv[i]))
+			query_file_arg(&q, "script", argv[i]);
 		else if (!query_option(&q, "script", argc, argv, &i))
 			cmd_bad_option("script", argv[i]);
 	}

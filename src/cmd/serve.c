@@ -6,7 +6,7 @@
 #include <string.h>
 
 const char cmd_serve_help[] =
-"usage: stax serve [-i FILE] [--port N] [--no-demangle]\n"
+"usage: stax serve [FILE | -i FILE] [--port N] [--no-demangle]\n"
 "\n"
 "Serve a web page about the recording at http://127.0.0.1:PORT/ (loopback\n"
 "only; the page loads nothing from elsewhere): the interactive flamegraph,\n"
@@ -16,21 +16,35 @@ const char cmd_serve_help[] =
 "or the flamegraph its annotated disassembly (stax annotate; the sampled\n"
 "addresses when the binary is gone).\n"
 "The recording is read again whenever it changes, so the page follows a\n"
-"recording that is still running. Ctrl-C stops the server.\n"
+"recording that is still running; its warnings (still being recorded,\n"
+"truncated, damaged, lossy) show on the page and here. Only requests for\n"
+"127.0.0.1, localhost or [::1] with the port are answered (another Host\n"
+"header gets 403, so a page elsewhere cannot read the profile); at most\n"
+"64 connections at once, an idle one closed after 30 s. Ctrl-C stops\n"
+"the server.\n"
 "\n"
-"  -i FILE           the recording (default stax.data)\n"
+"  FILE, -i FILE     the recording (default stax.data)\n"
 "  --port N          TCP port (default 8470; 0 picks a free one, printed\n"
 "                    on standard error)\n";
 
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { "stax.data", 8470, true };
+	bool input_set = false;
 	int i;
 
 	for (i = 1; i < argc; i++) {
+		const char *file = NULL;
 		cmd_maybe_help("serve", argv[i]);
-		if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--input")) {
-			o.path = cmd_value("serve", argc, argv, &i);
+		if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--input"))
+			file = cmd_value("serve", argc, argv, &i);
+		else if (query_is_file_arg(argv[i]))
+			file = argv[i];
+		if (file) {
+			if (input_set)
+				die("serve: two recordings given ('%s' and '%s'; see 'stax help serve')", o.path, file);
+			o.path = file;
+			input_set = true;
 		} else if (!strcmp(argv[i], "--port") || !strcmp(argv[i], "-p")) {
 			uint64_t n;
 			const char *v = cmd_value("serve", argc, argv, &i);

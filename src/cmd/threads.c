@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 const char cmd_threads_help[] =
-"usage: stax threads [-i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
+"usage: stax threads [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
 "Per thread: tid, pid, name, samples, share and CPU milliseconds (for\n"
 "clock events: the sum of sample periods), busiest first.\n"
@@ -16,7 +16,8 @@ const char cmd_threads_help[] =
 "WRITE, SLEEP (nanosleep), POLL (poll, select, epoll, wait4, waitid),\n"
 "FAULT (page faults), PREEMPTED (still runnable, waiting for a cpu) and\n"
 "OTHER.\n"
-"Reads stax.data unless -i is given; --json prints JSON.\n";
+"Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
+"JSON.\n";
 
 int cmd_threads(int argc, char **argv)
 {
@@ -27,7 +28,9 @@ int cmd_threads(int argc, char **argv)
 	query_init(&q);
 	for (i = 1; i < argc; i++) {
 		cmd_maybe_help("threads", argv[i]);
-		if (!query_option(&q, "threads", argc, argv, &i))
+		if (query_is_file_arg(argv[i]))
+			query_file_arg(&q, "threads", argv[i]);
+		else if (!query_option(&q, "threads", argc, argv, &i))
 			cmd_bad_option("threads", argv[i]);
 	}
 	query_load(&q, &p);

@@ -6,13 +6,14 @@
 #include <string.h>
 
 const char cmd_top_help[] =
-"usage: stax top [-i FILE] [-n N] [--sort self|total] [--off-cpu] [--json]\n"
+"usage: stax top [FILE | -i FILE] [-n N] [--sort self|total] [--off-cpu] [--json]\n"
 "                [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                [--no-inline] [--lines] [--python-only]\n"
 "\n"
 "Functions with their self samples (the function was running) and total\n"
 "samples (the function was on the stack), with percentages of the samples\n"
-"kept by the filters. Reads stax.data unless -i is given.\n"
+"kept by the filters. Reads FILE (or -i FILE; stax.data when neither is\n"
+"given).\n"
 "\n"
 "  -n N              show the N first rows (default 20, 0 for all)\n"
 "  --sort self|total order by self (default) or total samples\n"
@@ -41,6 +42,10 @@ int cmd_top(int argc, char **argv)
 		cmd_maybe_help("top", argv[i]);
 		if (query_option(&q, "top", argc, argv, &i))
 			continue;
+		if (query_is_file_arg(argv[i])) {
+			query_file_arg(&q, "top", argv[i]);
+			continue;
+		}
 		if (!strcmp(argv[i], "-n")) {
 			uint64_t n;
 			const char *v = cmd_value("top", argc, argv, &i);

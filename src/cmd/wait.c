@@ -14,14 +14,18 @@
 #include <unistd.h>
 
 const char cmd_wait_help[] =
-"usage: stax wait [-i FILE] (--for-samples N | --for-seconds S |\n"
+"usage: stax wait [FILE | -i FILE] (--for-samples N | --for-seconds S |\n"
 "                 --until-symbol NAME) [--timeout S]\n"
 "\n"
-"Block until the recording being written to FILE (stax.data unless -i is\n"
-"given) meets the condition, then exit 0; exit 1 when --timeout seconds\n"
-"pass first, or when the recording finished without meeting it. A FILE\n"
-"that does not exist yet is waited for. Then query the recording as it\n"
-"stands with stax top, flame or threads while it keeps growing.\n"
+"Block until the recording being written to FILE (or -i FILE; stax.data\n"
+"when neither is given) meets the condition, then exit 0; exit 1 when\n"
+"--timeout seconds pass first, or when the recording finished without\n"
+"meeting it, or stopped growing unfinished (its recorder was killed). A\n"
+"FILE that does not exist yet is waited for. Then query the recording as\n"
+"it stands with stax top, flame or threads while it keeps growing.\n"
+"When it ends, wait prints the warnings the other commands print (a\n"
+"damaged or truncated recording, lost samples), but not that the\n"
+"recording is still being written.\n"
 "\n"
 "  --for-samples N     N samples are in the file\n"
 "  --for-seconds S     the recording has run for S seconds\n"
@@ -44,13 +48,16 @@ static double positive(const char *opt, const char *v)
 	return d;
 }
 
-/* Seconds the recording covers: until now while it runs, else its end. */
+/* Seconds the recording covers: until now while it runs, else its end
+ * (its last sample when its recorder died). */
 static double recorded_seconds(const struct profile *p)
 {
 	const char *s = profile_meta(p, "start_ns"), *e = profile_meta(p, "end_ns");
 	uint64_t start = s ? strtoull(s, NULL, 10) : p->first_time, end;
 	if (e && !p->partial)
 		end = strtoull(e, NULL, 10);
+	else if (p->partial && !p->live)
+		end = p->last_time;
 	else
 		end = now_ns();
 	/* another boot's clock: fall back to the newest sample */
@@ -75,6 +82,17 @@ static bool has_symbol(struct profile *p, const char *name, bool demangle)
 	return false;
 }
 
+/* The warnings of the last look at the recording, printed once when
+ * wait ends; not that it is still being written: that is what wait is
+ * for. */
+static void print_warnings(const struct prof_warning *w, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (w[i].kind != PROF_W_LIVE)
+			warn("%s", w[i].text);
+}
+
 int cmd_wait(int argc, char **argv)
 {
 	struct query_opts q;
@@ -83,6 +101,9 @@ int cmd_wait(int argc, char **argv)
 	uint64_t want_samples = 0, start = now_ns();
 	double want_seconds = 0, timeout = 0;
 	struct timespec started;
+	unsigned dead = 0; /* polls that found the recording unfinished and its recorder gone */
+	struct prof_warning warnings[PROF_WARNINGS_MAX];
+	size_t nwarn = 0;
 	int i;
 
 	clock_gettime(CLOCK_REALTIME, &started);
@@ -92,6 +113,10 @@ int cmd_wait(int argc, char **argv)
 		cmd_maybe_help("wait", a);
 		if (query_option(&q, "wait", argc, argv, &i))
 			continue;
+		if (query_is_file_arg(a)) {
+			query_file_arg(&q, "wait", a);
+			continue;
+		}
 		if (kind != WAIT_NONE && (!strcmp(a, "--for-samples") || !strcmp(a, "--for-seconds") ||
 					  !strcmp(a, "--until-symbol")))
 			die("wait: give one of --for-samples, --for-seconds and --until-symbol");
@@ -119,7 +144,7 @@ int cmd_wait(int argc, char **argv)
 
 	for (;;) {
 		struct stat st;
-		bool met = false, finished = false;
+		bool met = false, finished = false, truncated = false;
 		uint64_t nsamples = 0;
 		double secs = 0;
 
@@ -140,20 +165,33 @@ int cmd_wait(int argc, char **argv)
 			 * finished while we waited; one that finished before we started
 			 * gets a second's grace, in case a new "stax record" is about
 			 * to replace it (launched just before us, it renames the file
-			 * to FILE.old within milliseconds). */
-			if (!p.partial) {
+			 * to FILE.old within milliseconds). One that is unfinished and
+			 * that no recorder holds (killed) will not change either:
+			 * seen so twice (a recorder locks the file just after
+			 * creating it), it counts as finished. */
+			if (!p.partial || !p.live) {
 				bool before = st.st_mtim.tv_sec < started.tv_sec ||
 					      (st.st_mtim.tv_sec == started.tv_sec &&
 					       st.st_mtim.tv_nsec < started.tv_nsec);
-				finished = !before || now_ns() - start >= 1000000000ull;
+				truncated = p.partial;
+				finished = (!before || now_ns() - start >= 1000000000ull) &&
+					   (!truncated || ++dead > 1);
+			} else {
+				dead = 0;
 			}
+			nwarn = profile_warnings(&p, warnings);
 			profile_release(&p);
-			if (met)
+			if (met) {
+				print_warnings(warnings, nwarn);
 				return 0;
+			}
 		}
+		if (finished || (timeout > 0 && (now_ns() - start) / 1e9 >= timeout))
+			print_warnings(warnings, nwarn);
 		if (finished) {
-			fprintf(stderr, "stax: wait: %s finished without meeting the condition"
-				" (%" PRIu64 " samples, %.2f s recorded)\n", q.input, nsamples, secs);
+			fprintf(stderr, "stax: wait: %s %s without meeting the condition"
+				" (%" PRIu64 " samples, %.2f s recorded)\n", q.input,
+				truncated ? "stopped growing (its recorder is gone)" : "finished", nsamples, secs);
 			return 1;
 		}
 		if (timeout > 0 && (now_ns() - start) / 1e9 >= timeout) {

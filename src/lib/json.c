@@ -1,6 +1,7 @@
 #include "lib/json.h"
 
 #include <stdbool.h>
+#include <inttypes.h>
 #include <stdint.h>
 
 /* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0 when
@@ -72,4 +73,9 @@ void json_str(FILE *f, const char *s)
 void json_str_markup(FILE *f, const char *s)
 {
 	json_str_esc(f, s, true);
+}
+
+void json_addr(FILE *f, uint64_t addr)
+{
+	fprintf(f, "\"0x%" PRIx64 "\"", addr);
 }

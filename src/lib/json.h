@@ -2,7 +2,18 @@
 #ifndef STAX_LIB_JSON_H
 #define STAX_LIB_JSON_H
 
+#include <stdint.h>
 #include <stdio.h>
+
+/* The version of stax's JSON output, the first key of every top-level
+ * object a --json view (and serve's API) prints: "json_version". 2:
+ * addresses are "0x..." strings (1 printed them as numbers, which JSON
+ * parsers round above 2^53, so kernel addresses came out wrong). */
+#define JSON_VERSION 2
+#define JSON_STR_(x) #x
+#define JSON_STR(x) JSON_STR_(x)
+/* Opens a top-level object: '{"json_version":2,' */
+#define JSON_OPEN "{\"json_version\":" JSON_STR(JSON_VERSION) ","
 
 /* Print s as a JSON string literal, quotes included. NULL prints null.
  * Bytes that are not valid UTF-8 each print as \ufffd, so the output is
@@ -12,5 +23,8 @@ void json_str(FILE *f, const char *s);
  * U+FFFE and U+FFFF, which XML forbids, escaped): the literal can sit in
  * a script inside HTML or XML (no "</script>", "]]>" or entity in it). */
 void json_str_markup(FILE *f, const char *s);
+/* Print an address as a JSON string "0x1a2b" (lowercase hex): exact
+ * whatever its size, where a number above 2^53 would be rounded. */
+void json_addr(FILE *f, uint64_t addr);
 
 #endif

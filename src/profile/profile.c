@@ -31,6 +31,11 @@ struct loader {
 	struct rec_offcpu *open;
 	size_t nopen, opencap;
 	uint64_t open_as_of;
+	uint64_t made_up;     /* record bytes the stand-ins stood for (of damage.lost_raw) */
+	/* times of the THROTTLE records not yet paired with an UNTHROTTLE,
+	 * thr[thr_head .. nthr) (first in, first out) */
+	uint64_t *thr;
+	size_t nthr, thrcap, thr_head;
 };
 
 static int corrupt(struct loader *l, const struct store_record *rec, const char *what)
@@ -39,6 +44,53 @@ static int corrupt(struct loader *l, const struct store_record *rec, const char 
 		 "%s: corrupt %s record at offset %" PRIu64 "+%zu (the file is damaged; record again)",
 		 l->r.path, what, rec->chunk_offset, rec->offset);
 	return -1;
+}
+
+/* After damage, the nodes a lost chunk defined are missing, and later
+ * chunks refer to them: stand-ins take their ids (a "[damaged]" frame
+ * without a caller, NODE_F_LOST, so a stack through one ends there), as
+ * many as the lost bytes could have held (so a forged id cannot make
+ * millions). False when id is beyond that. */
+static bool stand_in_nodes(struct loader *l, uint64_t id)
+{
+	struct profile *p = l->p;
+	uint64_t n;
+	if (id <= p->nnodes)
+		return true;
+	n = id - p->nnodes;
+	if (n > (l->r.damage.lost_raw - l->made_up) / sizeof(struct rec_node))
+		return false;
+	l->made_up += n * sizeof(struct rec_node);
+	GROW(p->nodes, p->nodecap, p->nnodes + n);
+	memset(&p->nodes[p->nnodes], 0, n * sizeof(*p->nodes));
+	for (; p->nnodes < id; p->nnodes++) {
+		p->nodes[p->nnodes].addr = UINT64_MAX;
+		p->nodes[p->nnodes].flags = NODE_USER | NODE_F_LOST;
+	}
+	p->lost_nodes += n;
+	return true;
+}
+
+/* The same for mappings: stand-ins have no file, so their frames show
+ * as [unknown]. */
+static bool stand_in_maps(struct loader *l, uint64_t id)
+{
+	struct profile *p = l->p;
+	uint64_t n;
+	if (id <= p->nmaps)
+		return true;
+	n = id - p->nmaps;
+	if (n > (l->r.damage.lost_raw - l->made_up) / sizeof(struct rec_mapping))
+		return false;
+	l->made_up += n * sizeof(struct rec_mapping);
+	GROW(p->maps, p->mapcap, p->nmaps + n);
+	memset(&p->maps[p->nmaps], 0, n * sizeof(*p->maps));
+	for (; p->nmaps < id; p->nmaps++) {
+		p->maps[p->nmaps].id = (uint32_t)(p->nmaps + 1);
+		p->maps[p->nmaps].path = "";
+	}
+	p->lost_maps += n;
+	return true;
 }
 
 /* REC_SYMBOL_SRC belongs to the REC_SYMBOL just before it. */
@@ -115,6 +167,8 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		struct prof_mapping *m;
 		cur_get(&c, &rm, sizeof(rm));
 		cur_str(&c, &s1, &n1);
+		if (!c.bad && rm.id > p->nmaps + 1)
+			stand_in_maps(l, rm.id - 1ull);
 		if (c.bad || rm.id != p->nmaps + 1 || rm.build_id_size > 20)
 			return corrupt(l, rec, "mapping");
 		GROW(p->maps, p->mapcap, p->nmaps + 1);
@@ -148,6 +202,8 @@ static int load_record(struct loader *l, const struct store_record *rec)
 	case REC_NODES:
 		first = cur_u32(&c);
 		count = cur_u32(&c);
+		if (!c.bad && first > p->nnodes + 1)
+			stand_in_nodes(l, first - 1ull);
 		if (c.bad || first != p->nnodes + 1 || count > cur_left(&c) / sizeof(struct rec_node))
 			return corrupt(l, rec, "nodes");
 		GROW(p->nodes, p->nodecap, p->nnodes + count);
@@ -156,6 +212,8 @@ static int load_record(struct loader *l, const struct store_record *rec)
 			struct prof_node *nd;
 			uint32_t id = (uint32_t)(p->nnodes + 1);
 			cur_get(&c, &rn, sizeof(rn));
+			if ((rn.flags & 0xff) != NODE_ROOT && rn.mapping > p->nmaps)
+				stand_in_maps(l, rn.mapping);
 			if (rn.parent >= id || ((rn.flags & 0xff) != NODE_ROOT && !rn.parent) ||
 			    ((rn.flags & 0xff) == NODE_ROOT && rn.parent) || (rn.flags & 0xff) > NODE_KERNEL ||
 			    ((rn.flags & 0xff) != NODE_ROOT && rn.mapping > p->nmaps))
@@ -180,7 +238,7 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		for (i = 0; i < count; i++) {
 			struct rec_sample *s = &p->samples[p->nsamples];
 			cur_get(&c, s, sizeof(*s));
-			if (s->stack > p->nnodes)
+			if (!stand_in_nodes(l, s->stack))
 				return corrupt(l, rec, "samples");
 			if (!p->first_time || s->time < p->first_time)
 				p->first_time = s->time;
@@ -198,7 +256,7 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		for (i = 0; i < count; i++) {
 			struct rec_offcpu *o = &p->offcpu[p->noffcpu];
 			cur_get(&c, o, sizeof(*o));
-			if (o->stack > p->nnodes || o->reason >= OFFCPU_NREASONS)
+			if (!stand_in_nodes(l, o->stack) || o->reason >= OFFCPU_NREASONS)
 				return corrupt(l, rec, "off-cpu");
 			p->noffcpu++;
 		}
@@ -214,7 +272,7 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		for (i = 0; i < count; i++) {
 			struct rec_offcpu *o = &l->open[l->nopen];
 			cur_get(&c, o, sizeof(*o));
-			if (o->stack > p->nnodes || o->reason >= OFFCPU_NREASONS || o->start > l->open_as_of)
+			if (!stand_in_nodes(l, o->stack) || o->reason >= OFFCPU_NREASONS || o->start > l->open_as_of)
 				return corrupt(l, rec, "open off-cpu");
 			o->duration = l->open_as_of - o->start;
 			o->flags |= OFFCPU_F_OPEN;
@@ -235,10 +293,19 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		struct rec_throttle t;
 		if (!cur_get(&c, &t, sizeof(t)))
 			return corrupt(l, rec, "throttle");
-		if (t.throttled)
+		if (t.throttled) {
 			p->throttles++;
-		else
+			GROW(l->thr, l->thrcap, l->nthr + 1);
+			l->thr[l->nthr++] = t.time;
+		} else {
 			p->unthrottles++;
+			/* the records of all cpus interleave, but a sum of
+			 * (end - start) pairs is the same whichever pairs up */
+			if (l->thr_head < l->nthr) {
+				uint64_t from = l->thr[l->thr_head++];
+				p->throttled_ns += t.time > from ? t.time - from : 0;
+			}
+		}
 		break;
 	}
 	case REC_SYMBOL: {
@@ -246,7 +313,7 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		cur_get(&c, &rs, sizeof(rs));
 		cur_str(&c, &s1, &n1);
 		cur_str(&c, &s2, &n2);
-		if (c.bad || rs.mapping > p->nmaps)
+		if (c.bad || !stand_in_maps(l, rs.mapping))
 			return corrupt(l, rec, "symbol");
 		GROW(p->syms, p->symcap, p->nsyms + 1);
 		memset(&p->syms[p->nsyms], 0, sizeof(p->syms[0]));
@@ -324,17 +391,31 @@ static int load(struct loader *l)
 		int rr;
 		if (ch.kind == CHUNK_SYMBOLS)
 			l->p->has_symbols = true;
+		/* a record that does not parse damages its chunk: the records
+		 * before it stay, the rest of the chunk is skipped */
 		while ((rr = store_chunk_next_record(&l->r, &it, &rec)) > 0)
-			if (load_record(l, &rec))
-				return -1;
+			if (load_record(l, &rec)) {
+				rr = -1;
+				it.off = rec.offset;
+				break;
+			}
 		if (rr < 0)
-			return -1;
+			store_reader_damaged(&l->r, &ch, it.off, l->r.err);
 	}
 	if (last)
 		fprintf(stderr, "\r\033[K");
 	if (ret < 0)
 		return -1;
+	for (; l->thr_head < l->nthr; l->thr_head++) {
+		uint64_t from = MAX(l->thr[l->thr_head], l->p->first_time);
+		l->p->throttled_ns += l->p->last_time > from ? l->p->last_time - from : 0;
+	}
 	l->p->partial = !l->r.ended;
+	l->p->live = l->r.live;
+	l->p->file_size = l->r.size;
+	l->p->tail = l->r.tail;
+	l->p->data_bytes = l->r.data_bytes;
+	l->p->damage = l->r.damage;
 	add_open(l);
 	if (l->p->ncomms)
 		qsort(l->p->comms, l->p->ncomms, sizeof(*l->p->comms), cmp_comm);
@@ -360,6 +441,7 @@ int profile_load(struct profile *p, const char *path)
 		error("%s", l.r.err);
 	store_reader_close(&l.r);
 	free(l.open);
+	free(l.thr);
 	return ret;
 }
 
@@ -378,6 +460,7 @@ int profile_load_mem(struct profile *p, const char *name, const void *data,
 		snprintf(err, errlen, "%s", l.r.err);
 	store_reader_close(&l.r);
 	free(l.open);
+	free(l.thr);
 	return ret;
 }
 

@@ -12,6 +12,7 @@
 #define STAX_PROFILE_PROFILE_H
 
 #include "store/format.h"
+#include "store/reader.h"
 #include "store/stacks.h"
 #include "lib/hash.h"
 
@@ -28,6 +29,11 @@
  * node they expand. After symbolization a parent's id may be larger than
  * its child's. */
 #define NODE_F_INLINE 0x200u
+/* A stand-in for a node a damaged chunk defined: a user frame without a
+ * caller (parent 0), at address UINT64_MAX in no mapping, that views
+ * show as the function "[damaged]"; a stack that ends in one was cut by
+ * the damage. In memory only. */
+#define NODE_F_LOST 0x400u
 
 struct prof_node {
 	uint64_t addr;
@@ -125,20 +131,52 @@ struct profile {
 	size_t nfuncs, funccap;
 	struct hmap func_index;
 	uint64_t lost_records, lost_samples, throttles, unthrottles, exits;
+	uint64_t throttled_ns;          /* time sampling was throttled, summed over
+					 * THROTTLE/UNTHROTTLE pairs (an open one
+					 * counts to the last sample) */
 	uint64_t first_time, last_time;
 	bool partial;                   /* no END chunk: running or killed */
+	bool live;                      /* the recorder still holds the file: running */
+	uint64_t file_size;             /* bytes of the file as it was read */
+	uint64_t tail;                  /* bytes after its last complete chunk */
+	uint64_t data_bytes;            /* bytes of the data chunks read */
+	/* Chunks skipped as damaged. The nodes and mappings they defined are
+	 * stand-ins (a node is a "[damaged]" frame without a caller, see
+	 * NODE_F_LOST; a mapping has no file), so the stacks that went
+	 * through them end there. */
+	struct store_damage damage;
+	uint64_t lost_nodes, lost_maps; /* stand-ins */
 	bool has_symbols;
 	bool no_live_symbols;           /* never open binaries (fuzzing) */
 	char **strings;                 /* every string we own */
 	size_t nstrings, strcap;
 };
 
-/* Load path; on failure prints "stax: error: ..." and returns -1. */
+/* Load path; on failure prints "stax: error: ..." and returns -1. A
+ * recording that is cut, still growing or damaged loads (what could be
+ * read of it): profile_warnings() says what is missing. */
 int profile_load(struct profile *p, const char *path);
 /* Load from memory (fuzzing); returns -1 with the message in err. */
 int profile_load_mem(struct profile *p, const char *name, const void *data,
 		     size_t size, char *err, size_t errlen);
 void profile_release(struct profile *p);
+
+/* What every view of p must warn about (warnings.c). */
+enum prof_warning_kind {
+	PROF_W_LIVE = 1,       /* still being recorded */
+	PROF_W_TRUNCATED = 2,  /* no end chunk, and no recorder holds it */
+	PROF_W_DAMAGED = 4,    /* damaged chunks were skipped */
+	PROF_W_LOST = 8,       /* more than 1% of the samples lost */
+	PROF_W_THROTTLED = 16, /* throttling cost more than 1% of the samples (or an unknown share) */
+};
+#define PROF_WARNINGS_MAX 5
+struct prof_warning {
+	enum prof_warning_kind kind;
+	char text[512];        /* "what: why", for "stax: warning: %s" */
+};
+/* Fill w (room for PROF_WARNINGS_MAX) with what a reader of p must be
+ * told, one entry per problem; returns how many. Never fails. */
+size_t profile_warnings(const struct profile *p, struct prof_warning *w);
 /* Give every node a function, its source line, and (unless no_inline)
  * nodes for inlined functions. Once per profile; a second call does
  * nothing. profile_symbolize() is the default: inline frames on, no

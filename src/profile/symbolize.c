@@ -200,7 +200,11 @@ static void chain_live(struct symctx *c, uint32_t k, const struct prof_node *nd,
 	const char *f;
 
 	memset(&res, 0, sizeof(res));
-	if (p->no_live_symbols) {
+	if (nd->flags & NODE_F_LOST) {
+		/* a stand-in for the frames a damaged chunk defined */
+		res.name = "[damaged]";
+		res.module = "[damaged]";
+	} else if (p->no_live_symbols) {
 		res.module = kernel ? NULL : "[unknown]";
 		res.file_offset = nd->addr;
 	} else {

@@ -1,4 +1,5 @@
 #include "record/events.h"
+#include "lib/perm.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -96,32 +97,18 @@ long sysctl_read(const char *path, long def)
 	return v;
 }
 
-static bool has_cap(int cap)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	if (syscall(SYS_capget, &h, d))
-		return false;
-	return (d[cap / 32].effective >> (cap % 32)) & 1;
-}
-
 bool event_kernel_allowed(void)
 {
-	if (geteuid() == 0)
-		return true;
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-	if (has_cap(CAP_PERFMON) || has_cap(CAP_SYS_ADMIN))
-		return true;
-	return sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2) <= 1;
+	struct perm_facts f;
+	perm_probe(&f);
+	return perm_allowed(PERM_KERNEL, &f);
 }
 
 bool event_system_allowed(void)
 {
-	if (geteuid() == 0 || has_cap(CAP_PERFMON) || has_cap(CAP_SYS_ADMIN))
-		return true;
-	return sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2) <= 0;
+	struct perm_facts f;
+	perm_probe(&f);
+	return perm_allowed(PERM_SYSTEM, &f);
 }
 
 void event_attr_switch(struct perf_event_attr *a, struct perf_event_attr *records,
@@ -185,7 +172,9 @@ void event_attr(struct perf_event_attr *a, const struct event_spec *ev,
 
 int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid)
 {
-	long paranoid = sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2);
+	struct perm_facts f;
+	char why[512];
+	perm_probe(&f);
 	switch (err) {
 	case ENOENT:
 	case EOPNOTSUPP:
@@ -195,23 +184,20 @@ int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pi
 			     event_available());
 	case EACCES:
 	case EPERM:
-		if (paranoid > 2)
-			return error("cannot open perf events: permission denied, kernel.perf_event_paranoid is %ld"
-				     " (run: sudo sysctl kernel.perf_event_paranoid=2, or run as root or with CAP_PERFMON)",
-				     paranoid);
-		return error("cannot open perf events: permission denied (kernel.perf_event_paranoid is %ld;"
-			     " profile your own processes, or run: sudo sysctl kernel.perf_event_paranoid=1,"
-			     " or run as root or with CAP_PERFMON)", paranoid);
+		if (pid > 0)
+			return error("cannot attach to process %d: permission denied: %s", pid,
+				     perm_why(PERM_ATTACH, &f, pid, why, sizeof(why)));
+		return error("cannot open perf events: permission denied: %s",
+			     perm_why(PERM_OPEN, &f, 0, why, sizeof(why)));
 	case ESRCH:
 		return error("cannot attach to process %d: no such process (check the pid)", pid);
 	case EMFILE:
 	case ENFILE:
 		return error("cannot open perf events: too many open files (raise the limit: ulimit -n 65536)");
 	case EINVAL:
-		if ((long)freq > sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", 100000))
-			return error("cannot sample at %llu Hz: above kernel.perf_event_max_sample_rate"
-				     " (lower -F, or run: sudo sysctl kernel.perf_event_max_sample_rate=%llu)",
-				     (unsigned long long)freq, (unsigned long long)freq);
+		if (f.max_rate != PERM_UNKNOWN && freq > (uint64_t)f.max_rate)
+			return error("cannot sample at %llu Hz: %s", (unsigned long long)freq,
+				     perm_why(PERM_RATE, &f, (long)freq, why, sizeof(why)));
 		return error("cannot open event '%s': invalid argument (this kernel may be too old for stax's options)",
 			     ev->name);
 	default:

@@ -45,17 +45,20 @@ void event_attr_switch(struct perf_event_attr *attr, struct perf_event_attr *rec
 /* perf_event_open wrapper. */
 int event_open(struct perf_event_attr *attr, int pid, int cpu, int group, unsigned long flags);
 
-/* Explain a failed perf_event_open (errno err) and return -1. */
+/* Explain a failed perf_event_open (errno err) and return -1: pid is
+ * the process attached to (-p), 0 for a launched command or -a. The
+ * reasons come from perm_why() (lib/perm.h). */
 int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid);
 
 /* Read an integer sysctl from /proc/sys/...; returns def on failure. */
 long sysctl_read(const char *path, long def);
 
 /* Whether this process may record kernel frames (root, CAP_PERFMON,
- * CAP_SYS_ADMIN or perf_event_paranoid <= 1). */
+ * CAP_SYS_ADMIN or perf_event_paranoid <= 1): perm_allowed(PERM_KERNEL). */
 bool event_kernel_allowed(void);
 /* Whether this process may open per-cpu events for every process (root,
- * CAP_PERFMON, CAP_SYS_ADMIN or perf_event_paranoid <= 0). */
+ * CAP_PERFMON, CAP_SYS_ADMIN or perf_event_paranoid <= 0):
+ * perm_allowed(PERM_SYSTEM). */
 bool event_system_allowed(void);
 
 #endif

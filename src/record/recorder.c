@@ -4,6 +4,7 @@
 #include "record/ring.h"
 #include "record/target.h"
 #include "store/writer.h"
+#include "lib/perm.h"
 #include "lib/safefile.h"
 #include "lib/util.h"
 
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ struct recorder {
 	const struct record_opts *o;
 	const struct event_spec *ev;
 	bool kernel;
+	struct perm_facts perm;  /* what this process may record (lib/perm.h) */
 	int ncpus;
 	int *fds;
 	size_t nfds, fdcap;
@@ -161,16 +164,15 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 		if (fd < 0) {
 			if (errno == ENODEV || (errno == EINVAL && cpu > 0))
 				continue; /* offline cpu */
-			return event_open_error(errno, r->ev, r->o->freq, pid);
+			return event_open_error(errno, r->ev, r->o->freq, r->o->npids ? pid : 0);
 		}
 		add_fd(r, fd);
 		if (!rings[cpu].base) {
 			int e = ring_map(&rings[cpu], fd, pages);
+			char why[512];
 			if (e == -EPERM || e == -ENOMEM)
-				return error("cannot map the sample ring buffer: locked memory limit reached"
-					     " (kernel.perf_event_mlock_kb is %ld KiB; run: sudo sysctl"
-					     " kernel.perf_event_mlock_kb=2048, or raise ulimit -l)",
-					     sysctl_read("/proc/sys/kernel/perf_event_mlock_kb", 516));
+				return error("cannot map the sample ring buffer: %s",
+					     perm_why(PERM_MLOCK, &r->perm, 0, why, sizeof(why)));
 			if (e)
 				return error("cannot map the sample ring buffer: %s", strerror(-e));
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rings[cpu].fd)) {
@@ -358,7 +360,7 @@ static void put_header_meta(struct recorder *r)
 {
 	const struct record_opts *o = r->o;
 	struct buf cmd = BUF_INIT;
-	char host[256] = "";
+	char host[256] = "", perm[256];
 	size_t i;
 
 	if (o->system_wide)
@@ -388,6 +390,8 @@ static void put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "unwind", o->unwind == UNWIND_MODE_FP ? "fp" :
 		       o->unwind == UNWIND_MODE_DWARF ? "dwarf" : "hybrid");
 	store_put_meta(&r->w, "kernel_frames", r->kernel ? "1" : "0");
+	perm_format(&r->perm, perm, sizeof(perm));
+	store_put_meta(&r->w, "perm", perm);
 	if (o->off_cpu)
 		store_put_meta(&r->w, "off_cpu", "1");
 	if (o->system_wide)
@@ -621,7 +625,17 @@ static void record_oom(void)
 /* META records that close the recording (the last chunk before END). */
 static void put_end_meta(struct recorder *r, int exit_status)
 {
+	char why[512];
+	struct perm_facts now;
+
+	store_repeat_meta(&r->w); /* the first chunk's, should it be damaged */
 	put_meta_u64(&r->w, "end_ns", r->end_ns);
+	/* the kernel lowers kernel.perf_event_max_sample_rate when sampling
+	 * costs too much: keep what it was at the end too */
+	perm_probe(&now);
+	r->perm.max_rate_end = now.max_rate;
+	perm_format(&r->perm, why, sizeof(why));
+	store_put_meta(&r->w, "perm", why);
 	if (r->failed)
 		store_put_meta(&r->w, "write_error", "1");
 	if (r->term_ns)
@@ -650,7 +664,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
 	struct perf_event_attr attr, swattr, recattr;
-	long maxrate;
+	char why[512];
 	size_t i;
 	int ret = -1, cpu;
 	struct pollfd *pfds = NULL;
@@ -661,26 +675,22 @@ int record_run(const struct record_opts *o, int *exit_status)
 	r->ev = event_find(o->event);
 	if (!r->ev)
 		return error("unknown event '%s' (available: %s)", o->event, event_available());
-	maxrate = sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
+	perm_probe(&r->perm);
 	if (o->freq == 0)
 		return error("invalid sample rate 0 (use -F with a positive number of Hz)");
-	if ((long)o->freq > maxrate)
-		return error("sample rate %" PRIu64 " Hz is above kernel.perf_event_max_sample_rate (%ld)"
-			     " (lower -F, or run: sudo sysctl kernel.perf_event_max_sample_rate=%" PRIu64 ")",
-			     o->freq, maxrate, o->freq);
+	if (r->perm.max_rate != PERM_UNKNOWN && o->freq > (uint64_t)r->perm.max_rate)
+		return error("cannot sample at %" PRIu64 " Hz: %s", o->freq,
+			     perm_why(PERM_RATE, &r->perm, (long)MIN(o->freq, (uint64_t)LONG_MAX), why, sizeof(why)));
 	if (r->ev->type == PERF_TYPE_HARDWARE && !event_supported(r->ev))
 		return event_open_error(ENOENT, r->ev, o->freq, 0);
 
-	r->kernel = event_kernel_allowed();
-	if (o->off_cpu && !r->kernel)
-		return error("cannot record off-CPU time: it needs kernel sampling, and kernel.perf_event_paranoid"
-			     " is %ld (run as root or with CAP_PERFMON, or: sudo sysctl kernel.perf_event_paranoid=1)",
-			     sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2));
-	if (o->system_wide && !event_system_allowed())
-		return error("cannot record the whole machine (-a): it needs per-cpu events, and"
-			     " kernel.perf_event_paranoid is %ld (run as root or with CAP_PERFMON, or:"
-			     " sudo sysctl kernel.perf_event_paranoid=0)",
-			     sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2));
+	r->kernel = perm_allowed(PERM_KERNEL, &r->perm);
+	if (o->off_cpu && !perm_allowed(PERM_OFFCPU, &r->perm))
+		return error("cannot record off-CPU time: it needs kernel sampling, and %s",
+			     perm_why(PERM_OFFCPU, &r->perm, 0, why, sizeof(why)));
+	if (o->system_wide && !perm_allowed(PERM_SYSTEM, &r->perm))
+		return error("cannot record the whole machine (-a): %s",
+			     perm_why(PERM_SYSTEM, &r->perm, 0, why, sizeof(why)));
 	r->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
@@ -781,9 +791,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	}
 	if (!r->kernel)
-		note("recording user-space frames only: kernel.perf_event_paranoid is %ld and stax is not"
-		     " root (for kernel frames: sudo sysctl kernel.perf_event_paranoid=1)",
-		     sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2));
+		note("recording user-space frames only: %s", perm_why(PERM_KERNEL, &r->perm, 0, why, sizeof(why)));
 	if (o->duration > 0)
 		deadline = r->start_ns + (uint64_t)(o->duration * 1e9);
 	oom_rec = r;

@@ -3,8 +3,11 @@
  *   /               the page (page.c)
  *   /flame.svg      view_flame_svg()            ?tid=N filters; ?mode=offcpu
  *                   or ?mode=wall weighs by time (record --off-cpu)
- *   /api/info       {"version" (changes on reload), "partial", "samples",
- *                   "off_cpu" (has off-CPU data), "info": view_info() JSON}
+ *   /api/info       {"version" (changes on reload), "partial" (no end
+ *                   chunk yet), "samples", "off_cpu" (has off-CPU data),
+ *                   "live" (partial, and still being written),
+ *                   "warnings" (what stax warns about the recording,
+ *                   profile_warnings()), "info": view_info() JSON}
  *   /api/top        view_top() JSON             ?tid=N
  *   /api/threads    view_threads() JSON (with off-CPU columns when the
  *                   recording has them)
@@ -14,6 +17,12 @@
  *                   "inlined_into": the function holding its code
  *   /api/addrs      ?func=NAME: the addresses sampled in that function
  *                   (self samples), hottest first
+ *
+ * Only requests whose Host is 127.0.0.1, localhost or [::1] with the
+ * server's port get an answer (403 otherwise): a page elsewhere whose
+ * name it rebinds to 127.0.0.1 (DNS rebinding) must not read the
+ * profile. At most SERVE_MAX_CONNECTIONS connections, each closed after
+ * SERVE_IDLE_SECONDS without a request.
  */
 #include "serve/serve.h"
 #include "view/flame_svg.h"
@@ -29,7 +38,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#define SERVE_MAX_CONNECTIONS 64
+#define SERVE_IDLE_SECONDS 30
 
 /* libmicrohttpd (and the GnuTLS it brings) is opened when serve starts
  * (see load_library): linking it cost every command ~1.3 ms of start-up. */
@@ -40,7 +55,6 @@ static struct {
 	__typeof__(MHD_add_response_header) *add_response_header;
 	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
 	__typeof__(MHD_destroy_response) *destroy_response;
-	__typeof__(MHD_get_daemon_info) *get_daemon_info;
 	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
 	__typeof__(MHD_queue_response) *queue_response;
 	__typeof__(MHD_start_daemon) *start_daemon;
@@ -48,16 +62,21 @@ static struct {
 } mhd;
 static const char *const mhd_names[] = {
 	"MHD_add_response_header", "MHD_create_response_from_buffer", "MHD_destroy_response",
-	"MHD_get_daemon_info", "MHD_lookup_connection_value", "MHD_queue_response",
+	"MHD_lookup_connection_value", "MHD_queue_response",
 	"MHD_start_daemon", "MHD_stop_daemon",
 };
 
 struct server {
 	const struct serve_opts *o;
+	unsigned port;           /* the port it listens on */
 	struct profile p;
 	bool loaded;
 	struct stat st;          /* of the recording when loaded */
 	uint64_t version;
+	struct prof_warning warn[PROF_WARNINGS_MAX];
+	size_t nwarn;
+	unsigned warned;         /* the kinds of warning last printed */
+	bool printed;            /* the error in err was printed already */
 	char err[512];
 };
 
@@ -78,13 +97,53 @@ static bool refresh(struct server *s)
 	s->loaded = false;
 	if (profile_load(&s->p, s->o->path)) {
 		snprintf(s->err, sizeof(s->err), "cannot load %s (see the server's terminal)", s->o->path);
+		s->printed = true;
 		return false;
 	}
 	profile_symbolize(&s->p, s->o->demangle);
 	s->loaded = true;
 	s->st = st;
 	s->version++;
+	/* on the terminal when what there is to warn about changes (a
+	 * recording that is being written reloads at every poll) */
+	s->nwarn = profile_warnings(&s->p, s->warn);
+	{
+		unsigned kinds = 0;
+		size_t i;
+		for (i = 0; i < s->nwarn; i++)
+			kinds |= s->warn[i].kind;
+		if (kinds != s->warned)
+			for (i = 0; i < s->nwarn; i++)
+				warn("%s", s->warn[i].text);
+		s->warned = kinds;
+	}
 	return true;
+}
+
+/* Is host (a Host header) this server: 127.0.0.1, localhost or [::1]
+ * with its port (without one only on port 80)? Anything else is a page
+ * elsewhere that points its own name at 127.0.0.1. */
+static bool host_allowed(const char *host, unsigned port)
+{
+	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+	size_t i, n;
+	if (!host)
+		return false;
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		const char *p;
+		unsigned long v = 0;
+		n = strlen(names[i]);
+		if (strncasecmp(host, names[i], n))
+			continue;
+		p = host + n;
+		if (!*p)
+			return port == 80;
+		if (*p++ != ':' || !*p || strspn(p, "0123456789") != strlen(p) || strlen(p) > 5)
+			return false;
+		v = strtoul(p, NULL, 10);
+		return v == port;
+	}
+	return false;
 }
 
 struct addr_row {
@@ -123,7 +182,7 @@ static void addrs_json(const struct profile *p, const struct view_filter *f, con
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_addr);
-	fputs("{\"function\":", out);
+	fputs(JSON_OPEN "\"function\":", out);
 	json_str(out, name);
 	fprintf(out, ",\"samples\":%" PRIu64 ",\"annotate\":false,\"addrs\":[", total);
 	for (i = 0; i < n && i < 200; i++) {
@@ -195,6 +254,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	FILE *out;
 	uint64_t v;
 
+	if (!host_allowed(mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST), s->port))
+		return text_reply(c, MHD_HTTP_FORBIDDEN, "stax serve answers only requests for 127.0.0.1,"
+				  " localhost or [::1] with its port (the Host header names another)\n");
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return text_reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET\n");
 	if (!strcmp(url, "/"))
@@ -225,9 +287,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		type = "image/svg+xml";
 		view_flame_svg(&s->p, &f, &so, out);
 	} else if (!strcmp(url, "/api/info")) {
-		fprintf(out, "{\"version\":%" PRIu64 ",\"partial\":%s,\"samples\":%zu,\"off_cpu\":%s,\"info\":",
-			s->version, s->p.partial ? "true" : "false", s->p.nsamples,
-			s->p.noffcpu ? "true" : "false");
+		size_t i;
+		fprintf(out, JSON_OPEN "\"version\":%" PRIu64 ",\"partial\":%s,\"samples\":%zu,\"off_cpu\":%s,"
+			"\"live\":%s,\"warnings\":[", s->version, s->p.partial ? "true" : "false",
+			s->p.nsamples, s->p.noffcpu ? "true" : "false", s->p.partial && s->p.live ? "true" : "false");
+		for (i = 0; i < s->nwarn; i++) {
+			fputs(i ? "," : "", out);
+			json_str(out, s->warn[i].text);
+		}
+		fputs("],\"info\":", out);
 		view_info(&s->p, &f, true, out);
 		fputs("}\n", out);
 	} else if (!strcmp(url, "/api/top")) {
@@ -250,7 +318,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			/* drop what view_annotate wrote before it failed */
 			fflush(out);
 			rewind(out);
-			fputs("{\"error\":", out);
+			fputs(JSON_OPEN "\"error\":", out);
 			json_str(out, err);
 			if (holder) {
 				fputs(",\"inlined_into\":", out);
@@ -269,10 +337,10 @@ int serve_run(const struct serve_opts *o)
 {
 	struct server s;
 	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
 	struct MHD_Daemon *d;
-	const union MHD_DaemonInfo *info;
 	sigset_t set;
-	int sig;
+	int sig, fd, one = 1;
 	char err[256];
 
 	if (load_library(MICROHTTPD_SONAME, ARRAY_SIZE(mhd_names), mhd_names, (void **)&mhd,
@@ -280,28 +348,49 @@ int serve_run(const struct serve_opts *o)
 		return error("serve: %s (install it: apt-get install libmicrohttpd12)", err);
 	memset(&s, 0, sizeof(s));
 	s.o = o;
-	if (!refresh(&s))
+	if (!refresh(&s)) {
+		if (s.printed)
+			return -1;
 		return error("serve: %s (record first: stax record -o %s -- CMD)", s.err, o->path);
+	}
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)o->port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* our own socket, so the port (with --port 0, the kernel's choice)
+	 * is known before the first request is checked against it */
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 64) ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
+		int e = errno;
+		if (fd >= 0)
+			close(fd);
+		profile_release(&s.p);
+		return error("serve: cannot listen on 127.0.0.1:%u: %s (pick another --port, or 0 for any)",
+			     o->port, strerror(e));
+	}
+	s.port = ntohs(sin.sin_port);
 	/* block the stop signals before the server thread starts, so only
 	 * sigwait() below sees them */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)o->port, NULL, NULL, handle, &s,
-			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin, MHD_OPTION_END);
+	d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, &s,
+			     MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_IDLE_SECONDS,
+			     MHD_OPTION_END);
 	if (!d) {
+		int e = errno;
+		close(fd);
 		profile_release(&s.p);
-		return error("serve: cannot listen on 127.0.0.1:%u: %s (pick another --port, or 0 for any)",
-			     o->port, strerror(errno ? errno : EADDRINUSE));
+		return error("serve: cannot start the HTTP server on 127.0.0.1:%u: %s", s.port,
+			     strerror(e ? e : EINVAL));
 	}
-	info = mhd.get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	fprintf(stderr, "stax: serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)\n", o->path,
-		info ? info->port : o->port);
+	fprintf(stderr, "stax: serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)\n", o->path, s.port);
 	sigwait(&set, &sig);
 	mhd.stop_daemon(d);
 	if (s.loaded)

@@ -12,15 +12,30 @@
  * content checksum) that decompresses to raw_size bytes of records.
  *   0   4    magic 0x4b4e4843 ("CHNK")
  *   4   2    kind (CHUNK_DATA, CHUNK_SYMBOLS, CHUNK_END)
- *   6   2    flags (0)
+ *   6   2    flags (CHUNK_F_SUM, or 0 in files of stax before it)
  *   8   4    sequence number, 0, 1, 2, ...
  *   12  4    raw_size (<= STORE_MAX_RAW)
  *   16  4    comp_size (<= STORE_MAX_COMP)
  *   20  4    check: raw_size ^ comp_size ^ seq ^ 0x5354aa55
  *
+ * With CHUNK_F_SUM the payload ends in a checksum frame (16 bytes,
+ * counted in comp_size): a zstd skippable frame, which every zstd
+ * decoder (and so every older stax) passes over:
+ *   0   4    STORE_SUM_MAGIC (0x184d2a53)
+ *   4   4    8 (the frame's content size)
+ *   8   8    XXH3-64 of the chunk header and the zstd frame before it
+ *            (the chunk's first 24 + comp_size - 16 bytes)
+ * It tells a damaged chunk (any flipped bit in its header, kind and
+ * flags included, or payload) from one a newer stax wrote. A reader
+ * skips a damaged chunk, counts it, and reads on from the next chunk
+ * header it finds.
+ *
  * A chunk may refer to stack nodes, mappings and threads defined in
  * earlier chunks, never later ones. A chunk is written with one write()
  * after it is complete, so a reader stops cleanly at a partial tail.
+ * The writer holds an exclusive flock() on the file until it has
+ * written the END chunk, so a reader can tell a recording still being
+ * written (locked) from one whose recorder died (not locked, no END).
  *
  * Records inside a chunk: an 8-byte header, then the payload, padded to a
  * multiple of 8 (size includes header and padding).
@@ -40,6 +55,10 @@
 #define STORE_CHECK_XOR 0x5354aa55u
 #define STORE_MAX_RAW (64u << 20)
 #define STORE_MAX_COMP (68u << 20)
+#define STORE_SUM_MAGIC 0x184d2a53u     /* a zstd skippable frame (0x184d2a50 + 3) */
+
+/* store_chunk_header.flags */
+#define CHUNK_F_SUM 0x1u                /* the payload ends in a struct store_chunk_sum */
 
 enum chunk_kind {
 	CHUNK_DATA = 1,    /* events, nodes, samples */
@@ -64,6 +83,14 @@ struct store_chunk_header {
 	uint32_t check;
 } __attribute__((packed));
 _Static_assert(sizeof(struct store_chunk_header) == 24, "chunk header");
+
+/* The last 16 bytes of the payload of a chunk with CHUNK_F_SUM. */
+struct store_chunk_sum {
+	uint32_t magic;      /* STORE_SUM_MAGIC */
+	uint32_t size;       /* 8 */
+	uint64_t xxh3;       /* XXH3_64bits of the header and the zstd frame */
+} __attribute__((packed));
+_Static_assert(sizeof(struct store_chunk_sum) == 16, "chunk checksum frame");
 
 enum rec_type {
 	REC_META = 1,     /* str key, str value */

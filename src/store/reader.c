@@ -7,9 +7,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 #include <zstd.h>
 
 static int fail(struct store_reader *r, const char *fmt, ...)
@@ -30,16 +32,27 @@ bool store_is_recording(const void *head, size_t n)
 	return n >= 8 && !memcmp(head, STORE_MAGIC, 8);
 }
 
+/* "FILE is not a stax recording or perf.data (why)": the one message
+ * every command gives for a file that is neither. */
+static int not_recording(struct store_reader *r, const char *why)
+{
+	snprintf(r->err, sizeof(r->err), "%s is not a stax recording or perf.data (%s)", r->path, why);
+	return -1;
+}
+
 static int check_header(struct store_reader *r)
 {
 	struct store_file_header h;
-	if (r->size < sizeof(h))
-		return fail(r, "not a stax recording: file is %zu bytes, too short for a header"
-			    " (is the recording still starting?)", r->size);
+	char why[160];
+	if (r->size < sizeof(h)) {
+		snprintf(why, sizeof(why), "it is %zu bytes, too short for a header; a recording that is"
+			 " just starting has none yet", r->size);
+		return not_recording(r, why);
+	}
 	memcpy(&h, r->map, sizeof(h));
 	if (!store_is_recording(h.magic, 8))
-		return fail(r, "not a stax recording: bad magic at offset 0"
-			    " (record one with 'stax record' or pass a perf.data file)");
+		return not_recording(r, "it starts with neither STAXREC nor PERFILE2; record one with"
+				     " 'stax record -- CMD'");
 	if (h.version != STORE_VERSION)
 		return fail(r, "unsupported recording version %u (this stax reads version %u;"
 			    " use a matching stax)", h.version, STORE_VERSION);
@@ -79,8 +92,13 @@ int store_reader_open(struct store_reader *r, const char *path)
 	}
 	if (st.st_size == 0) {
 		close(fd);
-		return fail(r, "not a stax recording: the file is empty (the recording may not have started yet)");
+		r->size = 0;
+		return not_recording(r, "the file is empty; a recording that is just starting has no"
+				     " header yet");
 	}
+	/* the writer holds an exclusive lock until it has finished the file;
+	 * this shared one is dropped with fd */
+	r->live = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED)
@@ -106,58 +124,200 @@ void store_reader_close(struct store_reader *r)
 	buf_release(&r->raw);
 }
 
-int store_reader_next(struct store_reader *r, struct store_chunk *c)
+/* Is there a chunk header at off: magic, check and sizes hold? */
+static bool header_at(const struct store_reader *r, size_t off, struct store_chunk_header *h)
+{
+	if (off > r->size || r->size - off < sizeof(*h))
+		return false;
+	memcpy(h, r->map + off, sizeof(*h));
+	return h->magic == STORE_CHUNK_MAGIC &&
+	       h->check == (h->raw_size ^ h->comp_size ^ h->seq ^ STORE_CHECK_XOR) &&
+	       h->raw_size <= STORE_MAX_RAW && h->comp_size <= STORE_MAX_COMP;
+}
+
+/* The checksum frame of the chunk at off (whole in the file): 1 it
+ * holds, 0 the chunk has none (written before stax had them), -1 it
+ * does not hold or is missing though the flags say it is there. */
+static int check_sum(const struct store_reader *r, size_t off, const struct store_chunk_header *h)
+{
+	struct store_chunk_sum sum;
+	const uint8_t *p = r->map + off;
+	bool there = false;
+	if (h->comp_size >= sizeof(sum)) {
+		memcpy(&sum, p + sizeof(*h) + h->comp_size - sizeof(sum), sizeof(sum));
+		there = sum.magic == STORE_SUM_MAGIC && sum.size == sizeof(sum.xxh3);
+	}
+	if (!there)
+		return h->flags & CHUNK_F_SUM ? -1 : 0;
+	return XXH3_64bits(p, sizeof(*h) + h->comp_size - sizeof(sum)) == sum.xxh3 ? 1 : -1;
+}
+
+/* Where reading goes on after a damaged chunk at off: next, the end of
+ * the chunk by its header, when that header could be trusted (0 when
+ * not) and a chunk header follows there; else the first chunk header
+ * after off whose sequence number fits (r->seq or later, by at most one
+ * per 24 bytes skipped) and whose checksum, if it has one, holds; else
+ * the end of the file. */
+static size_t find_next(const struct store_reader *r, size_t off, size_t next)
+{
+	static const uint8_t magic[4] = { 0x43, 0x48, 0x4e, 0x4b }; /* STORE_CHUNK_MAGIC, little-endian */
+	struct store_chunk_header h;
+	size_t at = off + 1;
+
+	if (next && next <= r->size &&
+	    (r->size - next < sizeof(h) || (header_at(r, next, &h) && h.seq > r->seq)))
+		return next;
+	while (at + sizeof(h) <= r->size) {
+		const uint8_t *m = memmem(r->map + at, r->size - at, magic, sizeof(magic));
+		if (!m)
+			break;
+		at = (size_t)(m - r->map);
+		if (header_at(r, at, &h) && h.seq >= r->seq && h.seq - r->seq <= (at - off) / sizeof(h) + 1 &&
+		    (r->size - at - sizeof(h) < h.comp_size || check_sum(r, at, &h) >= 0))
+			return at;
+		at++;
+	}
+	return r->size;
+}
+
+static void note_damage(struct store_reader *r, uint64_t off, uint64_t chunks, uint64_t bytes,
+			uint64_t lost_raw, const char *why)
+{
+	struct store_damage *d = &r->damage;
+	if (!d->regions) {
+		d->first = off;
+		snprintf(d->why, sizeof(d->why), "%s", why);
+	}
+	d->regions++;
+	d->chunks += chunks;
+	d->bytes += bytes;
+	d->lost_raw += lost_raw;
+}
+
+/* Skip the damaged chunk at off (raw_size is from its header, when that
+ * could be trusted, with next its end; else both 0) and count it. */
+static void skip_damaged(struct store_reader *r, size_t off, size_t next, uint32_t raw_size,
+			 const char *why)
 {
 	struct store_chunk_header h;
-	size_t left, n;
+	size_t to = find_next(r, off, next);
+	uint64_t chunks = 1, lost_raw;
+	uint32_t seq = r->seq + 1;
 
-	if (r->ended)
-		return 0;
-	left = r->size - r->off;
-	if (left == 0) {
-		r->partial = true; /* still recording, or killed between chunks */
-		return 0;
+	if (to < r->size && header_at(r, to, &h)) {
+		if (h.seq > r->seq)
+			chunks = h.seq - r->seq;
+		seq = h.seq;
 	}
-	if (left < sizeof(h)) {
-		r->partial = true;
-		return 0;
+	if (next)
+		lost_raw = raw_size;
+	else
+		/* what the skipped bytes could have held: zstd compresses
+		 * records about 5 times; allow much more */
+		lost_raw = MIN((uint64_t)(to - off) * 32, chunks * STORE_MAX_RAW);
+	note_damage(r, off, chunks, to - off, lost_raw, why);
+	r->off = to;
+	r->seq = seq;
+}
+
+int store_reader_next(struct store_reader *r, struct store_chunk *c)
+{
+	for (;;) {
+		struct store_chunk_header h;
+		size_t left, n, off = r->off, next;
+		char why[160];
+		int sum;
+
+		if (r->ended)
+			return 0;
+		left = r->size - off;
+		if (left == 0) {
+			r->partial = true; /* still recording, or killed between chunks */
+			return 0;
+		}
+		if (!header_at(r, off, &h)) {
+			if (left < sizeof(h)) {
+				/* a chunk still being written, or cut */
+				r->partial = true;
+				r->tail = left;
+				return 0;
+			}
+			if (h.magic != STORE_CHUNK_MAGIC)
+				snprintf(why, sizeof(why), "bad chunk magic 0x%08x", h.magic);
+			else if (h.check != (h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR))
+				snprintf(why, sizeof(why), "header check mismatch");
+			else
+				snprintf(why, sizeof(why), "sizes %u/%u out of range", h.raw_size, h.comp_size);
+			skip_damaged(r, off, 0, 0, why);
+			continue;
+		}
+		if (h.seq < r->seq) {
+			snprintf(why, sizeof(why), "sequence %u, expected %u", h.seq, r->seq);
+			skip_damaged(r, off, 0, 0, why);
+			continue;
+		}
+		if (left - sizeof(h) < h.comp_size) {
+			r->partial = true; /* the chunk is still being written, or never was */
+			r->tail = left;
+			return 0;
+		}
+		if (h.seq > r->seq) {
+			/* chunks missing, though no bytes are: count them (what
+			 * they held was never in this file, so nothing to make up
+			 * for) */
+			snprintf(why, sizeof(why), "sequence %u, expected %u", h.seq, r->seq);
+			note_damage(r, off, h.seq - r->seq, 0, 0, why);
+			r->seq = h.seq;
+		}
+		next = off + sizeof(h) + h.comp_size;
+		sum = check_sum(r, off, &h);
+		if (sum < 0) {
+			skip_damaged(r, off, next, h.raw_size, "checksum mismatch");
+			continue;
+		}
+		if (h.kind < CHUNK_DATA || h.kind > CHUNK_END) {
+			if (sum > 0)
+				return fail(r, "unsupported chunk kind %u at offset %zu (a newer stax wrote this"
+					    " file; read it with that stax)", h.kind, off);
+			snprintf(why, sizeof(why), "chunk kind %u, which no stax writes without a checksum",
+				 h.kind);
+			skip_damaged(r, off, next, h.raw_size, why);
+			continue;
+		}
+		buf_reset(&r->raw);
+		buf_extend(&r->raw, h.raw_size);
+		n = ZSTD_decompressDCtx(r->dctx, r->raw.data, h.raw_size, r->map + off + sizeof(h), h.comp_size);
+		if (ZSTD_isError(n) || n != h.raw_size) {
+			snprintf(why, sizeof(why), "%s", ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
+			skip_damaged(r, off, next, h.raw_size, why);
+			continue;
+		}
+		c->kind = (enum chunk_kind)h.kind;
+		c->data = r->raw.data;
+		c->size = h.raw_size;
+		c->offset = off;
+		c->file_size = sizeof(h) + h.comp_size;
+		r->off = next;
+		r->seq++;
+		if (h.kind == CHUNK_DATA)
+			r->data_bytes += c->file_size;
+		if (h.kind == CHUNK_END)
+			r->ended = true;
+		return 1;
 	}
-	memcpy(&h, r->map + r->off, sizeof(h));
-	if (h.magic != STORE_CHUNK_MAGIC)
-		return fail(r, "corrupt chunk at offset %zu: bad chunk magic 0x%08x"
-			    " (the file is damaged; record again)", r->off, h.magic);
-	if (h.check != (h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR))
-		return fail(r, "corrupt chunk at offset %zu: header check mismatch"
-			    " (the file is damaged; record again)", r->off);
-	if (h.seq != r->seq)
-		return fail(r, "corrupt chunk at offset %zu: sequence %u, expected %u"
-			    " (the file is damaged; record again)", r->off, h.seq, r->seq);
-	if (h.kind < CHUNK_DATA || h.kind > CHUNK_END)
-		return fail(r, "unsupported chunk kind %u at offset %zu (a newer stax wrote this file)",
-			    h.kind, r->off);
-	if (h.raw_size > STORE_MAX_RAW || h.comp_size > STORE_MAX_COMP)
-		return fail(r, "corrupt chunk at offset %zu: sizes %u/%u out of range"
-			    " (the file is damaged; record again)", r->off, h.raw_size, h.comp_size);
-	if (left - sizeof(h) < h.comp_size) {
-		r->partial = true; /* the chunk is still being written, or never was */
-		return 0;
-	}
-	buf_reset(&r->raw);
-	buf_extend(&r->raw, h.raw_size);
-	n = ZSTD_decompressDCtx(r->dctx, r->raw.data, h.raw_size,
-				r->map + r->off + sizeof(h), h.comp_size);
-	if (ZSTD_isError(n) || n != h.raw_size)
-		return fail(r, "corrupt chunk at offset %zu: %s (the file is damaged; record again)",
-			    r->off, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "size mismatch");
-	c->kind = (enum chunk_kind)h.kind;
-	c->data = r->raw.data;
-	c->size = h.raw_size;
-	c->offset = r->off;
-	r->off += sizeof(h) + h.comp_size;
-	r->seq++;
-	if (h.kind == CHUNK_END)
-		r->ended = true;
-	return 1;
+}
+
+void store_reader_damaged(struct store_reader *r, const struct store_chunk *c, size_t at,
+			  const char *why)
+{
+	const char *w = why;
+	size_t n = strlen(r->path);
+	/* r->err holds "PATH: what": keep the what */
+	if (!strncmp(w, r->path, n) && !strncmp(w + n, ": ", 2))
+		w += n + 2;
+	note_damage(r, c->offset, 1, c->file_size, c->size > at ? c->size - at : 0, w);
+	if (c->kind == CHUNK_DATA && r->data_bytes >= c->file_size)
+		r->data_bytes -= c->file_size;
 }
 
 int store_chunk_next_record(struct store_reader *r, struct store_record_iter *it,

@@ -2,11 +2,16 @@
  *
  * The file may still be growing (a recording in progress) or end in a
  * partial chunk (the recorder was killed): the reader stops cleanly at
- * the last complete chunk and sets partial. Anything else that does not
- * parse is corruption, reported with the file offset.
+ * the last complete chunk and sets partial. A damaged chunk (its header
+ * or payload fails a check: magic, header check, checksum, sizes,
+ * sequence, zstd) is skipped and counted in r->damage, and reading goes
+ * on from the next chunk header found after it, so one flipped bit
+ * costs one chunk, not the file.
  *
  * Errors: functions return -1 after formatting a message into r->err
- * ("stax.data: corrupt chunk at offset 1234: bad checksum").
+ * for what cannot be read at all: not a recording, another version, a
+ * chunk kind this stax does not know whose checksum holds (a newer stax
+ * wrote it).
  */
 #ifndef STAX_STORE_READER_H
 #define STAX_STORE_READER_H
@@ -17,6 +22,16 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* What a reader skipped as damaged. */
+struct store_damage {
+	uint64_t chunks;      /* chunks lost (by their sequence numbers where known) */
+	uint64_t regions;     /* places where reading had to skip */
+	uint64_t bytes;       /* file bytes skipped */
+	uint64_t first;       /* file offset of the first one */
+	uint64_t lost_raw;    /* an upper bound of the record bytes they held */
+	char why[160];        /* what was wrong with the first one */
+};
 
 struct store_reader {
 	const char *path;
@@ -29,6 +44,10 @@ struct store_reader {
 	bool partial;         /* ended in an incomplete chunk or without END */
 	bool ended;           /* saw the END chunk */
 	bool owned;           /* map is ours to unmap */
+	bool live;            /* a writer held the file's lock at open: still recording */
+	uint64_t tail;        /* bytes after the last complete chunk (a chunk being written, or cut) */
+	uint64_t data_bytes;  /* file bytes of the data chunks read */
+	struct store_damage damage;
 	char err[512];
 };
 
@@ -37,6 +56,7 @@ struct store_chunk {
 	const uint8_t *data;  /* decompressed records, valid until next call */
 	size_t size;
 	uint64_t offset;      /* file offset of the chunk header */
+	uint64_t file_size;   /* its bytes in the file, header included */
 };
 
 struct store_record {
@@ -64,6 +84,10 @@ struct store_record_iter {
 /* 1: *rec is the next record; 0: end of chunk; -1: corruption (r->err). */
 int store_chunk_next_record(struct store_reader *r, struct store_record_iter *it,
 			    struct store_record *rec);
+/* Count chunk c as damaged from raw offset at on (its records there do
+ * not parse); why says what was wrong, for the first damage. */
+void store_reader_damaged(struct store_reader *r, const struct store_chunk *c, size_t at,
+			  const char *why);
 
 /* True when the first bytes look like a stax recording. */
 bool store_is_recording(const void *head, size_t n);

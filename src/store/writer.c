@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
+#include <xxhash.h>
 #include <zstd.h>
 
 /* 200 ms: with the time a drain takes, chunks stay under 250 ms apart */
@@ -33,23 +35,30 @@ static int write_all(int fd, const void *p, size_t n)
 static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk_kind kind, uint32_t seq)
 {
 	struct store_chunk_header h;
+	struct store_chunk_sum sum;
 	size_t bound, n;
 	int ret;
 
 	bound = ZSTD_compressBound(raw->len);
 	buf_reset(&w->comp);
-	buf_extend(&w->comp, sizeof(h) + bound);
+	buf_extend(&w->comp, sizeof(h) + bound + sizeof(sum));
 	n = ZSTD_compress2(w->cctx, w->comp.data + sizeof(h), bound, raw->data, raw->len);
 	if (ZSTD_isError(n))
 		BUG("zstd compression failed");
 	h.magic = STORE_CHUNK_MAGIC;
 	h.kind = (uint16_t)kind;
-	h.flags = 0;
+	h.flags = CHUNK_F_SUM;
 	h.seq = seq;
 	h.raw_size = (uint32_t)raw->len;
-	h.comp_size = (uint32_t)n;
+	h.comp_size = (uint32_t)(n + sizeof(sum));
 	h.check = h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR;
 	memcpy(w->comp.data, &h, sizeof(h));
+	/* the checksum frame: a zstd skippable frame after the data frame */
+	sum.magic = STORE_SUM_MAGIC;
+	sum.size = sizeof(sum.xxh3);
+	sum.xxh3 = XXH3_64bits(w->comp.data, sizeof(h) + n);
+	memcpy(w->comp.data + sizeof(h) + n, &sum, sizeof(sum));
+	n += sizeof(sum);
 	/* One write per chunk: readers see a whole chunk or a short tail. */
 	ret = write_all(w->fd, w->comp.data, sizeof(h) + n);
 	if (!ret) {
@@ -138,10 +147,16 @@ int store_writer_open(struct store_writer *w, const char *path)
 int store_writer_open_fd(struct store_writer *w, int fd)
 {
 	struct store_file_header h;
-	int ret;
+	int ret, i;
 
 	memset(w, 0, sizeof(*w));
 	w->fd = fd;
+	/* held until the END chunk is written: readers tell a recording in
+	 * progress from one whose writer died (see format.h). A reader holds
+	 * its shared lock for microseconds (open to mmap): try again a
+	 * little, never wait on it for long. */
+	for (i = 0; i < 100 && flock(w->fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK; i++)
+		usleep(1000);
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, STORE_MAGIC, 8);
 	h.version = STORE_VERSION;
@@ -203,6 +218,13 @@ void store_put_meta(struct store_writer *w, const char *key, const char *value)
 	buf_add_str(&w->raw, key);
 	buf_add_str(&w->raw, value);
 	rec_end(w, at);
+	buf_add(&w->metas, w->raw.data + at, w->raw.len - at);
+}
+
+void store_repeat_meta(struct store_writer *w)
+{
+	if (w->metas.len)
+		buf_add(&w->raw, w->metas.data, w->metas.len);
 }
 
 void store_put_comm(struct store_writer *w, const struct rec_comm *c, const char *name)
@@ -441,6 +463,8 @@ int store_writer_close(struct store_writer *w)
 		pthread_mutex_destroy(&w->mu);
 		pthread_cond_destroy(&w->cv);
 	}
+	if (w->fd >= 0)
+		flock(w->fd, LOCK_UN); /* a dup of fd (a memfd handed on) keeps no lock */
 	if (w->fd >= 0 && close(w->fd) && !ret)
 		ret = -errno;
 	w->fd = -1;
@@ -451,6 +475,7 @@ int store_writer_close(struct store_writer *w)
 	buf_release(&w->samples);
 	buf_release(&w->offcpu);
 	buf_release(&w->open);
+	buf_release(&w->metas);
 	buf_release(&w->comp);
 	buf_release(&w->job);
 	return ret;

@@ -28,6 +28,7 @@ struct store_writer {
 	struct buf samples;    /* pending struct rec_sample */
 	struct buf offcpu;     /* pending struct rec_offcpu */
 	struct buf open;       /* threads off the CPU now (REC_OFFCPU_OPEN) */
+	struct buf metas;      /* every META record put, for store_repeat_meta() */
 	uint64_t open_as_of;
 	bool open_dirty;       /* open changed since it was last written */
 	struct buf comp;
@@ -72,6 +73,10 @@ void store_writer_fast(struct store_writer *w);
 int store_writer_close(struct store_writer *w);
 
 void store_put_meta(struct store_writer *w, const char *key, const char *value);
+/* Put every META record put so far again: a reader that lost the first
+ * chunk to damage still learns the command, event, rate... (a later META
+ * with the same key wins, so nothing changes for the others). */
+void store_repeat_meta(struct store_writer *w);
 void store_put_comm(struct store_writer *w, const struct rec_comm *c, const char *name);
 void store_put_mapping(struct store_writer *w, const struct rec_mapping *m, const char *path);
 void store_put_task(struct store_writer *w, enum rec_type type, const struct rec_task *t);

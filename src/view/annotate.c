@@ -291,17 +291,20 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		order[i]->hot = true;
 
 	if (json) {
-		fputs("{\"function\":", out);
+		fputs(JSON_OPEN "\"function\":", out);
 		json_str(out, tf->name);
 		fputs(",\"module\":", out);
 		json_str(out, tf->module);
 		fputs(",\"path\":", out);
 		json_str(out, m->path);
-		fprintf(out, ",\"start\":%" PRIu64 ",\"size\":%" PRIu64 ",\"samples\":%" PRIu64
-			",\"samples_kept\":%" PRIu64 ",\"instructions\":[", fvaddr, fsize, total, kept);
+		fputs(",\"start\":", out);
+		json_addr(out, fvaddr);
+		fprintf(out, ",\"size\":%" PRIu64 ",\"samples\":%" PRIu64
+			",\"samples_kept\":%" PRIu64 ",\"instructions\":[", fsize, total, kept);
 		for (i = 0; i < nrows; i++) {
-			fprintf(out, "%s{\"addr\":%" PRIu64 ",\"samples\":%" PRIu64 ",\"percent\":%.2f,\"asm\":",
-				i ? "," : "", rows[i].vaddr, rows[i].count,
+			fputs(i ? ",{\"addr\":" : "{\"addr\":", out);
+			json_addr(out, rows[i].vaddr);
+			fprintf(out, ",\"samples\":%" PRIu64 ",\"percent\":%.2f,\"asm\":", rows[i].count,
 				total ? 100.0 * rows[i].count / total : 0.0);
 			json_str(out, rows[i].text);
 			if (rows[i].file) {

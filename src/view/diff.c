@@ -139,7 +139,7 @@ double view_diff(const struct profile *base, const struct profile *now, const st
 		qsort(stacks, nst, sizeof(*stacks), cmp_stack);
 
 	if (o->json) {
-		fputs("{\"base\":{\"path\":", out);
+		fputs(JSON_OPEN "\"base\":{\"path\":", out);
 		json_str(out, base->path);
 		fprintf(out, ",\"samples\":%" PRIu64 "},\"new\":{\"path\":", t.total[1]);
 		json_str(out, now->path);

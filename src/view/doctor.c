@@ -3,6 +3,7 @@
 #include "symbol/fpcheck.h"
 #include "unwind/unwind.h"
 #include "lib/json.h"
+#include "lib/perm.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
@@ -258,15 +259,19 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 	struct mod_stat *mods = NULL;
 	size_t nmods = 0, modcap = 0, i;
 	uint64_t kept = 0, rooted = 0, q[4] = { 0 }, lost = p->lost_records + p->lost_samples;
-	uint64_t stops[UNWIND_NSTOPS] = { 0 };
+	uint64_t stops[UNWIND_NSTOPS] = { 0 }, cut = 0;
 	const char *unwind = profile_meta(p, "unwind");
 	const char *kernel = profile_meta(p, "kernel_frames");
 	bool fp_mode = !unwind || !strcmp(unwind, "fp");
+	struct perm_facts pf;     /* as the recorder found them */
+	char why[512];
+
+	perm_parse(&pf, profile_meta(p, "perm") ? profile_meta(p, "perm") : "");
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
 		const struct prof_node *nd, *outer = NULL;
-		bool root = false;
+		bool root = false, lost = false;
 		if (!view_keep(p, flt, s))
 			continue;
 		kept++;
@@ -275,6 +280,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
 			struct mod_stat *m;
+			lost |= (nd->flags & NODE_F_LOST) != 0; /* a damaged chunk cut the stack */
 			if (!fn)
 				continue;
 			if (fn->known && view_is_root_name(fn->name))
@@ -289,7 +295,9 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 				outer = nd;
 		}
 		rooted += root;
-		if (!root) {
+		if (!root && lost) {
+			cut++; /* the damage, not the unwinder, ended it */
+		} else if (!root) {
 			unsigned stop = SAMPLE_Q_STOP(s->quality);
 			if (stop >= UNWIND_NSTOPS)
 				stop = UNWIND_STOP_NONE;
@@ -320,15 +328,29 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		if (kept < 200)
 			add(&f, 0.05, xasprintf("only %" PRIu64 " samples: shares below ~5%% are noise"
 				" (record longer, or raise -F)", kept));
-		if (p->throttles)
-			add(&f, 0.04, xasprintf("the kernel throttled sampling %" PRIu64 " times"
-				" (kernel.perf_event_max_sample_rate, perf_cpu_time_max_percent):"
-				" the effective rate in 'stax info' is lower than requested", p->throttles));
-		if (rooted < kept) {
-			double broken = 1.0 - (double)rooted / kept;
+		if (p->damage.chunks) {
+			char stacks[128] = "";
+			if (cut)
+				snprintf(stacks, sizeof(stacks), ", and %" PRIu64 " stacks end early where frames it"
+					 " defined are missing", cut);
+			add(&f, 0.6 + (double)cut / kept, xasprintf("the recording has %" PRIu64 " damaged chunk%s"
+				" (the first at offset %" PRIu64 ": %s), skipped: the samples in %s are missing%s"
+				" (copy the file again, or record again)", p->damage.chunks,
+				p->damage.chunks == 1 ? "" : "s", p->damage.first, p->damage.why,
+				p->damage.chunks == 1 ? "it" : "them", stacks));
+		}
+		if (p->throttles) {
+			const char *freq = profile_meta(p, "freq");
+			add(&f, 0.04, xasprintf("the kernel throttled sampling %" PRIu64 " time%s: %s; the"
+				" effective rate in 'stax info' is lower than requested", p->throttles,
+				p->throttles == 1 ? "" : "s",
+				perm_why(PERM_THROTTLE, &pf, freq ? atol(freq) : 0, why, sizeof(why))));
+		}
+		if (rooted + cut < kept) {
+			double broken = 1.0 - (double)(rooted + cut) / kept;
 			add(&f, broken + 0.2, xasprintf("%.1f%% of stacks (%" PRIu64 " of %" PRIu64 ") do not reach main or"
 				" a thread start function, so callers are missing from top and flame",
-				100 * broken, kept - rooted, kept));
+				100 * broken, kept - rooted - cut, kept));
 			truncation_findings(p, &f, stops, kept);
 		}
 		if (nmods)
@@ -363,14 +385,14 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		python_findings(p, flt, &f, kept);
 		node_findings(p, flt, &f, kept);
 		if (kernel && !strcmp(kernel, "0"))
-			add(&f, 0.01, xasprintf("kernel frames were not recorded (not root and"
-				" kernel.perf_event_paranoid > 1): time in system calls shows as the calling user"
-				" function (sudo sysctl kernel.perf_event_paranoid=1 to include them)"));
+			add(&f, 0.01, xasprintf("kernel frames were not recorded, so time in system calls"
+				" shows as the calling user function: %s",
+				perm_why(PERM_KERNEL, &pf, 0, why, sizeof(why))));
 	}
 	if (f.n)
 		qsort(f.v, f.n, sizeof(*f.v), cmp_finding);
 	if (json) {
-		fprintf(out, "{\"samples\":%" PRIu64 ",\"reached_root\":%" PRIu64 ",\"findings\":[", kept, rooted);
+		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"reached_root\":%" PRIu64 ",\"findings\":[", kept, rooted);
 		for (i = 0; i < f.n; i++) {
 			fputs(i ? "," : "", out);
 			json_str(out, f.v[i].text);

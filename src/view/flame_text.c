@@ -150,9 +150,9 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 	}
 	kids = calltree_kids(&t, false);
 	if (o->json && o->weight != FLAME_SAMPLES)
-		fprintf(out, "{\"ms\":%.3f,\"roots\":[", kept / 1000.0);
+		fprintf(out, JSON_OPEN "\"ms\":%.3f,\"roots\":[", kept / 1000.0);
 	else if (o->json)
-		fprintf(out, "{\"samples\":%" PRIu64 ",\"roots\":[", kept);
+		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"roots\":[", kept);
 	else if (!kept && o->weight == FLAME_OFFCPU)
 		fprintf(out, "no off-CPU time%s\n", p->noffcpu ? " matches the filter" :
 			" in this recording (record with stax record --off-cpu)");

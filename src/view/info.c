@@ -2,6 +2,7 @@
 #include "view/view.h"
 #include "unwind/unwind.h"
 #include "lib/json.h"
+#include "lib/perm.h"
 #include "lib/util.h"
 
 #include <inttypes.h>
@@ -136,21 +137,22 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	struct module_row *mods = NULL;
 	size_t nmods = 0, modcap = 0, i;
 	double secs, eff = 0;
-	uint32_t pids[64];
-	size_t npids = 0;
+	struct hmap pids;      /* every process with a sample kept */
+	size_t npids;
+
+	hmap_init(&pids);
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
 		const struct prof_node *nd;
 		size_t outer = SIZE_MAX;   /* index: mods may move as it grows */
-		bool root = false;
+		bool root = false, cut;
 		unsigned q;
 		size_t k;
 		if (!view_keep(p, f, s))
 			continue;
 		kept++;
 		weight += s->weight;
-		quality[SAMPLE_Q(s->quality)]++;
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
 		if (s->method >> SAMPLE_M_JIT_SHIFT) {
@@ -158,14 +160,13 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			for (k = 0; k < 3; k++)
 				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
 		}
-		for (k = 0; k < npids && pids[k] != s->pid; k++)
-			;
-		if (k == npids && npids < ARRAY_SIZE(pids))
-			pids[npids++] = s->pid;
+		hmap_put(&pids, s->pid, 1);
+		cut = false;
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
 			struct module_row *m;
+			cut |= (nd->flags & NODE_F_LOST) != 0;
 			if (!fn)
 				continue;
 			if (fn->known && view_is_root_name(fn->name))
@@ -178,13 +179,23 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 				outer = (size_t)(m - mods);
 		}
 		rooted += root;
-		q = SAMPLE_Q(s->quality);
-		if (outer != SIZE_MAX && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
+		/* One rule for every quality line: a stack that reaches main or
+		 * a thread start function is complete, whatever the unwinder
+		 * said of the frames beyond it; truncated and broken are the
+		 * stacks that stop short of one. A stack cut where a damaged
+		 * chunk's frames are missing (it ends in "[damaged]") is
+		 * truncated. */
+		q = root ? UNWIND_Q_COMPLETE : cut ? UNWIND_Q_TRUNCATED : SAMPLE_Q(s->quality);
+		quality[q]++;
+		/* where stacks stop, for the unwinder's reasons (not the damage) */
+		if (outer != SIZE_MAX && !cut && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
 			unsigned stop = SAMPLE_Q_STOP(s->quality);
 			mods[outer].ends++;
 			mods[outer].stops[stop < UNWIND_NSTOPS ? stop : 0]++;
 		}
 	}
+	npids = pids.len;
+	hmap_release(&pids);
 	if (!end)
 		end = p->last_time;
 	if (!start)
@@ -203,7 +214,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	nstops = stop_modules(mods, nmods, stops);
 
 	if (json) {
-		fputs("{\"file\":", out);
+		fputs(JSON_OPEN "\"file\":", out);
 		json_str(out, p->path);
 		fputs(",\"command\":", out);
 		json_str(out, meta_or(p, "command", "?"));
@@ -212,7 +223,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, ",\"state\":\"%s\",\"duration_s\":%.3f,\"requested_hz\":%" PRIu64
 			",\"effective_hz\":%.1f,\"samples\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
-			p->partial ? "partial" : "finished", secs, freq, eff, kept,
+			!p->partial ? "finished" : p->live ? "recording" : "truncated", secs, freq, eff, kept,
 			p->lost_records + p->lost_samples, p->throttles, npids, rooted);
 		if (p->noffcpu) {
 			uint64_t n = 0, ns = 0, complete = 0;
@@ -226,7 +237,16 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			fprintf(out, ",\"off_cpu\":{\"intervals\":%" PRIu64 ",\"ms\":%.1f,\"complete\":%" PRIu64 "}",
 				n, ns / 1e6, complete);
 		}
-		fputs(",\"unwind\":", out);
+		fprintf(out, ",\"damaged_chunks\":%" PRIu64 ",\"warnings\":[", p->damage.chunks);
+		{
+			struct prof_warning w[PROF_WARNINGS_MAX];
+			size_t nw = profile_warnings(p, w), j;
+			for (j = 0; j < nw; j++) {
+				fputs(j ? "," : "", out);
+				json_str(out, w[j].text);
+			}
+		}
+		fputs("],\"unwind\":", out);
 		json_str(out, meta_or(p, "unwind", "fp"));
 		fprintf(out, ",\"quality\":{\"unverified\":%" PRIu64 ",\"complete\":%" PRIu64
 			",\"truncated\":%" PRIu64 ",\"broken\":%" PRIu64 "}", quality[0], quality[1],
@@ -259,8 +279,15 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		return;
 	}
 	fprintf(out, "file:        %s (%s)\n", p->path,
-		p->partial ? "partial: still recording, or the recorder was killed; read up to the last complete chunk"
-			   : "finished");
+		!p->partial ? "finished" :
+		p->live ? "still being recorded; read up to its last complete chunk" :
+			  "truncated: no end chunk, and no recorder holds it; read up to its last complete chunk");
+	if (p->damage.chunks) {
+		char size[32];
+		format_size(size, sizeof(size), p->damage.bytes);
+		fprintf(out, "damaged:     %" PRIu64 " chunk%s (%s), skipped; the first at offset %" PRIu64 ": %s\n",
+			p->damage.chunks, p->damage.chunks == 1 ? "" : "s", size, p->damage.first, p->damage.why);
+	}
 	fprintf(out, "command:     %s\n", meta_or(p, "command", "?"));
 	if (profile_meta(p, "exit_status"))
 		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));
@@ -272,9 +299,16 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
 		p->throttles == 1 ? "" : "s");
 	print_offcpu_line(p, f, out);
-	fprintf(out, "kernel:      %s\n", !strcmp(meta_or(p, "kernel_frames", "0"), "1") ?
-		"kernel frames recorded" :
-		"user-space frames only (perf_event_paranoid; record as root for kernel frames)");
+	if (!strcmp(meta_or(p, "kernel_frames", "0"), "1")) {
+		fputs("kernel:      kernel frames recorded\n", out);
+	} else if (!profile_meta(p, "kernel_frames")) {
+		fputs("kernel:      not known (the recording does not say)\n", out);
+	} else {
+		struct perm_facts pf;
+		char why[512];
+		perm_parse(&pf, meta_or(p, "perm", ""));
+		fprintf(out, "kernel:      user-space frames only: %s\n", perm_why(PERM_KERNEL, &pf, 0, why, sizeof(why)));
+	}
 	fprintf(out, "unwinding:   %s\n", meta_or(p, "unwind", "fp"));
 	fprintf(out, "stacks:      %" PRIu64 " of %" PRIu64 " (%.1f%%) reach main or a thread start function\n",
 		rooted, kept, kept ? 100.0 * rooted / kept : 0.0);

@@ -15,7 +15,7 @@ void view_script(const struct profile *p, const struct view_filter *f, bool json
 	if (!event)
 		event = "cpu-clock";
 	if (json)
-		fputs("{\"samples\":[", out);
+		fputs(JSON_OPEN "\"samples\":[", out);
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
 		const struct prof_node *nd;
@@ -40,7 +40,9 @@ void view_script(const struct profile *p, const struct view_filter *f, bool json
 			const struct prof_func *fn = profile_func(p, nd->func);
 			bool inl = (nd->flags & NODE_F_INLINE) != 0;
 			if (json) {
-				fprintf(out, "%s{\"addr\":%" PRIu64 ",\"name\":", ff ? "" : ",", nd->addr);
+				fputs(ff ? "{\"addr\":" : ",{\"addr\":", out);
+				json_addr(out, nd->addr);
+				fputs(",\"name\":", out);
 				json_str(out, fn ? fn->name : "[unknown]");
 				fputs(",\"module\":", out);
 				json_str(out, fn ? fn->module : "[unknown]");

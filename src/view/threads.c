@@ -48,7 +48,7 @@ static void print_offcpu(const struct profile *p, struct thread_row *rows, size_
 {
 	size_t i, r;
 	if (json) {
-		fputs("{\"threads\":[", out);
+		fputs(JSON_OPEN "\"threads\":[", out);
 		for (i = 0; i < n; i++) {
 			const struct thread_row *t = &rows[i];
 			uint64_t wall = t->cpu_ns + t->off_ns;
@@ -138,7 +138,7 @@ void view_threads(const struct profile *p, const struct view_filter *f, bool jso
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_thread);
 	if (json) {
-		fputs("{\"threads\":[", out);
+		fputs(JSON_OPEN "\"threads\":[", out);
 		for (i = 0; i < n; i++) {
 			fprintf(out, "%s{\"pid\":%u,\"tid\":%u,\"name\":", i ? "," : "", rows[i].pid, rows[i].tid);
 			json_str(out, profile_comm(p, rows[i].pid, rows[i].tid, rows[i].last_time));

@@ -34,7 +34,7 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 {
 	size_t i;
 	if (json) {
-		fprintf(out, "{\"off_cpu_ms\":%.3f,\"functions\":[", kept / 1000.0);
+		fprintf(out, JSON_OPEN "\"off_cpu_ms\":%.3f,\"functions\":[", kept / 1000.0);
 		for (i = 0; i < limit; i++) {
 			const struct top_row *r = &rows[i + 1];
 			const struct prof_func *fn = profile_func(p, r->func);
@@ -126,7 +126,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		goto out;
 	}
 	if (o->json) {
-		fprintf(out, "{\"samples\":%" PRIu64 ",\"functions\":[", kept);
+		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"functions\":[", kept);
 		for (i = 0; i < limit; i++) {
 			const struct top_row *r = &rows[i + 1];
 			const struct prof_func *fn = profile_func(p, r->func);

@@ -88,13 +88,48 @@ else
 	skip "no kernel frames under paranoid 2" "kernel.perf_event_paranoid is $paranoid here"
 fi
 
-# Refusals: one line, saying what to do.
+# Refusals: one line, saying what to do, and only what would help: no
+# kernel.perf_event_paranoid lets a user profile another user's process
+# (root, CAP_PERFMON or CAP_SYS_PTRACE does).
 as_nobody "$T/bin/stax" record -p 1 -o "$T/out/p1.data" >/dev/null 2>"$T/p1.err"
 rc=$?
 if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && one_line_error "$T/p1.err" && grep -qi 'permission' "$T/p1.err"; then
 	ok "nobody attaching to pid 1: one error line (permission)"
 else
 	fail "nobody attaching to pid 1: one error line (permission)" "status $rc: $(tr '\n' '|' <"$T/p1.err" | cut -c1-300)"
+fi
+if grep -q 'belongs to root' "$T/p1.err" && grep -q 'CAP_PERFMON' "$T/p1.err" && ! grep -q 'sysctl' "$T/p1.err"; then
+	ok "nobody attaching to pid 1: says it belongs to root, suggests no sysctl"
+else
+	fail "nobody attaching to pid 1: says it belongs to root, suggests no sysctl" "$(first_line "$T/p1.err")"
+fi
+# -F far above kernel.perf_event_max_sample_rate: the limit's real value,
+# not the rate asked for
+max=$(cat /proc/sys/kernel/perf_event_max_sample_rate)
+as_nobody "$T/bin/stax" record -F 10000000 -o "$T/out/f.data" -- "$T/bin/callgraph-fp" 0.1 >/dev/null 2>"$T/f.err"
+rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -lt 128 ] && one_line_error "$T/f.err" &&
+	grep -q "perf_event_max_sample_rate is $max" "$T/f.err" && grep -q -- "-F $max or lower" "$T/f.err" &&
+	! grep -q '=10000000' "$T/f.err"; then
+	ok "nobody with -F 10000000: cites kernel.perf_event_max_sample_rate's value ($max)"
+else
+	fail "nobody with -F 10000000: cites kernel.perf_event_max_sample_rate's value ($max)" "status $rc: $(first_line "$T/f.err")"
+fi
+# the recorder, info and doctor give one reason for the missing kernel
+# frames (from the facts the recording keeps)
+if [ "$paranoid" -ge 2 ]; then
+	why=$(sed -n 's/^stax: recording user-space frames only: //p' "$T/rec.err")
+	as_nobody "$T/bin/stax" info "$T/out/x.data" >"$T/info.txt" 2>/dev/null
+	as_nobody "$T/bin/stax" doctor "$T/out/x.data" >"$T/doctor.txt" 2>/dev/null
+	if [ -n "$why" ] && grep -qF "kernel:      user-space frames only: $why" "$T/info.txt" &&
+		grep -qF "$why" "$T/doctor.txt"; then
+		ok "record, info and doctor give the same reason for the missing kernel frames"
+	else
+		fail "record, info and doctor give the same reason for the missing kernel frames" \
+			"record '$why'; info '$(grep '^kernel:' "$T/info.txt")'; doctor '$(grep -i kernel "$T/doctor.txt" | head -n 1)'"
+	fi
+else
+	skip "record, info and doctor give the same reason" "kernel.perf_event_paranoid is $paranoid: kernel frames are recorded"
 fi
 as_nobody "$T/bin/stax" record -o "$T/bin/x.data" -- "$T/bin/callgraph-fp" 0.1 >/dev/null 2>"$T/ro.err"
 rc=$?

@@ -31,7 +31,7 @@ start_server() {
 }
 get() { curl -s -m 20 "http://127.0.0.1:$PORT$1"; }
 # info_samples: the recording's sample count from /api/info's top level
-info_samples() { get /api/info | sed -n 's/^{"version":[0-9]*,"partial":[a-z]*,"samples":\([0-9]*\),.*/\1/p'; }
+info_samples() { get /api/info | sed -n 's/^{"json_version":[0-9]*,"version":[0-9]*,"partial":[a-z]*,"samples":\([0-9]*\),.*/\1/p'; }
 
 if ! command -v curl >/dev/null 2>&1; then
 	skip "stax serve" "curl is not installed (apt-get install curl)"
@@ -154,6 +154,98 @@ else
 fi
 kill -INT "$RPID" 2>/dev/null
 wait "$RPID" 2>/dev/null
+
+# Only Host 127.0.0.1, localhost or [::1] with the server's port gets an
+# answer: a page elsewhere that rebinds its name to 127.0.0.1 (DNS
+# rebinding) must not read the profile. At most 64 connections at once,
+# and an idle one is closed after 30 s.
+if start_server "$D"; then
+	# hcode HOST: the status of /api/top with that Host header
+	hcode() { curl -s -m 20 -o "$T/h.body" -w '%{http_code}' -H "Host: $1" "http://127.0.0.1:$PORT/api/top"; }
+	bad=""
+	for h in "127.0.0.1:$PORT" "localhost:$PORT" "[::1]:$PORT" "LOCALHOST:$PORT"; do
+		c=$(hcode "$h")
+		{ [ "$c" = 200 ] && grep -q '"name":"leaf_b"' "$T/h.body"; } || bad="$bad [$h: $c]"
+	done
+	if [ -z "$bad" ]; then
+		ok "serve answers Host 127.0.0.1, localhost and [::1] with its port"
+	else
+		fail "serve answers Host 127.0.0.1, localhost and [::1] with its port" "$bad"
+	fi
+	bad=""
+	for h in "evil.example:$PORT" "evil.example" "localhost" "127.0.0.1:$((PORT + 1))" \
+		"localhost.evil.example:$PORT" "127.0.0.1:${PORT}0" "127.0.0.2:$PORT"; do
+		c=$(hcode "$h")
+		{ [ "$c" = 403 ] || [ "$c" = 421 ]; } && ! grep -q leaf_b "$T/h.body" || bad="$bad [$h: $c]"
+	done
+	c=$(curl -s -m 20 -o "$T/h.body" -w '%{http_code}' -0 -H "Host:" "http://127.0.0.1:$PORT/api/top")
+	{ [ "$c" = 403 ] || [ "$c" = 421 ]; } || bad="$bad [no Host: $c]"
+	if [ -z "$bad" ]; then
+		ok "serve refuses (403) a foreign Host, another port, or none"
+	else
+		fail "serve refuses a foreign Host" "$bad"
+	fi
+	# 100 idle connections: the server takes at most 64, lives, and answers
+	# once they are gone; one idle connection is closed by the server
+	# after 30 s (given 90 s here: a busy machine is slow)
+	if command -v python3 >/dev/null 2>&1 && command -v ss >/dev/null 2>&1; then
+		python3 -c '
+import socket, subprocess, sys, time
+port = int(sys.argv[1])
+socks = []
+for i in range(100):
+    s = socket.socket()
+    s.settimeout(5)
+    try:
+        s.connect(("127.0.0.1", port))
+        socks.append(s)
+    except OSError:
+        pass
+time.sleep(1)
+def ss(*args):
+    return [l.split() for l in subprocess.run(["ss", "-tnH"] + list(args) + ["( sport = :%d )" % port],
+                                              capture_output=True, text=True).stdout.splitlines() if l.strip()]
+# established on the server side, less those still in the listening
+# socket accept queue (its Recv-Q): the connections the server took
+est = len(ss("state", "established"))
+queued = sum(int(l[1]) for l in ss("-l"))
+print(est - queued)
+for s in socks:
+    s.close()
+' "$PORT" >"$T/conns" 2>"$T/conns.err"
+		held=$(cat "$T/conns")
+		sleep 1
+		c=$(hcode "127.0.0.1:$PORT")
+		if [ -n "$held" ] && [ "$held" -le 64 ] && [ "$held" -gt 0 ] && [ "$c" = 200 ] && kill -0 "$SPID" 2>/dev/null; then
+			ok "100 idle connections: the server takes $held (at most 64), and answers once they close"
+		else
+			fail "100 idle connections: at most 64 held, the server answers after" "held '$held', then HTTP $c: $(first_line "$T/conns.err")"
+		fi
+		python3 -c '
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(90)
+t = time.time()
+try:
+    gone = s.recv(1) == b""
+except OSError:
+    gone = False
+print("%d %.0f" % (gone, time.time() - t))
+' "$PORT" >"$T/idle" 2>&1
+		set -- $(cat "$T/idle")
+		if [ "${1:-0}" = 1 ] && [ "${2:-0}" -ge 25 ]; then
+			ok "an idle connection is closed by the server after ${2} s (its timeout is 30 s)"
+		else
+			fail "an idle connection is closed after 30 s" "$(cat "$T/idle")"
+		fi
+	else
+		skip "serve's connection limit and idle timeout" "needs python3 and ss (iproute2)"
+	fi
+	kill "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+else
+	fail "serve for the Host checks starts" "$(first_line "$SERR")"
+fi
 
 "$STAX" serve -i "$T/missing.data" --port 0 >/dev/null 2>"$T/m.err"
 rc=$?

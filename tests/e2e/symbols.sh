@@ -85,7 +85,7 @@ for s in data["samples"]:
             if not f["inlined"]:
                 break
         if fr[start]["module"] == module:
-            ours.setdefault(fr[start]["addr"] - (1 if start else 0), chain)
+            ours.setdefault(int(fr[start]["addr"], 16) - (1 if start else 0), chain)
 addrs = sorted(ours)
 out = subprocess.run(["addr2line", "-i", "-f", "-a", "-e", binary] + ["%x" % a for a in addrs],
                      capture_output=True, text=True).stdout.splitlines()

@@ -52,7 +52,7 @@ else
 	fail "a process that existed before the recording is named spin-fp" "names '$name': $(tr '\n' '|' <"$T/spin.threads" | cut -c1-300)"
 fi
 
-stax flame --folded --comm callgraph-nofp -i "$T/a.data" >"$T/cg.folded" 2>&1
+stax flame --folded --comm callgraph-nofp -i "$T/a.data" >"$T/cg.folded" 2>"$T/cg.err"
 sb=$(share "$T/cg.folded" ";main;a;b;leaf_b$K")
 sc=$(share "$T/cg.folded" ";main;a;c;leaf_c$K")
 if between "$sb" 60 90 && between "$sc" 10 40; then
@@ -61,7 +61,7 @@ else
 	fail "--comm callgraph-nofp: main;a;b;leaf_b ~75%, main;a;c;leaf_c ~25%" "$sb% and $sc%: $(sort -t' ' -k2 -nr "$T/cg.folded" | head -3 | tr '\n' '|' | cut -c1-300)"
 fi
 # (before its exec the process was the test shell's fork, named sh)
-stax flame --folded --pid "$CG" -i "$T/a.data" >"$T/pid.folded" 2>&1
+stax flame --folded --pid "$CG" -i "$T/a.data" >"$T/pid.folded" 2>"$T/pid.err"
 other=$(grep -Evc '^(callgraph-nofp|sh);' "$T/pid.folded")
 if [ -s "$T/pid.folded" ] && [ "$other" -eq 0 ]; then
 	ok "--pid keeps only that process's stacks"

@@ -24,7 +24,7 @@ fi
 # the growing file answers as of now
 stax top -i "$F" --json >"$T/top.json" 2>"$T/top.err"
 rc=$?
-n=$(sed -n 's/^{"samples":\([0-9]*\).*/\1/p' "$T/top.json")
+n=$(sed -n 's/^{"json_version":[0-9]*,"samples":\([0-9]*\).*/\1/p' "$T/top.json")
 if [ "$rc" -eq 0 ] && [ "${n:-0}" -ge 200 ] && [ "${n:-0}" -lt 1500 ] && grep -q '"compute_phase"' "$T/top.json"; then
 	ok "top on the growing file: $n samples so far, compute_phase among them"
 else

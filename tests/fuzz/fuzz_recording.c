@@ -95,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = file.len;
 	}
 	if (profile_load_mem(&p, "fuzz", bytes, n, err, sizeof(err)) == 0) {
+		struct prof_warning w[PROF_WARNINGS_MAX];
+		profile_warnings(&p, w);
 		p.no_live_symbols = true;
 		profile_symbolize(&p, false);
 		view_top(&p, &f, &to, null);

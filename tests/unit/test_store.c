@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 static uint8_t *slurp(const char *path, size_t *n)
 {
@@ -82,12 +83,45 @@ static void write_fixture(const char *path, size_t *chunk1_end)
 	stack_table_release(&t);
 }
 
+/* Set the kind of the chunk at h and make its checksum hold again. */
+static void set_kind(uint8_t *h, uint16_t kind)
+{
+	struct store_chunk_header ch;
+	struct store_chunk_sum sum;
+	memcpy(&ch, h, sizeof(ch));
+	ch.kind = kind;
+	memcpy(h, &ch, sizeof(ch));
+	memcpy(&sum, h + sizeof(ch) + ch.comp_size - sizeof(sum), sizeof(sum));
+	sum.xxh3 = XXH3_64bits(h, sizeof(ch) + ch.comp_size - sizeof(sum));
+	memcpy(h + sizeof(ch) + ch.comp_size - sizeof(sum), &sum, sizeof(sum));
+}
+
+/* The file as stax wrote it before chunks had checksums: flags 0, no
+ * checksum frame. Returns its size (out has room for n). */
+static size_t strip_sums(const uint8_t *in, size_t n, uint8_t *out)
+{
+	size_t off = 16, o = 16;
+	memcpy(out, in, 16);
+	while (off + sizeof(struct store_chunk_header) <= n) {
+		struct store_chunk_header h;
+		memcpy(&h, in + off, sizeof(h));
+		memcpy(out + o + sizeof(h), in + off + sizeof(h), h.comp_size - sizeof(struct store_chunk_sum));
+		off += sizeof(h) + h.comp_size;
+		h.flags = 0;
+		h.comp_size -= sizeof(struct store_chunk_sum);
+		h.check = h.raw_size ^ h.comp_size ^ h.seq ^ STORE_CHECK_XOR;
+		memcpy(out + o, &h, sizeof(h));
+		o += sizeof(h) + h.comp_size;
+	}
+	return o;
+}
+
 int main(void)
 {
 	char path[] = "/tmp/stax-test-store-XXXXXX";
 	int fd = mkstemp(path);
 	struct profile p;
-	size_t n = 0, chunk1_end, cut, crashes = 0, oks = 0, errs = 0;
+	size_t n = 0, chunk1_end, cut, crashes = 0, oks = 0, errs = 0, undetected = 0;
 	uint8_t *data, *copy;
 	char err[512];
 
@@ -110,7 +144,8 @@ int main(void)
 	data = slurp(path, &n);
 	/* a recorder killed mid-write leaves a short tail: read up to the last chunk */
 	CHECK(profile_load_mem(&p, "cut", data, chunk1_end + 10, err, sizeof(err)) == 0 &&
-	      p.nsamples == 100 && p.partial, "cut file reads its complete chunks and says partial");
+	      p.nsamples == 100 && p.partial && p.tail == 10 && !p.live && !p.damage.chunks,
+	      "cut file reads its complete chunks and says partial");
 	profile_release(&p);
 
 	/* every cut length either loads a prefix or fails with a message */
@@ -126,7 +161,8 @@ int main(void)
 	}
 	CHECK(crashes == 0 && oks > 0, "every truncation reads a prefix or reports an error");
 
-	/* flip each byte: must never crash, and corruption inside a chunk is reported */
+	/* flip each byte: must never crash; a flip inside a chunk is found
+	 * (the checksum covers header and payload) and costs that chunk only */
 	copy = xmalloc(n);
 	crashes = 0;
 	for (cut = 0; cut < n; cut++) {
@@ -135,21 +171,109 @@ int main(void)
 		err[0] = 0;
 		if (profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) && !err[0])
 			crashes++;
+		else if (cut >= 16 && !err[0] && p.damage.chunks == 0)
+			undetected++;
 		profile_release(&p);
 	}
 	CHECK(crashes == 0, "every flipped byte loads or reports an error");
+	CHECK(undetected == 0, "every flipped byte in a chunk is counted as damage");
+
+	/* one bit in the middle of the first chunk's payload: it is skipped,
+	 * the second is read; its samples' stacks were defined in the first */
 	memcpy(copy, data, n);
-	copy[chunk1_end + 30] ^= 0xff;
-	CHECK(profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) == -1 && strstr(err, "offset"),
-	      "corruption is reported with its offset");
+	copy[16 + 24 + 40] ^= 0x01;
+	CHECK(profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) == 0 && p.nsamples == 50 &&
+	      p.damage.chunks == 1 && p.damage.first == 16 && !p.partial && p.lost_nodes == 4 &&
+	      strstr(p.damage.why, "checksum"), "a flipped payload bit costs its chunk, the rest is read");
+	CHECK(p.nsamples == 50 && p.samples[0].stack == 4 && (p.nodes[3].flags & NODE_F_LOST),
+	      "samples that referred to the damaged chunk's nodes keep stand-in stacks");
+	profile_symbolize(&p, false);
+	CHECK(!strcmp(profile_func(&p, p.nodes[3].func)->name, "[damaged]") && !p.nodes[3].parent,
+	      "a stand-in is the frame [damaged], without a caller");
+	{
+		struct prof_warning w[PROF_WARNINGS_MAX];
+		size_t nw = profile_warnings(&p, w), i, damaged = 0;
+		for (i = 0; i < nw; i++)
+			damaged += w[i].kind == PROF_W_DAMAGED && strstr(w[i].text, "1 damaged chunk at offset 16");
+		CHECK(damaged == 1, "the damaged chunk is warned about with its offset");
+	}
 	profile_release(&p);
+
+	/* the second chunk's kind, flags, size field and magic */
+	{
+		static const struct { size_t at; const char *why, *name; } hdr[] = {
+			{ 4, "checksum", "a flipped chunk-kind byte is damage, not a newer format" },
+			{ 6, "checksum", "a flipped flags byte is damage" },
+			{ 13, "header check", "a flipped size byte is damage" },
+			{ 1, "magic", "a flipped chunk magic is damage, and reading resumes after it" },
+		};
+		size_t k;
+		for (k = 0; k < ARRAY_SIZE(hdr); k++) {
+			memcpy(copy, data, n);
+			copy[chunk1_end + hdr[k].at] ^= 0x04;
+			CHECK(profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) == 0 && p.nsamples == 100 &&
+			      p.damage.chunks == 1 && p.damage.first == chunk1_end && p.has_symbols && !p.partial &&
+			      strstr(p.damage.why, hdr[k].why), hdr[k].name);
+			profile_release(&p);
+		}
+	}
+
+	/* a kind this stax does not know, with a checksum that holds: a
+	 * newer stax wrote it */
+	memcpy(copy, data, n);
+	set_kind(copy + chunk1_end, 7);
+	CHECK(profile_load_mem(&p, "new", copy, n, err, sizeof(err)) == -1 && strstr(err, "newer stax") &&
+	      strstr(err, "offset"), "an unknown chunk kind with a good checksum: written by a newer stax");
+	profile_release(&p);
+
+	/* files of stax before checksums (flags 0, no checksum frame) read
+	 * the same; there an unknown kind is damage */
+	{
+		size_t on = strip_sums(data, n, copy);
+		CHECK(profile_load_mem(&p, "old", copy, on, err, sizeof(err)) == 0 && p.nsamples == 150 &&
+		      !p.damage.chunks && !p.partial && p.has_symbols, "a recording without checksums reads as before");
+		profile_release(&p);
+		((struct store_chunk_header *)(copy + chunk1_end - 16))->kind = 7;
+		CHECK(profile_load_mem(&p, "old", copy, on, err, sizeof(err)) == 0 && p.damage.chunks == 1 &&
+		      p.nsamples == 100 && strstr(p.damage.why, "kind 7"), "without a checksum, an unknown kind is damage");
+		profile_release(&p);
+	}
+
+	/* garbage after the header: nothing to read, all of it damaged */
+	memcpy(copy, data, 16);
+	for (cut = 16; cut < n; cut++)
+		copy[cut] = (uint8_t)(cut * 131 + 7);
+	CHECK(profile_load_mem(&p, "junk", copy, n, err, sizeof(err)) == 0 && p.nsamples == 0 &&
+	      p.damage.chunks >= 1 && p.damage.bytes == n - 16, "a header followed by garbage: all of it damaged");
+	profile_release(&p);
+
+	/* a record that does not parse damages its chunk, not the file */
+	{
+		char path2[] = "/tmp/stax-test-store-XXXXXX";
+		struct store_writer w;
+		struct rec_node bad = { 0x401000, 7, 0, NODE_USER, 0 };
+		struct rec_sample sm = { 1, 1, 42, 42, 0, 0, 0, 0 };
+		close(mkstemp(path2));
+		store_writer_open(&w, path2);
+		store_put_sample(&w, &sm);
+		store_flush(&w, CHUNK_DATA);
+		store_put_node(&w, 1, &bad); /* its parent is not defined */
+		store_put_sample(&w, &sm);
+		store_flush(&w, CHUNK_DATA);
+		store_put_sample(&w, &sm);
+		store_writer_close(&w);
+		CHECK(profile_load(&p, path2) == 0 && p.nsamples == 2 && p.damage.chunks == 1 &&
+		      strstr(p.damage.why, "nodes"), "a corrupt record costs its chunk, the next is read");
+		profile_release(&p);
+		unlink(path2);
+	}
 	memcpy(copy, data, n);
 	copy[8] = 9;
 	CHECK(profile_load_mem(&p, "v9", copy, n, err, sizeof(err)) == -1 && strstr(err, "version 9"),
 	      "unknown version rejected with a clear message");
 	profile_release(&p);
 	CHECK(profile_load_mem(&p, "junk", "hello world, not a recording", 28, err, sizeof(err)) == -1 &&
-	      strstr(err, "not a stax recording"), "junk rejected");
+	      strstr(err, "junk is not a stax recording or perf.data ("), "junk rejected");
 	profile_release(&p);
 	free(copy);
 	free(data);
