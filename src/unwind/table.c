@@ -810,12 +810,14 @@ struct utable *utable_load(const char *path)
 		secname[nsecs++] = names[1];
 	} else {
 		if (r < 0)
-			warn("cannot read .debug_frame of %s: %s", path, why);
+			warn("cannot read .debug_frame of %s: %s; frames there fall back to frame pointers",
+			     path, why);
 		if (fd >= 0 && (de = open_debug_file(elf, path, t, &dfd, &dpath))) {
 			if ((r = get_section(de, ".debug_frame", &secs[nsecs], &why)) > 0)
 				secname[nsecs++] = names[2];
 			else if (r < 0)
-				warn("cannot read .debug_frame of %s: %s", dpath, why);
+				warn("cannot read .debug_frame of %s: %s; frames there fall back to frame"
+				     " pointers", dpath, why);
 		}
 	}
 	r = nsecs ? utable_compile(t, secs, nsecs) : -ENOENT;

@@ -17,6 +17,8 @@
 #   debug-cfi          CFI only in .debug_frame of the debug file: used
 #   debug-other        the same with the debug file's build-id changed:
 #                      not used
+#   debug-zlib         the debug file's .debug_frame compressed: used;
+#                      with its deflate stream damaged: a warning
 . "$(dirname "$0")/lib.sh"
 require_stax
 ulimit -c 0 2>/dev/null
@@ -151,6 +153,28 @@ if gcc -O2 -g -fomit-frame-pointer -fno-asynchronous-unwind-tables -I"$ROOT/test
 	"$T/elf-craft" "$T/debug-cfi/exitcode.debug" "$T/debug-other/exitcode.debug" \
 		poke .note.gnu.build-id 16 deadbeef 2>>"$T/dcfi.err"; then
 	record debug-cfi 90
+	# its .debug_frame compressed (zlib): inflated and used; with the
+	# deflate stream damaged: a warning names the debug file
+	mkdir -p "$T/debug-zlib" "$T/debug-zlib-bad"
+	if objcopy --compress-debug-sections=zlib "$T/debug-cfi/exitcode.debug" \
+		"$T/debug-zlib/exitcode.debug" 2>>"$T/dcfi.err" &&
+		cp "$T/debug-cfi/exitcode" "$T/debug-zlib/exitcode" &&
+		cp "$T/debug-cfi/exitcode" "$T/debug-zlib-bad/exitcode" &&
+		"$T/elf-craft" "$T/debug-zlib/exitcode.debug" "$T/debug-zlib-bad/exitcode.debug" \
+			poke .debug_frame 24 00ff00ff00ff00ff 2>>"$T/dcfi.err"; then
+		record debug-zlib 90
+		if record debug-zlib-bad; then
+			if grep -q "^stax: warning: cannot read .debug_frame of $T/debug-zlib-bad/exitcode.debug: " \
+				"$T/debug-zlib-bad.rec.err"; then
+				ok "debug-zlib-bad: a warning names the debug file"
+			else
+				fail "debug-zlib-bad: a warning names the debug file" \
+					"stderr: $(head -n 3 "$T/debug-zlib-bad.rec.err" | tr '\n' '|')"
+			fi
+		fi
+	else
+		fail "debug-zlib: setup" "$(first_line "$T/dcfi.err")"
+	fi
 	if record debug-other; then
 		stax flame --folded -i "$T/debug-other.data" >"$T/debug-other.folded" 2>/dev/null
 		s=$(share "$T/debug-other.folded" ";main;burn_before_exit$K")
