@@ -35,12 +35,14 @@ done
 # seeds are never run)
 src=$top/tests/fuzz/elf-prog.c
 ld="-nostartfiles -Wl,-z,max-page-size=16 -Wl,-z,noseparate-code -Wl,-z,norelro"
+# the same bytes (and build-ids) from every run: no temporary paths
+repro="-ffile-prefix-map=$w=/build -ffile-prefix-map=$top=/stax"
 # debug: the program with DWARF; prog: stripped of it, with a debuglink
 # to its debug file prog.debug (in dbg/)
 build() { # build NAME CFLAGS...: NAME-g, NAME (debuglink) and dbg-NAME/prog.debug
 	n=$1
 	shift
-	cc -O1 -g "$@" $ld -o "$n-g" "$src"
+	cc -O1 -g "$@" $ld $repro -o "$n-g" "$src"
 	mkdir -p "dbg-$n"
 	objcopy -R .comment --only-keep-debug "$n-g" "dbg-$n/prog.debug"
 	objcopy -R .comment --strip-debug --add-gnu-debuglink="dbg-$n/prog.debug" "$n-g" "$n"
