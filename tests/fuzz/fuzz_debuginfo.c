@@ -74,6 +74,7 @@ static void as_module(const struct fuzz_files *f, const struct fuzz_pair *p)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static bool cache_set;
 	struct fuzz_files *f = fuzz_files_init("debuginfo");
 	struct fuzz_pair p;
 	uint8_t bid[64];
@@ -85,14 +86,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	if (!getenv("STAX_FUZZ_CACHE_SET")) {
+	if (!cache_set) {
 		/* the DWARF cache (compressed debug sections) in our directory */
 		char cache[128];
 		snprintf(cache, sizeof(cache), "%s/cache", f->dir);
 		setenv("XDG_CACHE_HOME", cache, 1);
 		unsetenv("STAX_NO_CACHE");
 		unsetenv("DEBUGINFOD_URLS");
-		setenv("STAX_FUZZ_CACHE_SET", "1", 1);
+		cache_set = true;
 	}
 	fuzz_pair_write(f, data, size, &p);
 	e = sym_elf_open(f->bin, &fd);
