@@ -105,7 +105,8 @@ static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
 	if (!d || !d->d_buf || !d->d_size)
 		return -EINVAL;
 	len = strnlen(d->d_buf, d->d_size);
-	if (!len || len == d->d_size)
+	/* a base name (objcopy writes one): never a path elsewhere */
+	if (!len || len == d->d_size || memchr(d->d_buf, '/', len))
 		return -EINVAL;
 	crc_off = (len + 4) & ~(size_t)3;
 	if (crc_off > d->d_size || d->d_size - crc_off < 4)

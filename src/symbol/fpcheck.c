@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const unsigned char prologue[] = { 0x55, 0x48, 0x89, 0xe5 };        /* push rbp; mov rbp,rsp */
@@ -18,10 +19,12 @@ static const unsigned char *code_at(Elf *e, GElf_Addr addr, size_t want)
 		Elf_Data *d;
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR))
 			continue;
-		if (addr < sh.sh_addr || addr - sh.sh_addr + want > sh.sh_size)
+		/* addr - sh_addr + want could wrap: compare what is left */
+		if (addr < sh.sh_addr || addr - sh.sh_addr > sh.sh_size ||
+		    sh.sh_size - (addr - sh.sh_addr) < want)
 			continue;
 		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || addr - sh.sh_addr + want > d->d_size)
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
 			return NULL;
 		return (const unsigned char *)d->d_buf + (addr - sh.sh_addr);
 	}
@@ -30,12 +33,13 @@ static const unsigned char *code_at(Elf *e, GElf_Addr addr, size_t want)
 
 static void scan_symbols(Elf *e, Elf_Scn *scn, struct fp_report *r)
 {
-	GElf_Shdr sh;
 	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t i, n;
-	if (!d || !gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+	size_t i, n, entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	/* the count from the data, not the header: gelf_getsym checks
+	 * each index against the data anyway */
+	if (!d || !d->d_buf || !entsize)
 		return;
-	n = sh.sh_size / sh.sh_entsize;
+	n = d->d_size / entsize;
 	for (i = 0; i < n; i++) {
 		GElf_Sym sym;
 		const unsigned char *c;
@@ -58,13 +62,19 @@ int fp_check_file(const char *path, struct fp_report *r)
 	Elf *e;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	size_t shstrndx;
+	struct stat st;
 	int fd, ret = 0;
 
 	memset(r, 0, sizeof(*r));
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK and a regular file only: a FIFO must not hang doctor */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {
 		ret = -EINVAL;
@@ -80,9 +90,10 @@ int fp_check_file(const char *path, struct fp_report *r)
 			symtab = scn;
 		else if (sh.sh_type == SHT_DYNSYM)
 			dynsym = scn;
-		if (name && !strcmp(name, ".eh_frame") && sh.sh_size > 16)
+		/* a NOBITS section (a separate debug file's) has no bytes */
+		if (name && !strcmp(name, ".eh_frame") && sh.sh_size > 16 && sh.sh_type != SHT_NOBITS)
 			r->has_eh_frame = true;
-		if (name && !strcmp(name, ".debug_frame"))
+		if (name && !strcmp(name, ".debug_frame") && sh.sh_type != SHT_NOBITS)
 			r->has_debug_frame = true;
 	}
 	r->has_symtab = symtab != NULL;

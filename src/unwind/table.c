@@ -20,6 +20,7 @@
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "lib/hash.h"
 #include "lib/util.h"
@@ -407,22 +408,32 @@ static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
 	return NULL;
 }
 
-static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *shdr)
+/* The bytes of a section, or NULL: none in the file (SHT_NOBITS, as in
+ * a separate debug file, or empty), or (*why set to libelf's reason)
+ * they cannot be read: outside the file, or compressed and not
+ * inflating. libelf checks offset and size against the file. */
+static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *shdr, const char **why)
 {
-	if (shdr->sh_type == SHT_NOBITS)
+	*why = NULL;
+	if (shdr->sh_type == SHT_NOBITS || !shdr->sh_size)
 		return NULL;
 	if (shdr->sh_flags & SHF_COMPRESSED) {
-		if (elf_compress(scn, 0, 0) < 0)
+		if (elf_compress(scn, 0, 0) < 0 || !gelf_getshdr(scn, shdr)) {
+			*why = elf_errmsg(-1);
 			return NULL;
-		gelf_getshdr(scn, shdr);
+		}
 	}
 	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d)
+		*why = elf_errmsg(-1);
 	if (!d || !d->d_buf || !d->d_size)
 		return NULL;
 	return d;
 }
 
-static void read_build_id(Elf *elf, struct utable *t)
+/* The GNU build-id of elf (at most max bytes; a longer one counts as
+ * none), from its note sections. Returns its size, 0 when none. */
+static size_t read_build_id(Elf *elf, uint8_t *out, size_t max)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -431,20 +442,22 @@ static void read_build_id(Elf *elf, struct utable *t)
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
 			continue;
 		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d)
+		if (!d || !d->d_buf)
 			continue;
-		size_t off = 0, name_off, desc_off;
+		size_t off = 0, next, name_off, desc_off;
 		GElf_Nhdr nh;
-		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		/* gelf_getnote checks that name and desc lie inside d */
+		while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
 			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 &&
-			    nh.n_descsz > 0 && nh.n_descsz <= sizeof(t->build_id)) {
-				memcpy(t->build_id, (char *)d->d_buf + desc_off, nh.n_descsz);
-				t->build_id_size = nh.n_descsz;
-				return;
+			    nh.n_descsz > 0 && nh.n_descsz <= max) {
+				memcpy(out, (char *)d->d_buf + desc_off, nh.n_descsz);
+				return nh.n_descsz;
 			}
+			off = next;
 		}
 	}
+	return 0;
 }
 
 static void read_loads(Elf *elf, struct utable *t)
@@ -474,31 +487,42 @@ static uint64_t section_addr(Elf *elf, const char *name)
 	return find_section(elf, name, &shdr) ? shdr.sh_addr : 0;
 }
 
-/* Add the named CFI section of elf to secs. Returns false when absent. */
-static bool get_section(Elf *elf, const char *name, struct cfi_section *sec)
+/* The named CFI section of elf, in *sec. Returns 1, 0 when it is absent
+ * or has no bytes in this file, -EINVAL when its bytes cannot be read
+ * (*why says why). */
+static int get_section(Elf *elf, const char *name, struct cfi_section *sec, const char **why)
 {
 	GElf_Shdr shdr;
 	Elf_Scn *scn = find_section(elf, name, &shdr);
+	*why = NULL;
 	if (!scn)
-		return false;
-	Elf_Data *d = section_data(scn, &shdr);
-	if (!d || d->d_size < 8)
-		return false;
+		return 0;
+	Elf_Data *d = section_data(scn, &shdr, why);
+	if (!d)
+		return *why ? -EINVAL : 0;
+	if (d->d_size < 8)
+		return 0;
 	*sec = (struct cfi_section){
 		.data = d->d_buf, .size = d->d_size, .vaddr = shdr.sh_addr,
 		.datarel = section_addr(elf, ".eh_frame_hdr"),
 		.textrel = section_addr(elf, ".text"),
 		.is_eh = strcmp(name, ".eh_frame") == 0,
 	};
-	return true;
+	return 1;
 }
 
+/* Opens a regular file only: a FIFO or device named by a mapping or a
+ * debuglink must not hang or disturb us. */
 static Elf *open_elf(const char *path, int *fd)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (*fd < 0)
 		return NULL;
-	Elf *elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	Elf *elf = NULL;
+	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode))
+		elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
 		if (elf)
 			elf_end(elf);
@@ -509,40 +533,104 @@ static Elf *open_elf(const char *path, int *fd)
 	return elf;
 }
 
+/* .gnu_debuglink: a file name (no '/'), NUL, padding to 4 bytes, the
+ * CRC32 of the debug file. Returns the name (in elf's data) or NULL when
+ * the section is missing, has no bytes in the file or is malformed. */
+static const char *read_debuglink(Elf *elf, uint32_t *crc)
+{
+	GElf_Shdr shdr;
+	Elf_Scn *scn = find_section(elf, ".gnu_debuglink", &shdr);
+	const char *why;
+	Elf_Data *d = scn ? section_data(scn, &shdr, &why) : NULL;
+	if (!d)
+		return NULL;
+	const char *name = d->d_buf;
+	size_t len = strnlen(name, d->d_size), crc_off = (len + 4) & ~(size_t)3;
+	if (!len || len == d->d_size || memchr(name, '/', len) || crc_off > d->d_size ||
+	    d->d_size - crc_off < 4)
+		return NULL;
+	const uint8_t *c = (const uint8_t *)d->d_buf + crc_off;
+	bool msb = elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB;
+	*crc = msb ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
+		   : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
+	return name;
+}
+
+static bool file_crc32(int fd, uint32_t *crc)
+{
+	enum { CHUNK = 65536 };
+	unsigned char *buf = xmalloc(CHUNK);
+	uLong c = crc32(0L, Z_NULL, 0);
+	off_t off = 0;
+	ssize_t n;
+
+	while ((n = pread(fd, buf, CHUNK, off)) > 0) {
+		c = crc32(c, buf, (uInt)n);
+		off += n;
+	}
+	free(buf);
+	*crc = (uint32_t)c;
+	return n == 0;
+}
+
+/* Does debug file de (open on fd) belong to the binary with build-id
+ * t->build_id? The same build-id when both have one; otherwise (found by
+ * debuglink only) the CRC32 the debuglink records. CFI of another build
+ * would unwind through the wrong rules. */
+static bool debug_file_matches(Elf *de, int fd, const struct utable *t, bool by_link, uint32_t crc)
+{
+	uint8_t bid[sizeof(t->build_id)];
+	size_t n = read_build_id(de, bid, sizeof(bid));
+	uint32_t got;
+
+	if (t->build_id_size && n)
+		return n == t->build_id_size && memcmp(bid, t->build_id, n) == 0;
+	return by_link && file_crc32(fd, &got) && got == crc;
+}
+
 /* The separate debug file: by build-id, then by .gnu_debuglink (next to
- * the file, in .debug/, under /usr/lib/debug). Returns its Elf or NULL. */
+ * the file, in .debug/, under /usr/lib/debug), used only when it matches
+ * (debug_file_matches). Returns its Elf or NULL. */
 static Elf *open_debug_file(Elf *elf, const char *path, struct utable *t, int *fd,
 			    char **dpath)
 {
 	char *cand[4] = { 0 };
-	int n = 0;
+	int n = 0, nlink = 0;
 	Elf *de = NULL;
+	struct stat self, st;
+	bool have_self = stat(path, &self) == 0;
+	uint32_t crc = 0;
 
+	*fd = -1;
 	if (t->build_id_size >= 2) {
 		char hex[2 * sizeof(t->build_id) + 1];
 		for (size_t i = 0; i < t->build_id_size; i++)
 			sprintf(hex + 2 * i, "%02x", t->build_id[i]);
 		cand[n++] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	}
-	GElf_Shdr shdr;
-	Elf_Scn *scn = find_section(elf, ".gnu_debuglink", &shdr);
-	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	if (d && d->d_size > 4 && memchr(d->d_buf, 0, d->d_size) && strchr(d->d_buf, '/') == NULL) {
-		const char *name = d->d_buf;
+	const char *name = read_debuglink(elf, &crc);
+	if (name) {
 		const char *slash = strrchr(path, '/');
-		int dirlen = slash ? (int)(slash - path) : 0;
+		int dirlen = slash ? (int)(slash - path) : 1;
 		const char *dir = slash ? path : ".";
-		if (!slash)
-			dirlen = 1;
+		nlink = n;
 		cand[n++] = xasprintf("%.*s/%s", dirlen, dir, name);
 		cand[n++] = xasprintf("%.*s/.debug/%s", dirlen, dir, name);
 		if (slash)
 			cand[n++] = xasprintf("/usr/lib/debug%.*s/%s", dirlen, path, name);
 	}
 	for (int i = 0; i < n && !de; i++) {
-		if (strcmp(cand[i], path) == 0)
+		/* the debuglink may name the binary itself */
+		if (stat(cand[i], &st) ||
+		    (have_self && st.st_dev == self.st_dev && st.st_ino == self.st_ino))
 			continue;
 		de = open_elf(cand[i], fd);
+		if (de && !debug_file_matches(de, *fd, t, name && i >= nlink, crc)) {
+			elf_end(de);
+			close(*fd);
+			*fd = -1;
+			de = NULL;
+		}
 		if (de)
 			*dpath = xstrdup(cand[i]);
 	}
@@ -634,11 +722,13 @@ static bool find_root_callers(Elf *elf, struct utable *t)
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		if (!gelf_getshdr(scn, &shdr) ||
-		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM) || !shdr.sh_entsize)
+		    (shdr.sh_type != SHT_SYMTAB && shdr.sh_type != SHT_DYNSYM))
 			continue;
 		have_symtab |= shdr.sh_type == SHT_SYMTAB;
+		/* gelf_getsym checks each index against the data */
 		Elf_Data *d = elf_getdata(scn, NULL);
-		size_t n = d ? d->d_size / shdr.sh_entsize : 0;
+		size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+		size_t n = d && d->d_buf && entsize ? d->d_size / entsize : 0;
 		for (size_t i = 0; i < n && t->nroots < (int)ARRAY_SIZE(t->roots); i++) {
 			GElf_Sym sym;
 			const char *name;
@@ -685,7 +775,7 @@ struct utable *utable_load(const char *path)
 	struct cfi_section secs[UTABLE_MAX_SECS];
 	const char *secname[UTABLE_MAX_SECS];
 	size_t cap = 0;
-	int fd = -1, dfd = -1, nsecs = 0;
+	int fd = -1, dfd = -1, nsecs = 0, r;
 	Elf *elf = NULL, *de = NULL;
 	char *dpath = NULL;
 	uint64_t t0 = now_ns();
@@ -706,19 +796,31 @@ struct utable *utable_load(const char *path)
 		goto out;
 	}
 	read_loads(elf, t);
-	read_build_id(elf, t);
+	t->build_id_size = read_build_id(elf, t->build_id, sizeof(t->build_id));
 	/* .eh_frame first; .debug_frame only fills what it leaves uncovered
 	 * (code built with -fno-asynchronous-unwind-tables), from the file
 	 * itself or else from its separate debug file. */
-	if (get_section(elf, ".eh_frame", &secs[nsecs]))
+	const char *why;
+	if ((r = get_section(elf, ".eh_frame", &secs[nsecs], &why)) > 0)
 		secname[nsecs++] = names[0];
-	if (get_section(elf, ".debug_frame", &secs[nsecs])) {
+	else if (r < 0)
+		warn("cannot read .eh_frame of %s: %s; frames there fall back to frame pointers",
+		     path, why);
+	if ((r = get_section(elf, ".debug_frame", &secs[nsecs], &why)) > 0) {
 		secname[nsecs++] = names[1];
-	} else if (fd >= 0 && (de = open_debug_file(elf, path, t, &dfd, &dpath))) {
-		if (get_section(de, ".debug_frame", &secs[nsecs]))
-			secname[nsecs++] = names[2];
+	} else {
+		if (r < 0)
+			warn("cannot read .debug_frame of %s: %s; frames there fall back to frame pointers",
+			     path, why);
+		if (fd >= 0 && (de = open_debug_file(elf, path, t, &dfd, &dpath))) {
+			if ((r = get_section(de, ".debug_frame", &secs[nsecs], &why)) > 0)
+				secname[nsecs++] = names[2];
+			else if (r < 0)
+				warn("cannot read .debug_frame of %s: %s; frames there fall back to frame"
+				     " pointers", dpath, why);
+		}
 	}
-	int r = nsecs ? utable_compile(t, secs, nsecs) : -ENOENT;
+	r = nsecs ? utable_compile(t, secs, nsecs) : -ENOENT;
 	if (t->err == -EINVAL || r == -EINVAL) {
 		int s = t->err_sec < nsecs ? t->err_sec : 0;
 		warn("bad CFI in %s: %s at offset %#zx (unwind/cfi.c:%d); "

@@ -1,0 +1,87 @@
+/* fuzz_unwind_elf.c - fuzz target for the unwinder's loading of a module
+ * from its ELF file (src/unwind/table.c, utable_load): section lookup,
+ * .eh_frame and .debug_frame (compressed or not), the build-id, the
+ * separate debug file by .gnu_debuglink (and its build-id or CRC check),
+ * the PT_LOAD segments, the root callers from .symtab/.dynsym and the
+ * signal trampolines found by their bytes. fuzz_cfi fuzzes CFI bytes
+ * alone; here the ELF around them is what varies.
+ *
+ * libFuzzer: built by tests/fuzz/run.sh with every src/ file.
+ * Input: a binary and optionally its debug file (tests/fuzz/fuzz-files.h).
+ * The table is then queried at every row and around it (SLOW rows run the
+ * interpreter again), for load biases the input names and root callers.
+ * Check: a debug file the table's CFI came from belongs to the binary.
+ * Seeds: tests/fuzz/make-elf-corpus.sh (crafted ELF files).
+ */
+#include "fuzz-files.h"
+
+#include "unwind/table.h"
+#include "unwind/x86_64.h"
+
+static bool fake_read(void *arg, uint64_t addr, uint64_t *v)
+{
+	(void)arg;
+	*v = addr * 0x9e3779b97f4a7c15ull;
+	return (addr & 0xff) != 0x42;
+}
+
+static uint64_t word(const uint8_t *p, size_t n, size_t i)
+{
+	uint64_t v = 0;
+	if (i + 8 <= n)
+		memcpy(&v, p + i, 8);
+	return v;
+}
+
+static void query(const struct utable *t, const uint8_t *data, size_t size)
+{
+	uint64_t bias;
+	uint32_t i;
+
+	for (i = 0; i < t->nrows; i++) {
+		uint64_t a = t->base + t->addr[i];
+		const struct urule *r = utable_find(t, a);
+		(void)utable_find(t, a - 1);
+		(void)utable_row_index(t, a + 1);
+		(void)utable_in_root_caller(t, a);
+		if (r->kind == UR_SLOW) {
+			struct cfi_row row;
+			struct cfi_cie cie;
+			if (utable_slow_row(t, a, &row, &cie) == 0) {
+				uint64_t regs[17], out[17], cfa;
+				uint32_t ov;
+				for (int k = 0; k < 17; k++)
+					regs[k] = 0x7ff000000000ull + 8 * k;
+				x86_apply_row(&row, regs, 0x1ffff, fake_read, NULL, out, &ov, &cfa);
+			}
+		}
+	}
+	for (i = 0; i < 16; i++) {
+		uint64_t w = word(data, size, 16 + 8 * i);
+		(void)utable_find(t, w);
+		(void)utable_bias(t, 0x7f0000000000ull, w & 0xfffff000, &bias);
+		(void)utable_bias(t, w, w & 0xfff, &bias);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct fuzz_files *f = fuzz_files_init("unwind-elf");
+	struct fuzz_pair p;
+	struct utable *t;
+
+	if (size < 2)
+		return 0;
+	fuzz_pair_write(f, data, size, &p);
+	t = utable_load(f->bin);
+	if (!t)
+		abort();
+	query(t, p.bin, p.nbin);
+	if (p.dbg && t->path && !strcmp(t->path, p.dbg_path) &&
+	    !fuzz_debug_may_match(&p, t->build_id, t->build_id_size)) {
+		fprintf(stderr, "fuzz_unwind_elf: CFI from a debug file of another build\n");
+		abort();
+	}
+	utable_free(t);
+	return 0;
+}
