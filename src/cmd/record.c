@@ -1,11 +1,13 @@
 /* record.c - stax record: sample a command or running processes. */
 #include "cmd/cmd.h"
 #include "record/recorder.h"
+#include "record/ring.h"
 #include "lib/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char cmd_record_help[] =
 "usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
@@ -128,6 +130,11 @@ int cmd_record(int argc, char **argv)
 			o.duration = strtod(v, &end);
 			if (*end || o.duration <= 0)
 				die("record: --duration needs a positive number of seconds, not '%s'", v);
+		} else if (!strcmp(a, "-m") || !strcmp(a, "--mmap-pages")) {
+			const char *v = cmd_value("record", argc, argv, &i);
+			char why[160];
+			if (ring_parse_pages(v, (size_t)sysconf(_SC_PAGESIZE), &o.mmap_pages, why, sizeof(why)))
+				die("record: -m '%s': %s", v, why);
 		} else if (!strcmp(a, "--off-cpu")) {
 			o.off_cpu = 1;
 		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {
