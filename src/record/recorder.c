@@ -36,7 +36,8 @@ struct recorder {
 	 * stack copies cannot crowd out the records that time the intervals */
 	struct ring *srings;
 	size_t pages, switch_pages; /* data pages of each ring, of each switch ring */
-	struct buf batch;
+	struct buf batch;        /* records read, and those kept for the next drain */
+	struct buf carry;
 	struct perf_format fmt;
 	struct ingest ing;
 	struct store_writer w;
@@ -99,8 +100,9 @@ static void restore_signals(void)
 /* ---- opening events ---- */
 
 /* Pages of the switch-record rings by default: two 48-byte records a
- * switch, 2 MiB hold ~20,000 switches between two drains. */
-#define SWITCH_RING_PAGES 512
+ * switch, 8 MiB hold ~80,000 switches between two drains (a busy
+ * recorder on a loaded machine lost them with 2 MiB). */
+#define SWITCH_RING_PAGES 2048
 /* The sample rings' default size with --off-cpu, at least. */
 #define OFFCPU_RING_MIN_BYTES (16ull << 20)
 /* Call-chain entries of a typical sample, for the default ring size. */
@@ -286,16 +288,30 @@ static int cmp_ref(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* Records this much older than the start of a drain are all in their
+ * rings when it reads them (the kernel writes a record within
+ * microseconds of its timestamp). */
+#define DRAIN_MARGIN_NS 10000000ull
+
 /* Read every ring, then handle the records in time order: a mapping seen
- * on one cpu must be known before a sample on another cpu uses it. */
-static void drain(struct recorder *r)
+ * on one cpu must be known before a sample on another cpu uses it, and a
+ * FORK before the child's first sample (else the child looks unknown and
+ * its name is read from /proc for nothing). Rings are read one after the
+ * other, so a record written to the first ring after it was read can be
+ * older than one read from the last: only the records older than the
+ * start of this drain less DRAIN_MARGIN_NS are handled; the newer ones
+ * wait in r->batch for the next drain (all: handle them all, when the
+ * events are disabled). Returns the time up to which records were
+ * handled. */
+static uint64_t drain(struct recorder *r, bool all)
 {
 	static struct rec_ref *refs;
 	static size_t cap;
-	size_t n = 0, off;
+	uint64_t now = now_ns();
+	uint64_t safe = all ? UINT64_MAX : now > DRAIN_MARGIN_NS ? now - DRAIN_MARGIN_NS : 0;
+	size_t n = 0, off, kept;
 	int cpu;
 
-	buf_reset(&r->batch);
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_read(&r->rings[cpu], &r->batch);
 	if (r->srings)
@@ -311,8 +327,20 @@ static void drain(struct recorder *r)
 	}
 	if (n)
 		qsort(refs, n, sizeof(*refs), cmp_ref);
-	for (off = 0; off < n; off++)
+	for (off = 0; off < n && refs[off].time <= safe; off++)
 		ingest_record(&r->ing, &r->fmt, (const void *)(r->batch.data + refs[off].off));
+	/* the rest, in time order, starts the next batch */
+	buf_reset(&r->carry);
+	for (kept = off; kept < n; kept++) {
+		const struct perf_event_header *h = (const void *)(r->batch.data + refs[kept].off);
+		memcpy(buf_extend(&r->carry, h->size), h, h->size);
+	}
+	{
+		struct buf t = r->batch;
+		r->batch = r->carry;
+		r->carry = t;
+	}
+	return all ? now : safe;
 }
 
 /* ---- attaching: names and mappings from /proc ---- */
@@ -507,9 +535,9 @@ static void summary(struct recorder *r)
 		     rc->recovered_threads, rc->recovered_threads == 1 ? "" : "s");
 	if (rc->unrecovered_procs)
 		warn("%" PRIu64 " process%s exited before stax could read what the lost records said"
-		     " from /proc: %" PRIu64 " sample%s have no process name and no symbols (raise -m,"
+		     " from /proc: %" PRIu64 " sample%s no process name and no symbols (raise -m,"
 		     " or lower -F)", rc->unrecovered_procs, rc->unrecovered_procs == 1 ? "" : "es",
-		     rc->unrecovered_samples, rc->unrecovered_samples == 1 ? "" : "s");
+		     rc->unrecovered_samples, rc->unrecovered_samples == 1 ? " has" : "s have");
 }
 
 /* user+system CPU time of process pid in ns (all its threads), or 0. */
@@ -735,6 +763,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	pfds = xcalloc(2 * (size_t)r->ncpus + 1, sizeof(*pfds));
 	for (;;) {
 		int np = 0, status;
+		uint64_t done;
 		pfds[np].fd = sig_pipe[0];
 		pfds[np++].events = POLLIN;
 		for (cpu = 0; cpu < r->ncpus; cpu++) {
@@ -754,9 +783,9 @@ int record_run(const struct record_opts *o, int *exit_status)
 				;
 		}
 		handle_signals(r);
-		drain(r);
+		done = drain(r, false);
 		track_cpu(r);
-		ingest_checkpoint(&r->ing, now_ns());
+		ingest_checkpoint(&r->ing, done);
 		if (store_maybe_flush(&r->w)) {
 			error("cannot write %s: %s (free some disk space)", o->output, strerror(-r->w.err));
 			if (r->launched)
@@ -777,7 +806,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	}
 	for (i = 0; i < r->nfds; i++)
 		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	drain(r);
+	drain(r, true);
 	r->end_ns = now_ns();
 	if (o->off_cpu)
 		ingest_finish(&r->ing, r->end_ns);
@@ -853,6 +882,7 @@ out:
 	free(r->rings);
 	free(r->srings);
 	buf_release(&r->batch);
+	buf_release(&r->carry);
 	ingest_release(&r->ing);
 	free(r);
 	return ret;

@@ -11,20 +11,16 @@
 #include <string.h>
 #include <unistd.h>
 
-/* recover_proc.flags */
-#define RP_NAMED 1u     /* a COMM, FORK, seed or recovery named it */
-#define RP_TRIED 2u     /* /proc was read for it as an unknown process */
-#define RP_GONE 4u      /* ... and it had gone: its samples are unrecovered */
-#define RP_COUNTED 8u   /* counted in recovered_procs */
-#define RP_EXITED 16u   /* its main thread exited at exit_time */
-
-/* tid flags */
-#define RT_NAMED 1u     /* a COMM or FORK of the thread was seen */
-#define RT_TRIED 2u     /* its comm was read from /proc */
+/* recover_task.flags */
+#define RT_NAMED 1u     /* a COMM, FORK, seed or recovery named it */
+#define RT_TRIED 2u     /* /proc was read for it as an unknown process or thread */
+#define RT_GONE 4u      /* ... and the process had gone: its samples are unrecovered */
+#define RT_COUNTED 8u   /* counted in recovered_procs */
+#define RT_EXITED 16u   /* the process's main thread exited at exit_time */
 
 /* Losses closer together than this are one epoch: after a loss each
- * process is checked once, not once per LOST record. */
-#define EPOCH_NS 100000000ull
+ * process and thread is checked once, not once per LOST record. */
+#define EPOCH_NS 250000000ull
 
 /* User-space addresses on x86-64 (below the canonical hole); anything
  * else in a user chain is not a pc a mapping could hold. */
@@ -33,98 +29,87 @@
 void recover_init(struct recover *r)
 {
 	memset(r, 0, sizeof(*r));
-	hmap_init(&r->proc_index);
-	hmap_init(&r->tids);
+	hmap_init(&r->index);
 }
 
 void recover_release(struct recover *r)
 {
-	hmap_release(&r->proc_index);
-	hmap_release(&r->tids);
-	free(r->procs);
+	hmap_release(&r->index);
+	free(r->tasks);
 	memset(r, 0, sizeof(*r));
 }
 
-static struct recover_proc *proc_find(struct recover *r, uint32_t pid)
+static struct recover_task *task_find(struct recover *r, uint32_t tid)
 {
 	uint32_t at;
-	return hmap_get(&r->proc_index, pid, &at) ? &r->procs[at] : NULL;
+	return hmap_get(&r->index, tid, &at) ? &r->tasks[at] : NULL;
 }
 
-/* The entry of pid, made (unknown: no flags) when there is none. The
- * pointer is valid until the next call that may add one. */
-static struct recover_proc *proc_get(struct recover *r, uint32_t pid)
+/* The entry of tid (of process pid), made unknown (no flags) when there
+ * is none. The pointer is valid until the next call that may add one. */
+static struct recover_task *task_get(struct recover *r, uint32_t pid, uint32_t tid)
 {
-	struct recover_proc *p = proc_find(r, pid);
-	if (p)
-		return p;
-	GROW(r->procs, r->proccap, r->nprocs + 1);
-	p = &r->procs[r->nprocs];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->checked_epoch = r->epoch;
-	hmap_put(&r->proc_index, pid, (uint32_t)r->nprocs++);
-	return p;
+	struct recover_task *t = task_find(r, tid);
+	if (t) {
+		t->pid = pid;
+		return t;
+	}
+	GROW(r->tasks, r->taskcap, r->ntasks + 1);
+	t = &r->tasks[r->ntasks];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = pid;
+	t->checked_epoch = r->epoch;
+	hmap_put(&r->index, tid, (uint32_t)r->ntasks++);
+	return t;
 }
 
 bool recover_has_name(const struct recover *r, uint32_t pid)
 {
 	uint32_t at;
-	return hmap_get(&r->proc_index, pid, &at) && (r->procs[at].flags & RP_NAMED);
-}
-
-static uint32_t tid_flags(const struct recover *r, uint32_t tid)
-{
-	uint32_t v;
-	return hmap_get(&r->tids, tid, &v) ? v : 0;
+	return hmap_get(&r->index, pid, &at) && (r->tasks[at].flags & RT_NAMED);
 }
 
 void recover_note_comm(struct ingest *g, uint32_t pid, uint32_t tid, const char *name)
 {
 	struct recover *r = &g->recover;
+	struct recover_task *t;
 	if (!r->on)
 		return;
-	hmap_put(&r->tids, tid, tid_flags(r, tid) | RT_NAMED);
-	if (tid == pid) {
-		struct recover_proc *p = proc_get(r, pid);
-		snprintf(p->name, sizeof(p->name), "%s", name);
-		p->flags = (p->flags | RP_NAMED) & ~(RP_EXITED | RP_GONE);
-	}
+	t = task_get(r, pid, tid);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->flags = (t->flags | RT_NAMED) & ~(RT_EXITED | RT_GONE);
 }
 
+/* A new process or thread carries the name a reader gives it without a
+ * COMM of its own: its process's, or for a process its parent's. */
 void recover_note_fork(struct ingest *g, uint32_t pid, uint32_t ppid, uint32_t tid)
 {
 	struct recover *r = &g->recover;
-	struct recover_proc *parent, *child;
+	struct recover_task *from, *t;
 	if (!r->on)
 		return;
-	/* a thread is named after its process until it names itself */
-	hmap_put(&r->tids, tid, RT_NAMED);
-	if (pid == ppid)
-		return;
-	proc_get(r, ppid);
-	child = proc_get(r, pid); /* may move procs */
-	parent = proc_find(r, ppid);
-	child->flags = parent->flags & RP_NAMED;
-
-	memcpy(child->name, parent->name, sizeof(child->name));
-	child->miss_gen = child->miss_epoch = 0;
-	child->checked_epoch = r->epoch;
+	task_get(r, ppid, ppid);
+	t = task_get(r, pid, tid); /* may move tasks */
+	from = task_find(r, ppid);
+	t->flags = from->flags & RT_NAMED;
+	memcpy(t->name, from->name, sizeof(t->name));
+	t->miss_gen = t->miss_epoch = 0;
+	t->checked_epoch = r->epoch;
 }
 
 void recover_note_exit(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	struct recover *r = &g->recover;
-	struct recover_proc *p;
+	struct recover_task *p;
 	if (!r->on)
 		return;
 	/* A dying task still runs (and is sampled) after its EXIT record:
 	 * it keeps its name. A pid used again comes with a FORK; when that
 	 * was lost, a pc in none of the old mappings finds the new name. */
-	(void)tid;
-	if (tid != pid || !(p = proc_find(r, pid)))
+	if (tid != pid || !(p = task_find(r, pid)))
 		return;
-	p->flags |= RP_EXITED;
+	p->flags |= RT_EXITED;
 	p->exit_time = time;
 }
 
@@ -219,9 +204,9 @@ static void put_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time
 
 static void count_proc(struct recover *r, uint32_t pid)
 {
-	struct recover_proc *p = proc_get(r, pid);
-	if (!(p->flags & RP_COUNTED)) {
-		p->flags |= RP_COUNTED;
+	struct recover_task *p = task_get(r, pid, pid);
+	if (!(p->flags & RT_COUNTED)) {
+		p->flags |= RT_COUNTED;
 		r->recovered_procs++;
 	}
 }
@@ -231,24 +216,21 @@ static void recover_unknown(struct ingest *g, uint32_t pid, uint32_t tid, uint64
 {
 	struct recover *r = &g->recover;
 	char name[64], tname[64];
-	struct recover_proc *p;
-	int maps;
+	struct recover_task *p;
 
-	proc_get(r, pid)->flags |= RP_TRIED;
-	if (read_comm(pid, 0, name, sizeof(name)) ||
-	    (maps = read_maps(g, pid, time)) < 0) {
-		p = proc_get(r, pid);
-		p->flags |= RP_GONE;
+	task_get(r, pid, pid)->flags |= RT_TRIED;
+	if (read_comm(pid, 0, name, sizeof(name)) || read_maps(g, pid, time) < 0) {
+		task_get(r, pid, pid)->flags |= RT_GONE;
 		r->unrecovered_procs++;
 		return;
 	}
 	put_comm(g, pid, pid, time, name, 0);
 	if (tid != pid && !read_comm(pid, tid, tname, sizeof(tname))) {
 		put_comm(g, pid, tid, time, tname, 0);
-		hmap_put(&r->tids, tid, RT_NAMED | RT_TRIED);
+		task_get(r, pid, tid)->flags |= RT_TRIED;
 	}
 	count_proc(r, pid);
-	p = proc_get(r, pid);
+	p = task_get(r, pid, pid);
 	p->miss_gen = state_gen(&g->st, pid);
 	p->miss_epoch = r->epoch;
 	p->checked_epoch = r->epoch;
@@ -261,14 +243,14 @@ static void recover_unknown(struct ingest *g, uint32_t pid, uint32_t tid, uint64
 static void recover_known(struct ingest *g, uint32_t pid, uint64_t time, bool check_maps)
 {
 	struct recover *r = &g->recover;
-	struct recover_proc *p;
+	struct recover_task *p;
 	char name[64], exe[4096], link[64];
 	bool renamed;
 	int added = 0;
 
 	if (read_comm(pid, 0, name, sizeof(name)))
 		return; /* gone, but known: its samples have a name */
-	p = proc_get(r, pid);
+	p = task_get(r, pid, pid);
 	renamed = strncmp(name, p->name, sizeof(p->name) - 1) != 0;
 	if (renamed) {
 		/* an exec when the executable is none of the mapped files */
@@ -290,44 +272,60 @@ static void recover_known(struct ingest *g, uint32_t pid, uint64_t time, bool ch
 		count_proc(r, pid);
 }
 
+/* A thread whose name in /proc may differ from the one the records gave
+ * (its COMM lost): write its name when it does. */
+static void recover_thread_name(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct recover_task *t;
+	char name[64];
+	if (read_comm(pid, tid, name, sizeof(name)))
+		return;
+	t = task_get(&g->recover, pid, tid);
+	if (!(t->flags & RT_NAMED) || strncmp(name, t->name, sizeof(t->name) - 1)) {
+		put_comm(g, pid, tid, time, name, 0);
+		g->recover.recovered_threads++;
+	}
+}
+
 void recover_sample(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time, uint64_t pc)
 {
 	struct recover *r = &g->recover;
-	struct recover_proc *p;
-	uint32_t tf;
+	struct recover_task *p, *t;
 
 	if (!r->on || !pid)
 		return;
-	p = proc_find(r, pid);
-	if (!p || !(p->flags & RP_NAMED)) {
-		if (!p || !(p->flags & RP_TRIED))
+	p = task_find(r, pid);
+	if (!p || !(p->flags & RT_NAMED)) {
+		if (!p || !(p->flags & RT_TRIED))
 			recover_unknown(g, pid, tid, time);
-		p = proc_get(r, pid);
-		if (p->flags & RP_GONE) {
+		p = task_get(r, pid, pid);
+		if (p->flags & RT_GONE) {
 			r->unrecovered_samples++;
 			return;
 		}
 	}
-	if (tid != pid && !((tf = tid_flags(r, tid)) & (RT_NAMED | RT_TRIED))) {
-		char tname[64];
-		hmap_put(&r->tids, tid, tf | RT_TRIED);
-		if (!read_comm(pid, tid, tname, sizeof(tname))) {
-			put_comm(g, pid, tid, time, tname, 0);
-			r->recovered_threads++;
+	if (tid != pid) {
+		t = task_find(r, tid);
+		if (!t || !(t->flags & (RT_NAMED | RT_TRIED))) {
+			task_get(r, pid, tid)->flags |= RT_TRIED;
+			recover_thread_name(g, pid, tid, time);
+		} else if (t->checked_epoch != r->epoch) {
+			t->checked_epoch = r->epoch;
+			recover_thread_name(g, pid, tid, time);
 		}
-		p = proc_get(r, pid);
+		p = task_get(r, pid, pid);
 	}
 	if (pc >= 4096 && pc < USER_MAX && !state_find(&g->st, pid, pc)) {
 		uint64_t gen = state_gen(&g->st, pid);
 		if (gen != p->miss_gen || r->epoch != p->miss_epoch) {
 			recover_known(g, pid, time, true);
-			p = proc_get(r, pid);
+			p = task_get(r, pid, pid);
 			p->miss_gen = state_gen(&g->st, pid);
 			p->miss_epoch = r->epoch;
 			p->checked_epoch = r->epoch;
 		}
 	}
-	if (p->checked_epoch != r->epoch && !(p->flags & RP_EXITED)) {
+	if (p->checked_epoch != r->epoch && !(p->flags & RT_EXITED)) {
 		p->checked_epoch = r->epoch;
 		recover_known(g, pid, time, false);
 	}

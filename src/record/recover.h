@@ -17,9 +17,10 @@
  *     /proc/PID/maps (and comm: a lost exec shows as a new name and a new
  *     executable) once per version of the process's mappings and per
  *     loss;
- *   - after a LOST record, on the first sample of each process, that its
- *     name in /proc is still the one the records gave (one small read
- *     per process per loss, at most every 100 ms).
+ *   - after a LOST record, on the first sample of each process and each
+ *     thread, that its name in /proc is still the one the records gave
+ *     (one small read per thread per loss, losses counted at most every
+ *     250 ms).
  * A process that has exited before stax could read /proc cannot be
  * recovered: it and its samples are counted. /proc is never read for a
  * process that is known and consistent, so a recording without losses
@@ -39,23 +40,25 @@
 
 struct ingest;
 
-struct recover_proc {
-	uint32_t pid;
-	uint32_t flags;          /* RP_* in recover.c */
-	char name[16];           /* the name the records gave, as the kernel keeps it */
-	uint64_t exit_time;      /* when RP_EXITED: the main thread's EXIT */
+/* A process (tid == pid) or a thread, as the records left it. */
+struct recover_task {
+	uint32_t tid, pid;
+	uint32_t flags;          /* RT_* in recover.c */
+	char name[16];           /* the name a reader would show, as the
+				  * kernel keeps it (15 bytes) */
 	uint64_t checked_epoch;  /* loss epoch of the last name check */
+	/* processes only */
+	uint64_t exit_time;      /* when RT_EXITED: the main thread's EXIT */
 	uint64_t miss_gen, miss_epoch; /* mappings version and epoch of the last
 					* look for an unmapped pc */
 };
 
 struct recover {
 	bool on;
-	struct hmap proc_index;  /* pid -> index in procs */
-	struct recover_proc *procs;
-	size_t nprocs, proccap;
-	struct hmap tids;        /* tid -> RT_* flags in recover.c */
-	uint64_t epoch;          /* losses seen, counted at most every 100 ms */
+	struct hmap index;       /* tid -> index in tasks */
+	struct recover_task *tasks;
+	size_t ntasks, taskcap;
+	uint64_t epoch;          /* losses seen, counted at most every 250 ms */
 	uint64_t epoch_ns;       /* when epoch last changed (now_ns) */
 	/* what was read from /proc, and what could not be */
 	uint64_t recovered_procs;     /* processes given a name or mappings */
