@@ -67,7 +67,7 @@ check storm "$T/s.data" "$T/s.err" $? "main;storm;child_work"
 "$STAX" record -m 4 --unwind fp -o "$T/l.data" -- "$PROG/forkstorm-fp" 2000 >/dev/null 2>"$T/l.err" &
 REC=$!
 bg_add "$REC"
-sleep 0.3
+stax wait -i "$T/l.data" --for-samples 100 --timeout 60 >/dev/null 2>&1
 kill -STOP "$REC" 2>/dev/null
 sleep 1
 kill -CONT "$REC" 2>/dev/null

@@ -85,10 +85,10 @@ fi
 # The recorder stopped for 1.5 s while three threads spin: its 16 KiB rings
 # fill in milliseconds, so records are lost; the summary says how many and
 # what to raise or lower, and stax info agrees on the number.
-"$STAX" record -m 4 --unwind fp -o "$T/lost.data" -- "$PROG/manythreads-fp" 3 3 >/dev/null 2>"$T/lost.err" &
+"$STAX" record -m 4 --unwind fp -o "$T/lost.data" -- "$PROG/manythreads-fp" 3 4 >/dev/null 2>"$T/lost.err" &
 REC=$!
 bg_add "$REC"
-sleep 0.5
+stax wait -i "$T/lost.data" --for-samples 100 --timeout 60 >/dev/null 2>&1
 kill -STOP "$REC"
 sleep 1.5
 kill -CONT "$REC"
@@ -103,10 +103,10 @@ else
 	fail "a stopped recorder: losses reported with the knob" "status $rc, warning '$said', summary '$summ', info '$info': $(grep -m1 warning "$T/lost.err" | cut -c1-200)"
 fi
 # with stack copies the warning names --stack-size too
-"$STAX" record -m 32 -o "$T/lost2.data" -- "$PROG/manythreads-fp" 3 2.5 >/dev/null 2>"$T/lost2.err" &
+"$STAX" record -m 32 -o "$T/lost2.data" -- "$PROG/manythreads-fp" 3 4 >/dev/null 2>"$T/lost2.err" &
 REC=$!
 bg_add "$REC"
-sleep 0.5
+stax wait -i "$T/lost2.data" --for-samples 100 --timeout 60 >/dev/null 2>&1
 kill -STOP "$REC"
 sleep 1
 kill -CONT "$REC"
