@@ -103,6 +103,10 @@ static void restore_signals(void)
  * switch, 8 MiB hold ~80,000 switches between two drains (a busy
  * recorder on a loaded machine lost them with 2 MiB). */
 #define SWITCH_RING_PAGES 2048
+/* The largest wakeup watermark: the records read at a wakeup are copied
+ * into the recorder's batch, whose pages cost the first time they are
+ * touched; a bigger ring holds more, it need not wake the recorder later. */
+#define WAKEUP_MAX_BYTES (1u << 20)
 /* The sample rings' default size with --off-cpu, at least. */
 #define OFFCPU_RING_MIN_BYTES (16ull << 20)
 /* Call-chain entries of a typical sample, for the default ring size. */
@@ -177,7 +181,8 @@ static int size_rings(struct recorder *r, const struct perf_event_attr *attr)
 	{
 		long phys = sysconf(_SC_PHYS_PAGES);
 		size_t cap = phys > 0 ? (size_t)phys / 32 : SIZE_MAX;
-		while (r->pages > 256 && (size_t)r->ncpus * nrings * r->pages > cap)
+		while (r->pages * page > RING_DEFAULT_MIN_BYTES &&
+		       (size_t)r->ncpus * (r->pages + (nrings > 1 ? r->switch_pages : 0)) > cap)
 			r->pages /= 2;
 	}
 	if (budget != SIZE_MAX) {
@@ -206,11 +211,13 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 		     struct ring *rings, size_t pages)
 {
 	int cpu, opened = 0;
-	/* Wake the recorder when a quarter of the ring is full, not on every
-	 * sample: each wakeup preempts the profiled threads (seen as off-CPU
-	 * "preempted" time) and a sample with a stack copy is larger than a
-	 * small watermark. The loop polls every 100 ms anyway. */
-	attr->wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
+	/* Wake the recorder when a quarter of the ring is full (at most
+	 * WAKEUP_MAX_BYTES), not on every sample: each wakeup preempts the
+	 * profiled threads (seen as off-CPU "preempted" time) and a sample
+	 * with a stack copy is larger than a small watermark. The loop polls
+	 * every 100 ms anyway. */
+	attr->wakeup_watermark = (uint32_t)MIN(pages * (size_t)sysconf(_SC_PAGESIZE) / 4,
+					       (size_t)WAKEUP_MAX_BYTES);
 	for (cpu = 0; cpu < r->ncpus; cpu++) {
 		int fd = event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
@@ -329,17 +336,16 @@ static uint64_t drain(struct recorder *r, bool all)
 		qsort(refs, n, sizeof(*refs), cmp_ref);
 	for (off = 0; off < n && refs[off].time <= safe; off++)
 		ingest_record(&r->ing, &r->fmt, (const void *)(r->batch.data + refs[off].off));
-	/* the rest, in time order, starts the next batch */
+	/* the rest (the last DRAIN_MARGIN_NS: small), in time order, starts
+	 * the next batch */
 	buf_reset(&r->carry);
 	for (kept = off; kept < n; kept++) {
 		const struct perf_event_header *h = (const void *)(r->batch.data + refs[kept].off);
 		memcpy(buf_extend(&r->carry, h->size), h, h->size);
 	}
-	{
-		struct buf t = r->batch;
-		r->batch = r->carry;
-		r->carry = t;
-	}
+	buf_reset(&r->batch);
+	if (r->carry.len)
+		memcpy(buf_extend(&r->batch, r->carry.len), r->carry.data, r->carry.len);
 	return all ? now : safe;
 }
 

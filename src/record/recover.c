@@ -168,8 +168,10 @@ static bool maps_path(struct state *st, uint32_t pid, const char *path)
 }
 
 /* Read pid's executable mappings from /proc/PID/maps into the state,
- * those it does not have yet, at time. Returns how many were added, or
- * -errno when the file cannot be opened. */
+ * those it does not have yet, at time, with their device and inode as a
+ * kernel MMAP2 record has them (no build-id: opening every file of every
+ * process would cost most when the recorder is already behind). Returns
+ * how many were added, or -errno when the file cannot be opened. */
 static int read_maps(struct ingest *g, uint32_t pid, uint64_t time)
 {
 	char path[64];
@@ -180,7 +182,7 @@ static int read_maps(struct ingest *g, uint32_t pid, uint64_t time)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	n = (int)ingest_seed_maps(g, pid, time, f, true);
+	n = (int)ingest_seed_maps(g, pid, time, f, false);
 	fclose(f);
 	return n;
 }

@@ -18,7 +18,9 @@ int ring_map(struct ring *r, int fd, size_t data_pages)
 	r->fd = fd;
 	r->data_size = data_pages * page;
 	r->map_size = r->data_size + page;
-	r->base = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* populated now, before recording: first touches of a big ring
+	 * while draining it slowed the recorder down */
+	r->base = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (r->base == MAP_FAILED) {
 		r->base = NULL;
 		return -errno;
