@@ -68,7 +68,7 @@ if [ "$QUICK" = 1 ]; then
 	REPS=1 REPS_TRUE=1 XZ_BYTES=100000 PY_N=300000 SCALE=0.04
 	BIG_SCALE=1 DW_SCALE=0.7
 	SB_FUNCS=100 SB_SECS=0.5 SYN_SAMPLES=20000 SYN_ADDRS=2000 PP_N=5000 REPS_SW=1
-	LONG_S=5
+	LONG_S=2
 else
 	REPS=3 REPS_TRUE=5 XZ_BYTES=2000000 PY_N=20000000 SCALE=0.6
 	BIG_SCALE=70 DW_SCALE=22
@@ -791,7 +791,7 @@ tsv N 9 "switches: stax, the off-CPU intervals in its closing summary (its file 
 fi # switch
 
 # --- 10: a long recording: bounded memory (issue 16) -----------------------
-# Two recordings of LONG_S seconds (60; QUICK 5) at the defaults: one
+# Two recordings of LONG_S seconds (60; QUICK 2) at the defaults: one
 # program (spin-fp), and the whole machine (-a) while spin-fp spins and
 # short programs (callgraph-fp 0.01) start and exit all along. The
 # recorder's resident memory (VmRSS) is read every 0.5 s: after a quarter
