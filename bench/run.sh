@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - measure stax against perf on the same workloads, in the same run.
 #
-# usage: sh bench/run.sh          (make bench: about 15 minutes)
+# usage: sh bench/run.sh          (make bench: about 17 minutes)
 #        QUICK=1 sh bench/run.sh  (make bench QUICK=1: every row once, tiny
 #                                  workloads, under a minute)
 # Needs ./stax, tests/programs/build (make all programs), perf, xz, cc
@@ -13,8 +13,8 @@
 # Scratch files go to bench/work/ (gitignored). BENCH_WORK and BENCH_OUT
 # move the scratch directory and the reports (tests/e2e/bench_quick.sh).
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
-# 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9);
-# section 6 comes with record or answer. Example:
+# 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
+# long (10); section 6 comes with record or answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -48,8 +48,8 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | long) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long)" ;; esac
 done
 [ -x ./stax ] || die "./stax is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
@@ -68,10 +68,12 @@ if [ "$QUICK" = 1 ]; then
 	REPS=1 REPS_TRUE=1 XZ_BYTES=100000 PY_N=300000 SCALE=0.04
 	BIG_SCALE=1 DW_SCALE=0.7
 	SB_FUNCS=100 SB_SECS=0.5 SYN_SAMPLES=20000 SYN_ADDRS=2000 PP_N=5000 REPS_SW=1
+	LONG_S=2
 else
 	REPS=3 REPS_TRUE=5 XZ_BYTES=2000000 PY_N=20000000 SCALE=0.6
 	BIG_SCALE=70 DW_SCALE=22
 	SB_FUNCS=4000 SB_SECS=50 SYN_SAMPLES=1000000 SYN_ADDRS=50000 PP_N=200000 REPS_SW=5
+	LONG_S=60
 fi
 
 # --- workloads ----------------------------------------------------------
@@ -788,11 +790,87 @@ tsv N 9 "Workload: $PP $PP_N (two threads, one byte each way over two pipes per 
 tsv N 9 "switches: stax, the off-CPU intervals in its closing summary (its file also holds the default 999 Hz cpu-clock samples); perf, the sched:sched_switch samples in perf report --stats. lost: stax's lost records from its summary; perf's LOST_SAMPLES from perf report --stats. bytes/switch: file size / switches. perf record -e sched:sched_switch -g writes the kernel and frame-pointer user chain of each switch-out; perf sched record records the whole machine (perf sched adds -a) with several sched events and no stacks, so its switches include other processes'."
 fi # switch
 
+# --- 10: a long recording: bounded memory (issue 16) -----------------------
+# Two recordings of LONG_S seconds (60; QUICK 2) at the defaults: one
+# program (spin-fp), and the whole machine (-a) while spin-fp spins and
+# short programs (callgraph-fp 0.01) start and exit all along. The
+# recorder's resident memory (VmRSS) is read every 0.5 s: after a quarter
+# of the run (start-up done: /proc seeded, the first tables built) and at
+# the last reading before the recording stops (the symbols written at
+# stop come after). Target (issue 16): flat memory.
+if want long; then
+: >"$W/rows10"
+for mode in one all; do
+	out=$W/long.$mode.data
+	rm -f "$out" "$out.old" "$W/long.$mode.rss" "$W/long.churn"
+	case $mode in
+	one) c="$STAX record -o $out -- $PROG/spin-fp $LONG_S" ;;
+	all) c="$STAX record -a --duration $LONG_S -o $out"
+	     "$PROG/spin-fp" $((LONG_S + 10)) >/dev/null 2>&1 &
+	     lspin=$!
+	     : >"$W/long.run"
+	     ( n=0; while [ -e "$W/long.run" ]; do "$PROG/callgraph-fp" 0.01 >/dev/null 2>&1; n=$((n + 1)); echo "$n" >"$W/long.churn"; done ) &
+	     lchurn=$! ;;
+	esac
+	say "long recording: $c"
+	t0=$(date +%s%N)
+	# not through eval: $! must be stax itself, whose memory is read
+	if [ "$mode" = one ]; then
+		"$STAX" record -o "$out" -- "$PROG/spin-fp" "$LONG_S" >/dev/null 2>"$W/long.$mode.err" &
+	else
+		"$STAX" record -a --duration "$LONG_S" -o "$out" >/dev/null 2>"$W/long.$mode.err" &
+	fi
+	lrec=$!
+	while kill -0 "$lrec" 2>/dev/null; do
+		r=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$lrec/status" 2>/dev/null)
+		[ -n "$r" ] && echo "$((($(date +%s%N) - t0) / 1000000)) $r" >>"$W/long.$mode.rss"
+		sleep 0.5
+	done
+	wait "$lrec"
+	lst=$?
+	if [ "$mode" = all ]; then
+		rm -f "$W/long.run"
+		wait "$lchurn" 2>/dev/null
+		kill "$lspin" 2>/dev/null
+		wait "$lspin" 2>/dev/null
+	fi
+	[ "$lst" = 0 ] || say "long recording failed ($lst): $(tail -n 1 "$W/long.$mode.err")"
+	lsamples=$(samples_of "$W/long.$mode.err")
+	llost=$(sed -n 's/^stax: recorded .* samples .*, \([0-9]*\) lost,.*/\1/p' "$W/long.$mode.err" | tail -n 1 | grep . || echo -)
+	lprocs=1
+	[ "$mode" = all ] && lprocs=$(cat "$W/long.churn" 2>/dev/null || echo -)
+	awk -v d="$LONG_S" -v st="$lst" -v n="$lsamples" -v lost="$llost" -v procs="$lprocs" \
+	    -v what="$([ "$mode" = one ] && echo "one program" || echo "the whole machine (-a)")" -v c="$c" '
+	{ t[NR] = $1 / 1000; r[NR] = $2 }
+	END {
+		for (i = 1; i <= NR; i++) {
+			if (first == "" && t[i] >= d / 4) { first = r[i]; ft = t[i] }
+			if (t[i] <= d) { last = r[i]; lt = t[i]; if (r[i] > peak) peak = r[i] }
+		}
+		if (st != 0 || first == "" || last == "" || lt <= ft) {
+			printf "R\t10\t%s\t%s\t%s\t%s\t%s\t-\t-\t-\t-\t-\tnot met (no readings)\t%s\n", what, d, n, lost, procs, c
+			exit
+		}
+		grow = (last - first) / 1024
+		printf "R\t10\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\n", what, d, n, lost, procs,
+			first / 1024, last / 1024, grow, grow / ((lt - ft) / 60), peak / 1024,
+			last <= first * 1.1 + 4096 ? "met" : "not met", c
+	}' "$W/long.$mode.rss" >>"$W/rows10"
+	rm -f "$out" "$out.old"
+done
+m10=$(grep -c '	met	' "$W/rows10")
+tsv S 10 "10. Long recording: bounded memory (issue 16)"
+tsv T 10 "flat memory while recording: the recorder's resident memory at the end of a $LONG_S s recording within 10% (+4 MiB) of what it was after a quarter of it" "$(verdict "$m10" 2)"
+tsv C 10 recording:s "seconds:n" samples:n lost:n "programs:n" "RSS MiB at 1/4:n" "RSS MiB at end:n" "growth MiB:n" "MiB per minute:n" "peak RSS MiB:n" verdict:s command:s
+cat "$W/rows10" >>"$TSV"
+tsv N 10 "one program: $PROG/spin-fp $LONG_S. The whole machine: while recording, spin-fp spins and a loop runs $PROG/callgraph-fp 0.01 again and again (programs: how many ran), so processes, mappings and stacks keep coming; every other process of the machine is recorded too, so samples and memory depend on the load. RSS: VmRSS of the recorder (the ring buffers are not in it) read every 0.5 s; at 1/4: the first reading after a quarter of the run; at end: the last reading before it stopped; peak: the largest reading while recording (the symbols written after the stop are not in it). What a recording keeps grows with what it sees: each new process image has its mappings and its own stack nodes."
+fi # long
+
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"
 awk -F '\t' -v fmt=md -f bench/report.awk "$TSV" >"$OUT/report.md" || die "cannot write $OUT/report.md"
 awk -F '\t' -v fmt=json -f bench/report.awk "$TSV" >"$OUT/report.json" || die "cannot write $OUT/report.json"
-rm -f "$W"/big.perf.data* "$W"/big.stax.data* "$W"/dwarf.perf.data* "$W"/sb.*.data* "$W"/pp.*.data* "$W"/unwind.*.perf.data*
+rm -f "$W"/big.perf.data* "$W"/big.stax.data* "$W"/dwarf.perf.data* "$W"/sb.*.data* "$W"/pp.*.data* "$W"/unwind.*.perf.data* "$W"/long.*.data*
 cat "$OUT/report.md"
 echo
 echo "wrote $OUT/report.md and $OUT/report.json"

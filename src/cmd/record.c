@@ -1,15 +1,18 @@
 /* record.c - stax record: sample a command or running processes. */
 #include "cmd/cmd.h"
 #include "record/recorder.h"
+#include "record/ring.h"
 #include "lib/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char cmd_record_help[] =
 "usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
+"                   [-m PAGES|SIZE]\n"
 "                   (-p PID[,PID...] | -a [-- CMD ARGS...] | -- CMD ARGS...)\n"
 "\n"
 "Sample the call stacks of CMD (and every thread, fork and exec it makes)\n"
@@ -67,7 +70,26 @@ const char cmd_record_help[] =
 "                    or kernel.perf_event_paranoid <= 0); stops with\n"
 "                    Ctrl-C, --duration, or when CMD exits if one is given;\n"
 "                    filter the views with --pid, --tid or --comm\n"
+"  -m, --mmap-pages N\n"
+"                    size of each cpu's ring buffer, as perf's -m: N pages\n"
+"                    (a power of two), or a size like 512K or 8M (B, K, M,\n"
+"                    G; rounded up to a power-of-two number of pages);\n"
+"                    also the size of the --off-cpu switch rings. Default:\n"
+"                    500 ms of samples at -F on each cpu, HZ x 0.5 s x\n"
+"                    (stack-size + 500 bytes; 350 bytes with --unwind fp),\n"
+"                    rounded up to a power of two, from 1 MiB to 64 MiB\n"
+"                    (16 MiB at 999 Hz with 32 KiB stack copies); with\n"
+"                    --off-cpu 4 times that, at least 16 MiB; at most 1/32\n"
+"                    of the memory for all cpus; as a user, within what\n"
+"                    kernel.perf_event_mlock_kb and ulimit -l allow\n"
 "  -q, --quiet       no summary at the end\n"
+"\n"
+"When a ring fills up before stax reads it, the kernel drops records and\n"
+"the summary says how many, and which knob to turn (-m, -F, --stack-size).\n"
+"When the dropped records named a process or mapped its files (-a on a\n"
+"busy machine), stax reads its name and mappings from /proc while it runs,\n"
+"and counts the processes that had exited first (their samples have no\n"
+"name and no symbols); stax info shows both.\n"
 "\n"
 "As a user without privileges (kernel.perf_event_paranoid 2), stax records\n"
 "your own processes with user-space frames only, and says why; another\n"
@@ -142,6 +164,11 @@ int cmd_record(int argc, char **argv)
 			o.duration = strtod(v, &end);
 			if (*end || o.duration <= 0)
 				die("record: --duration needs a positive number of seconds, not '%s'", v);
+		} else if (!strcmp(a, "-m") || !strcmp(a, "--mmap-pages")) {
+			const char *v = cmd_value("record", argc, argv, &i);
+			char why[160];
+			if (ring_parse_pages(v, (size_t)sysconf(_SC_PAGESIZE), &o.mmap_pages, why, sizeof(why)))
+				die("record: -m '%s': %s", v, why);
 		} else if (!strcmp(a, "--off-cpu")) {
 			o.off_cpu = 1;
 		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {

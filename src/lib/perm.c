@@ -29,7 +29,7 @@ static long sysctl(const char *name)
 	return v;
 }
 
-static bool has_cap(int cap)
+bool perm_has_cap(int cap)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2];
@@ -55,8 +55,8 @@ void perm_probe(struct perm_facts *f)
 	struct rlimit rl;
 	perm_unknown(f);
 	f->paranoid = sysctl("perf_event_paranoid");
-	f->privileged = geteuid() == 0 || has_cap(CAP_PERFMON) || has_cap(CAP_SYS_ADMIN);
-	f->cap_ptrace = geteuid() == 0 || has_cap(CAP_SYS_PTRACE);
+	f->privileged = geteuid() == 0 || perm_has_cap(CAP_PERFMON) || perm_has_cap(CAP_SYS_ADMIN);
+	f->cap_ptrace = geteuid() == 0 || perm_has_cap(CAP_SYS_PTRACE);
 	f->uid = (long)getuid();
 	f->mlock_kb = sysctl("perf_event_mlock_kb");
 	if (!getrlimit(RLIMIT_MEMLOCK, &rl))

@@ -29,6 +29,8 @@ struct perm_facts {
 
 /* The facts of this process on this machine, now. */
 void perm_probe(struct perm_facts *f);
+/* Whether this process has capability cap in its effective set. */
+bool perm_has_cap(int cap);
 /* Facts all unknown (a recording that does not hold them). */
 void perm_unknown(struct perm_facts *f);
 /* The facts as a META value ("paranoid=2 privileged=0 ...") into buf

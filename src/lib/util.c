@@ -183,6 +183,21 @@ void format_size(char *out, size_t n, uint64_t bytes)
 		snprintf(out, n, "%" PRIu64 " bytes", bytes);
 }
 
+void format_size_exact(char *out, size_t n, uint64_t bytes)
+{
+	static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+	size_t u = 0;
+	uint64_t v = bytes;
+	while (v >= 1024 && !(v & 1023) && u + 1 < ARRAY_SIZE(units)) {
+		v >>= 10;
+		u++;
+	}
+	if (u || bytes < 1024)
+		snprintf(out, n, "%" PRIu64 " %s", v, units[u]);
+	else
+		format_size(out, n, bytes);
+}
+
 int load_library(const char *soname, size_t n, const char *const names[], void *fns[],
 		 char *err, size_t errlen)
 {

@@ -59,6 +59,9 @@ const char *path_base(const char *path);
 
 /* "812 bytes", "15.8 KiB", "263.1 MiB" into out[0..n). */
 void format_size(char *out, size_t n, uint64_t bytes);
+/* "4 KiB", "512 KiB", "16 MiB", "1 GiB" for a whole number of a unit
+ * (ring sizes), else as format_size(). */
+void format_size_exact(char *out, size_t n, uint64_t bytes);
 
 /* Open the shared library soname and look up names[0..n) into fns[0..n):
  * for libraries only some commands use, so that the others do not pay

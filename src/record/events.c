@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -203,4 +204,25 @@ int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pi
 	default:
 		return error("cannot open event '%s': %s", ev->name, strerror(err));
 	}
+}
+
+size_t event_mlock_budget_kb(long *mlock_kb, long *memlock_kb)
+{
+	long kb = sysctl_read("/proc/sys/kernel/perf_event_mlock_kb", 516);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	struct rlimit rl;
+	size_t budget;
+
+	*mlock_kb = kb;
+	*memlock_kb = -1;
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		*memlock_kb = (long)(rl.rlim_cur / 1024);
+#ifndef CAP_IPC_LOCK
+#define CAP_IPC_LOCK 14
+#endif
+	if (geteuid() == 0 || perm_has_cap(CAP_IPC_LOCK) ||
+	    sysctl_read("/proc/sys/kernel/perf_event_paranoid", 2) < 0 || *memlock_kb < 0)
+		return SIZE_MAX;
+	budget = (size_t)(kb > 0 ? kb : 0) * (size_t)(online > 0 ? online : 1);
+	return budget + (size_t)*memlock_kb;
 }

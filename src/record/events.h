@@ -10,6 +10,7 @@
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct event_spec {
@@ -60,5 +61,12 @@ bool event_kernel_allowed(void);
  * CAP_PERFMON, CAP_SYS_ADMIN or perf_event_paranoid <= 0):
  * perm_allowed(PERM_SYSTEM). */
 bool event_system_allowed(void);
+
+/* KiB of ring buffers this process may lock, by the kernel's rule for
+ * perf_event mmaps: kernel.perf_event_mlock_kb per online cpu for all of
+ * a user's rings, then up to RLIMIT_MEMLOCK (ulimit -l) more. SIZE_MAX
+ * when not limited (CAP_IPC_LOCK, as root, or perf_event_paranoid -1).
+ * *mlock_kb and *memlock_kb get the two limits (-1: unlimited). */
+size_t event_mlock_budget_kb(long *mlock_kb, long *memlock_kb);
 
 #endif

@@ -23,6 +23,7 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	hmap_init(&g->kreason);
 	hmap_init(&g->code_index);
 	hmap_init(&g->tail_index);
+	recover_init(&g->recover);
 }
 
 void ingest_release(struct ingest *g)
@@ -35,6 +36,7 @@ void ingest_release(struct ingest *g)
 	hmap_release(&g->pend_index);
 	hmap_release(&g->kreason);
 	hmap_release(&g->tail_index);
+	recover_release(&g->recover);
 	free(g->tails);
 	free(g->pend);
 	for (size_t i = 0; i < g->ncode; i++)
@@ -373,6 +375,14 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 		else
 			g->uframes[nu++] = s->ip;
 	}
+	/* names and mappings whose records were lost: from /proc, before
+	 * the unwinder looks the frames up. Only a pc in user mode is sure
+	 * to be mapped: in the kernel, an exec has replaced the mappings
+	 * before the user registers. */
+	if (g->recover.on)
+		recover_sample(g, s->pid, s->tid, s->time,
+			       nu && (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER ?
+			       g->uframes[0] : 0);
 	memset(&rs, 0, sizeof(rs));
 	rs.time = s->time;
 	rs.weight = (f->sample_type & PERF_SAMPLE_PERIOD) ? s->period : 1;
@@ -435,6 +445,7 @@ void ingest_seed_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t tim
 	c.tid = tid;
 	c.time = time;
 	store_put_comm(g->w, &c, name);
+	recover_note_comm(g, pid, tid, name);
 }
 
 /* MMAP (type 1) and MMAP2 (type 10): executable mappings only. */
@@ -521,6 +532,7 @@ static void on_comm(struct ingest *g, const struct perf_format *f, const struct 
 		state_exec(&g->st, c.pid);
 	}
 	store_put_comm(g->w, &c, name);
+	recover_note_comm(g, c.pid, c.tid, name);
 }
 
 static void on_task(struct ingest *g, const struct perf_event_header *h)
@@ -537,8 +549,10 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 			g->pend[at].dead = false; /* a tid used again */
 		state_fork(&g->st, t.pid, t.ppid);
 		store_put_task(g->w, REC_FORK, &t);
+		recover_note_fork(g, t.pid, t.ppid, t.tid);
 	} else {
 		store_put_task(g->w, REC_EXIT, &t);
+		recover_note_exit(g, t.pid, t.tid, t.time);
 		/* a thread's last switch-out is its death, not a wait */
 		if (g->offcpu) {
 			struct offcpu_pending *p = pending(g, t.pid, t.tid);
@@ -822,6 +836,7 @@ void ingest_record(struct ingest *g, const struct perf_format *f, const struct p
 		else
 			g->lost += l.count;
 		store_put_lost(g->w, &l);
+		recover_note_lost(g);
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
@@ -841,10 +856,32 @@ void ingest_record(struct ingest *g, const struct perf_format *f, const struct p
 	}
 }
 
-void ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids)
+/* Whether path (from a MMAP record) names the same as maps_path (from
+ * /proc/PID/maps, which says "" for anonymous memory and adds
+ * " (deleted)" to files removed since). */
+static bool same_path(const char *path, const char *maps_path)
+{
+	size_t n = strlen(maps_path), d = strlen(" (deleted)");
+	if (!*maps_path)
+		return !*path || !strcmp(path, "//anon");
+	if (!strcmp(path, maps_path))
+		return true;
+	return n > d && !strcmp(maps_path + n - d, " (deleted)") && strlen(path) == n - d &&
+	       !strncmp(path, maps_path, n - d);
+}
+
+/* Whether pid has the mapping m (read from /proc) already. */
+static bool has_mapping(struct ingest *g, uint32_t pid, const struct state_mapping *m)
+{
+	const struct state_mapping *old = state_mapping(&g->st, state_find(&g->st, pid, m->start));
+	return old && old->start == m->start && old->end == m->end && old->pgoff == m->pgoff &&
+	       same_path(old->path, m->path);
+}
+
+size_t ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids)
 {
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, added = 0;
 	ssize_t len;
 
 	/* getline, not a fixed buffer: a long path must not be split into a
@@ -868,11 +905,15 @@ void ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bo
 		m.min = min;
 		m.inode = ino;
 		m.path = line + pos;
+		if (has_mapping(g, pid, &m))
+			continue;
 		if (build_ids && m.path[0] == '/')
 			m.build_id_size = (uint8_t)sym_read_build_id(m.path, m.build_id, 20);
 		ingest_seed_mapping(g, pid, time, &m);
+		added++;
 	}
 	free(line);
+	return added;
 }
 
 void ingest_seed_proc(struct ingest *g, int pid, uint64_t time)

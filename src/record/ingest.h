@@ -10,6 +10,7 @@
 #ifndef STAX_RECORD_INGEST_H
 #define STAX_RECORD_INGEST_H
 
+#include "record/recover.h"
 #include "source/sample.h"
 #include "state/state.h"
 #include "store/stacks.h"
@@ -68,6 +69,9 @@ struct ingest {
 	 * live process (recorder) to recognise generated code; jit_* count
 	 * samples and frames unwound by the rules for code without CFI. */
 	bool live;                     /* processes can be read: set by the recorder */
+	/* names and mappings read from /proc when their records were lost
+	 * (recover.h); recover.on is set by the recorder */
+	struct recover recover;
 	struct hmap code_index;        /* mapping id -> index in code + 1 */
 	struct ingest_code { uint8_t *bytes; size_t len; } *code;
 	size_t ncode, codecap;
@@ -148,8 +152,9 @@ void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const st
 void ingest_seed_proc(struct ingest *g, int pid, uint64_t time);
 /* The same from the text of a /proc/PID/maps file f; build_ids reads the
  * build-id of each file named (false: never open them). Lines that do not
- * parse are skipped. */
-void ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids);
+ * parse are skipped, and so are mappings pid has already (same addresses,
+ * offset and path). Returns how many mappings were added. */
+size_t ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids);
 
 /* Append a symbol for every distinct frame address (call at the end,
  * after a flush; the caller flushes the CHUNK_SYMBOLS chunk). */

@@ -39,7 +39,9 @@ struct recorder {
 	 * their own, one per cpu, so that a flood of switch samples with
 	 * stack copies cannot crowd out the records that time the intervals */
 	struct ring *srings;
-	struct buf batch;
+	size_t pages, switch_pages; /* data pages of each ring, of each switch ring */
+	struct buf batch;        /* records read, and those kept for the next drain */
+	struct buf carry;
 	struct perf_format fmt;
 	struct ingest ing;
 	struct store_writer w;
@@ -113,33 +115,104 @@ static void restore_signals(void)
 
 /* ---- opening events ---- */
 
-/* Pages of the switch-record rings: two 48-byte records a switch, 2 MiB
- * hold ~20,000 switches between two drains. */
-#define SWITCH_RING_PAGES 512
+/* Pages of the switch-record rings by default: two 48-byte records a
+ * switch, 8 MiB hold ~80,000 switches between two drains (a busy
+ * recorder on a loaded machine lost them with 2 MiB). */
+#define SWITCH_RING_PAGES 2048
+/* The largest wakeup watermark: the records read at a wakeup are copied
+ * into the recorder's batch, whose pages cost the first time they are
+ * touched; a bigger ring holds more, it need not wake the recorder later. */
+#define WAKEUP_MAX_BYTES (1u << 20)
+/* The sample rings' default size with --off-cpu, at least. */
+#define OFFCPU_RING_MIN_BYTES (16ull << 20)
+/* Call-chain entries of a typical sample, for the default ring size. */
+#define TYPICAL_CHAIN 32
 
-static size_t ring_pages(const struct recorder *r)
+/* Bytes of a PERF_RECORD_SAMPLE of attr with a call chain of chain
+ * entries: the fixed fields, the registers and the whole stack copy (the
+ * kernel always writes sample_stack_user bytes). */
+static size_t sample_record_bytes(const struct perf_event_attr *a, size_t chain)
 {
-	size_t pages = r->o->unwind != UNWIND_MODE_FP ? 1024 : 256;
-	if (r->o->off_cpu)
-		pages *= 4; /* a switch-heavy program writes in bursts */
-	if (geteuid() != 0) {
-		/* A user may lock kernel.perf_event_mlock_kb per online cpu
-		 * for all their rings, and beyond that up to ulimit -l more
-		 * (the kernel's perf_mmap rule). Keep half of the latter for
-		 * other tools; stack copies need the room (~33 KiB a sample). */
-		long kb = sysctl_read("/proc/sys/kernel/perf_event_mlock_kb", 516);
-		long online = sysconf(_SC_NPROCESSORS_ONLN);
-		struct rlimit rl;
-		size_t budget = (size_t)kb * (size_t)(online > 0 ? online : 1), fit;
-		if (!getrlimit(RLIMIT_MEMLOCK, &rl))
-			budget += rl.rlim_cur == RLIM_INFINITY ? 65536 : (size_t)(rl.rlim_cur / 1024 / 2);
-		fit = budget / 4 / (size_t)r->ncpus;
-		if (r->o->off_cpu && fit > SWITCH_RING_PAGES + 1)
-			fit -= SWITCH_RING_PAGES + 1;
-		while (pages > 1 && pages + 1 > fit)
-			pages /= 2;
+	size_t n = 8; /* header */
+	uint64_t t = a->sample_type;
+	n += 8 * !!(t & PERF_SAMPLE_IDENTIFIER) + 8 * !!(t & PERF_SAMPLE_IP) +
+	     8 * !!(t & PERF_SAMPLE_TID) + 8 * !!(t & PERF_SAMPLE_TIME) +
+	     8 * !!(t & PERF_SAMPLE_CPU) + 8 * !!(t & PERF_SAMPLE_PERIOD);
+	if (t & PERF_SAMPLE_CALLCHAIN)
+		n += 8 + 8 * (chain + 3); /* with the context markers */
+	if (t & PERF_SAMPLE_REGS_USER)
+		n += 8 + 8 * (size_t)__builtin_popcountll(a->sample_regs_user);
+	if (t & PERF_SAMPLE_STACK_USER)
+		n += 16 + a->sample_stack_user;
+	return n;
+}
+
+/* Choose the size of the rings (r->pages, r->switch_pages): -m, or the
+ * default from the rate and the record size, within what this user may
+ * lock. Prints the error and returns -1 when -m does not fit. */
+static int size_rings(struct recorder *r, const struct perf_event_attr *attr)
+{
+	const struct record_opts *o = r->o;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t largest = sample_record_bytes(attr, (size_t)attr->sample_max_stack);
+	size_t nrings = o->off_cpu ? 2 : 1, need_kb, budget;
+	long online = sysconf(_SC_NPROCESSORS_ONLN), mlock_kb, memlock_kb;
+	char have[32], rec[32];
+
+	if (online < 1)
+		online = 1;
+	budget = event_mlock_budget_kb(&mlock_kb, &memlock_kb);
+	if (o->mmap_pages) {
+		r->pages = r->switch_pages = o->mmap_pages;
+		format_size_exact(have, sizeof(have), (uint64_t)r->pages * page);
+		format_size(rec, sizeof(rec), largest);
+		if (r->pages * page < 2 * largest) {
+			size_t min = 1;
+			while (min * page < 2 * largest)
+				min *= 2;
+			return error("-m %zu (%s per cpu) cannot hold two samples of up to %s%s"
+				     " (give -m %zu or more%s)", r->pages, have, rec,
+				     attr->sample_stack_user ? " with their stack copies" : "", min,
+				     attr->sample_stack_user ? ", or a smaller --stack-size" : "");
+		}
+		need_kb = (size_t)online * nrings * (r->pages + 1) * (page / 1024);
+		if (budget != SIZE_MAX && need_kb > budget)
+			return error("cannot lock ring buffers of %s per cpu (-m %zu): %ld cpu%s need %zu KiB%s,"
+				     " and kernel.perf_event_mlock_kb (%ld KiB per cpu) with ulimit -l (%ld KiB)"
+				     " let this user lock %zu KiB (use a smaller -m, or run: sudo sysctl"
+				     " kernel.perf_event_mlock_kb=%zu, or raise ulimit -l)",
+				     have, r->pages, online, online == 1 ? "" : "s", need_kb,
+				     nrings > 1 ? " (two rings each with --off-cpu)" : "", mlock_kb, memlock_kb,
+				     budget, need_kb / (size_t)online + 4);
+		return 0;
 	}
-	return pages;
+	r->pages = ring_default_pages(o->freq, sample_record_bytes(attr, TYPICAL_CHAIN), page);
+	r->switch_pages = SWITCH_RING_PAGES;
+	if (o->off_cpu)
+		/* switch-outs write samples (with 4 KiB of stack) at the rate
+		 * of context switches, whatever -F says, in bursts */
+		r->pages = MIN(MAX(r->pages * 4, (size_t)(OFFCPU_RING_MIN_BYTES / page)),
+			       (size_t)(RING_DEFAULT_MAX_BYTES / page));
+	/* over all cpus, at most 1/32 of the memory */
+	{
+		long phys = sysconf(_SC_PHYS_PAGES);
+		size_t cap = phys > 0 ? (size_t)phys / 32 : SIZE_MAX;
+		while (r->pages * page > RING_DEFAULT_MIN_BYTES &&
+		       (size_t)r->ncpus * (r->pages + (nrings > 1 ? r->switch_pages : 0)) > cap)
+			r->pages /= 2;
+	}
+	if (budget != SIZE_MAX) {
+		/* keep half of ulimit -l for other tools */
+		size_t fit = (budget - (size_t)MAX(memlock_kb, 0) / 2) / (page / 1024) / (size_t)r->ncpus;
+		if (o->off_cpu) {
+			while (r->switch_pages > 1 && (r->switch_pages + 1) * 2 > fit)
+				r->switch_pages /= 2;
+			fit = fit > r->switch_pages + 1 ? fit - (r->switch_pages + 1) : 0;
+		}
+		while (r->pages > 1 && r->pages + 1 > fit)
+			r->pages /= 2;
+	}
+	return 0;
 }
 
 static void add_fd(struct recorder *r, int fd)
@@ -154,11 +227,13 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 		     struct ring *rings, size_t pages)
 {
 	int cpu, opened = 0;
-	/* Wake the recorder when a quarter of the ring is full, not on every
-	 * sample: each wakeup preempts the profiled threads (seen as off-CPU
-	 * "preempted" time) and a sample with a stack copy is larger than a
-	 * small watermark. The loop polls every 100 ms anyway. */
-	attr->wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
+	/* Wake the recorder when a quarter of the ring is full (at most
+	 * WAKEUP_MAX_BYTES), not on every sample: each wakeup preempts the
+	 * profiled threads (seen as off-CPU "preempted" time) and a sample
+	 * with a stack copy is larger than a small watermark. The loop polls
+	 * every 100 ms anyway. */
+	attr->wakeup_watermark = (uint32_t)MIN(pages * (size_t)sysconf(_SC_PAGESIZE) / 4,
+					       (size_t)WAKEUP_MAX_BYTES);
 	for (cpu = 0; cpu < r->ncpus; cpu++) {
 		int fd = event_open(attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
@@ -169,12 +244,13 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 		add_fd(r, fd);
 		if (!rings[cpu].base) {
 			int e = ring_map(&rings[cpu], fd, pages);
-			char why[512];
+			char size[32], why[512];
+			format_size_exact(size, sizeof(size), (uint64_t)pages * (size_t)sysconf(_SC_PAGESIZE));
 			if (e == -EPERM || e == -ENOMEM)
-				return error("cannot map the sample ring buffer: %s",
+				return error("cannot map a ring buffer of %s: %s", size,
 					     perm_why(PERM_MLOCK, &r->perm, 0, why, sizeof(why)));
 			if (e)
-				return error("cannot map the sample ring buffer: %s", strerror(-e));
+				return error("cannot map a ring buffer of %s: %s", size, strerror(-e));
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rings[cpu].fd)) {
 			return error("cannot redirect perf event output: %s", strerror(errno));
 		}
@@ -187,7 +263,7 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 
 static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 {
-	return open_into(r, attr, pid, r->rings, ring_pages(r));
+	return open_into(r, attr, pid, r->rings, r->pages);
 }
 
 /* Open the off-CPU events for pid (or -1 with -a) next to the sampling
@@ -205,7 +281,7 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 			return error("cannot read the id of a perf event: %s", strerror(errno));
 		ingest_add_switch_id(&r->ing, id);
 	}
-	return open_into(r, records, pid, r->srings, SWITCH_RING_PAGES);
+	return open_into(r, records, pid, r->srings, r->switch_pages);
 }
 
 /* Stack bytes copied per switch-out: the blocking frames are near the
@@ -230,16 +306,30 @@ static int cmp_ref(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+/* Records this much older than the start of a drain are all in their
+ * rings when it reads them (the kernel writes a record within
+ * microseconds of its timestamp). */
+#define DRAIN_MARGIN_NS 10000000ull
+
 /* Read every ring, then handle the records in time order: a mapping seen
- * on one cpu must be known before a sample on another cpu uses it. */
-static void drain(struct recorder *r)
+ * on one cpu must be known before a sample on another cpu uses it, and a
+ * FORK before the child's first sample (else the child looks unknown and
+ * its name is read from /proc for nothing). Rings are read one after the
+ * other, so a record written to the first ring after it was read can be
+ * older than one read from the last: only the records older than the
+ * start of this drain less DRAIN_MARGIN_NS are handled; the newer ones
+ * wait in r->batch for the next drain (all: handle them all, when the
+ * events are disabled). Returns the time up to which records were
+ * handled. */
+static uint64_t drain(struct recorder *r, bool all)
 {
 	static struct rec_ref *refs;
 	static size_t cap;
-	size_t n = 0, off;
+	uint64_t now = now_ns();
+	uint64_t safe = all ? UINT64_MAX : now > DRAIN_MARGIN_NS ? now - DRAIN_MARGIN_NS : 0;
+	size_t n = 0, off, kept;
 	int cpu;
 
-	buf_reset(&r->batch);
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_read(&r->rings[cpu], &r->batch);
 	if (r->srings)
@@ -255,15 +345,26 @@ static void drain(struct recorder *r)
 	}
 	if (n)
 		qsort(refs, n, sizeof(*refs), cmp_ref);
-	for (off = 0; off < n; off++)
+	for (off = 0; off < n && refs[off].time <= safe; off++)
 		ingest_record(&r->ing, &r->fmt, (const void *)(r->batch.data + refs[off].off));
+	/* the rest (the last DRAIN_MARGIN_NS: small), in time order, starts
+	 * the next batch */
+	buf_reset(&r->carry);
+	for (kept = off; kept < n; kept++) {
+		const struct perf_event_header *h = (const void *)(r->batch.data + refs[kept].off);
+		memcpy(buf_extend(&r->carry, h->size), h, h->size);
+	}
+	buf_reset(&r->batch);
+	if (r->carry.len)
+		memcpy(buf_extend(&r->batch, r->carry.len), r->carry.data, r->carry.len);
+	return all ? now : safe;
 }
 
 /* ---- attaching: names and mappings from /proc ---- */
 
-static void seed_process(struct recorder *r, int pid, const pid_t *tids, int ntids)
+/* Seed pid's thread names and mappings as of time t. */
+static void seed_process(struct recorder *r, int pid, const pid_t *tids, int ntids, uint64_t t)
 {
-	uint64_t t = now_ns();
 	int i;
 	for (i = 0; i < ntids; i++) {
 		char path[64], name[64] = "";
@@ -280,24 +381,30 @@ static void seed_process(struct recorder *r, int pid, const pid_t *tids, int nti
 	ingest_seed_proc(&r->ing, pid, t);
 }
 
-/* -a: names and mappings of every process that exists now; those that
- * start later come with COMM, FORK and MMAP records. */
-static void seed_all(struct recorder *r)
+/* -a: names and mappings of every process that exists now, as of time
+ * t, before the first sample; those that start later come with COMM,
+ * FORK and MMAP records. Called before the events are enabled, and again
+ * after (only_new: for the processes not seeded yet), so that neither a
+ * process that exits just after the start nor one that starts just
+ * before it goes unnamed. */
+static void seed_all(struct recorder *r, uint64_t t, bool only_new)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *e;
-	ingest_seed_comm(&r->ing, 0, 0, now_ns(), "swapper");
+	if (!only_new)
+		ingest_seed_comm(&r->ing, 0, 0, t, "swapper");
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
 		uint64_t pid;
 		pid_t *tids = NULL;
 		int nt;
-		if (parse_u64(e->d_name, &pid) || !pid || pid > 0x7fffffff)
+		if (parse_u64(e->d_name, &pid) || !pid || pid > 0x7fffffff ||
+		    (only_new && recover_has_name(&r->ing.recover, (uint32_t)pid)))
 			continue;
 		nt = target_threads((pid_t)pid, &tids);
 		if (nt > 0)
-			seed_process(r, (int)pid, tids, nt);
+			seed_process(r, (int)pid, tids, nt, t);
 		free(tids);
 	}
 	closedir(d);
@@ -385,6 +492,7 @@ static void put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "event_is_clock", r->ev->is_clock ? "1" : "0");
 	put_meta_u64(&r->w, "freq", o->freq);
 	put_meta_u64(&r->w, "max_stack", r->ing.max_stack);
+	put_meta_u64(&r->w, "ring_bytes", (uint64_t)r->pages * (uint64_t)sysconf(_SC_PAGESIZE));
 	if (o->unwind != UNWIND_MODE_FP)
 		put_meta_u64(&r->w, "stack_size", o->stack_size);
 	store_put_meta(&r->w, "unwind", o->unwind == UNWIND_MODE_FP ? "fp" :
@@ -405,6 +513,7 @@ static void put_header_meta(struct recorder *r)
 
 static void summary(struct recorder *r)
 {
+	const struct recover *rc = &r->ing.recover;
 	char size[32];
 	double secs = (r->end_ns - r->start_ns) / 1e9;
 	format_size(size, sizeof(size), r->w.bytes);
@@ -428,10 +537,26 @@ static void summary(struct recorder *r)
 		     geteuid() == 0 ? " (you are root)" : "", geteuid() == 0 ? "" : "sudo ",
 		     cap < 512 ? 1024 : 4 * cap);
 	}
-	if (r->ing.lost + r->ing.lost_samples)
-		fprintf(stderr, "stax: warning: %" PRIu64 " records were lost because the ring buffer"
-			" filled up (lower -F, or record fewer processes)\n",
-			r->ing.lost + r->ing.lost_samples);
+	if (r->ing.lost + r->ing.lost_samples) {
+		char ring[32], stack[64] = "";
+		format_size_exact(ring, sizeof(ring), (uint64_t)r->pages * (uint64_t)sysconf(_SC_PAGESIZE));
+		if (r->o->unwind != UNWIND_MODE_FP)
+			snprintf(stack, sizeof(stack), ", or lower --stack-size (now %u bytes a sample)",
+				 r->o->stack_size);
+		warn("%" PRIu64 " records were lost because the ring buffers filled up before stax"
+		     " read them (raise -m, now %s per cpu, or lower -F, now %" PRIu64 " Hz%s)",
+		     r->ing.lost + r->ing.lost_samples, ring, r->o->freq, stack);
+	}
+	if (rc->recovered_procs || rc->recovered_threads)
+		note("read the names and mappings of %" PRIu64 " process%s and the names of %" PRIu64
+		     " thread%s from /proc: the kernel's records of them were missing",
+		     rc->recovered_procs, rc->recovered_procs == 1 ? "" : "es",
+		     rc->recovered_threads, rc->recovered_threads == 1 ? "" : "s");
+	if (rc->unrecovered_procs)
+		warn("%" PRIu64 " process%s exited before stax could read what the lost records said"
+		     " from /proc: %" PRIu64 " sample%s no process name and no symbols (raise -m,"
+		     " or lower -F)", rc->unrecovered_procs, rc->unrecovered_procs == 1 ? "" : "es",
+		     rc->unrecovered_samples, rc->unrecovered_samples == 1 ? " has" : "s have");
 }
 
 /* user+system CPU time of process pid in ns (all its threads), or 0. */
@@ -636,6 +761,10 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	r->perm.max_rate_end = now.max_rate;
 	perm_format(&r->perm, why, sizeof(why));
 	store_put_meta(&r->w, "perm", why);
+	put_meta_u64(&r->w, "recovered_processes", r->ing.recover.recovered_procs);
+	put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
+	put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
+	put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
 	if (r->failed)
 		store_put_meta(&r->w, "write_error", "1");
 	if (r->term_ns)
@@ -698,6 +827,23 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (o->off_cpu)
 		r->srings = xcalloc((size_t)r->ncpus, sizeof(*r->srings));
 
+	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,
+		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
+	if (o->system_wide)
+		attr.inherit = 0;
+	if (o->off_cpu) {
+		/* samples of both events share the rings: tell them apart by id */
+		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		event_attr_switch(&swattr, &recattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
+	}
+	/* before anything is created: a -m that cannot work stops here */
+	if (size_rings(r, &attr)) {
+		free(r->rings);
+		free(r->srings);
+		free(r);
+		return -1;
+	}
+
 	/* like perf: keep the previous recording as FILE.old; but only ever
 	 * move or replace regular files, before anything starts */
 	{
@@ -719,19 +865,12 @@ int record_run(const struct record_opts *o, int *exit_status)
 	}
 	ingest_init(&r->ing, &r->w, o->unwind);
 	r->ing.live = true; /* JIT code bytes can be read from the targets */
+	r->ing.recover.on = true; /* and what lost records named, from /proc */
 	install_signals();
 
-	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,
-		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
-	if (o->system_wide)
-		attr.inherit = 0;
 	r->ing.max_stack = attr.sample_max_stack;
-	if (o->off_cpu) {
-		/* samples of both events share the rings: tell them apart by id */
-		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		event_attr_switch(&swattr, &recattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
+	if (o->off_cpu)
 		ingest_enable_offcpu(&r->ing);
-	}
 	r->fmt.sample_type = attr.sample_type;
 	r->fmt.read_format = attr.read_format;
 	r->fmt.regs_user_mask = attr.sample_regs_user;
@@ -744,11 +883,13 @@ int record_run(const struct record_opts *o, int *exit_status)
 				target_abort(&r->child);
 			goto out;
 		}
-		seed_all(r);
+		uint64_t t0 = now_ns();
+		seed_all(r, t0, false);
 		r->start_ns = now_ns();
 		put_header_meta(r);
 		for (i = 0; i < r->nfds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+		seed_all(r, t0, true);
 		if (o->argv) {
 			if (target_release(&r->child, o->argv[0]))
 				goto exec_failed;
@@ -781,7 +922,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 					goto out;
 				}
 			}
-			seed_process(r, o->pids[i], tids, nt);
+			seed_process(r, o->pids[i], tids, nt, now_ns());
 			free(tids);
 		}
 		r->start_ns = now_ns();
@@ -800,6 +941,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	pfds = xcalloc(2 * (size_t)r->ncpus + 1, sizeof(*pfds));
 	for (;;) {
 		int np = 0, status;
+		uint64_t done;
 		pfds[np].fd = sig_pipe[0];
 		pfds[np++].events = POLLIN;
 		for (cpu = 0; cpu < r->ncpus; cpu++) {
@@ -820,9 +962,9 @@ int record_run(const struct record_opts *o, int *exit_status)
 		}
 		handle_signals(r);
 		if (!r->failed) {
-			drain(r);
+			done = drain(r, false);
 			track_cpu(r);
-			ingest_checkpoint(&r->ing, now_ns());
+			ingest_checkpoint(&r->ing, done);
 			/* a write error stops the recording, never CMD */
 			if (store_maybe_flush(&r->w))
 				write_failed(r);
@@ -845,7 +987,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	if (!r->failed) {
 		for (i = 0; i < r->nfds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-		drain(r);
+		drain(r, true);
 		track_cpu(r);
 		r->end_ns = now_ns();
 		if (o->off_cpu)
@@ -914,6 +1056,7 @@ out:
 	free(r->rings);
 	free(r->srings);
 	buf_release(&r->batch);
+	buf_release(&r->carry);
 	ingest_release(&r->ing);
 	free(r);
 	return ret;

@@ -26,6 +26,9 @@ struct record_opts {
 	int quiet;              /* no summary */
 	int off_cpu;            /* also record off-CPU intervals (switches) */
 	int system_wide;        /* -a: every process, per-cpu events */
+	size_t mmap_pages;      /* -m: data pages of each ring (a power of
+				 * two); 0 = sized from the rate (see
+				 * ring_default_pages) */
 };
 
 /* Record; on success *exit_status is the launched command's status

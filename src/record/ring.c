@@ -1,6 +1,11 @@
 #include "record/ring.h"
+#include "lib/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,7 +18,9 @@ int ring_map(struct ring *r, int fd, size_t data_pages)
 	r->fd = fd;
 	r->data_size = data_pages * page;
 	r->map_size = r->data_size + page;
-	r->base = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* populated now, before recording: first touches of a big ring
+	 * while draining it slowed the recorder down */
+	r->base = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
 	if (r->base == MAP_FAILED) {
 		r->base = NULL;
 		return -errno;
@@ -68,4 +75,93 @@ size_t ring_read(struct ring *r, struct buf *out)
 	}
 	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
 	return out->len - start;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static uint64_t roundup_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+	while (p < v && p)
+		p <<= 1;
+	return p;
+}
+
+int ring_parse_pages(const char *s, size_t page, size_t *pages, char *why, size_t whylen)
+{
+	uint64_t v, mult = 0, bytes;
+	char *end;
+	char max[32];
+
+	format_size_exact(max, sizeof(max), RING_MAX_BYTES);
+	errno = 0;
+	if (!s || !(*s >= '0' && *s <= '9')) {
+		snprintf(why, whylen, "not a number of pages or a size (like 512, 512K or 8M)");
+		return -EINVAL;
+	}
+	v = strtoull(s, &end, 10);
+	if (errno) {
+		snprintf(why, whylen, "too large (at most %s per cpu)", max);
+		return -EINVAL;
+	}
+	if (*end) {
+		switch (*end) {
+		case 'B': case 'b': mult = 1; break;
+		case 'K': case 'k': mult = 1ull << 10; break;
+		case 'M': case 'm': mult = 1ull << 20; break;
+		case 'G': case 'g': mult = 1ull << 30; break;
+		}
+		if (!mult || end[1]) {
+			snprintf(why, whylen, "not a number of pages or a size (like 512, 512K or 8M;"
+				 " suffixes B, K, M, G)");
+			return -EINVAL;
+		}
+	}
+	if (!v) {
+		snprintf(why, whylen, "a ring needs at least one page");
+		return -EINVAL;
+	}
+	if (mult) {
+		if (v > RING_MAX_BYTES / mult) {
+			snprintf(why, whylen, "too large (at most %s per cpu)", max);
+			return -EINVAL;
+		}
+		bytes = v * mult;
+		*pages = (size_t)roundup_pow2((bytes + page - 1) / page);
+		if ((uint64_t)*pages * page > RING_MAX_BYTES) {
+			snprintf(why, whylen, "too large (at most %s per cpu)", max);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (v > RING_MAX_BYTES / page) {
+		snprintf(why, whylen, "too large (at most %" PRIu64 " pages, %s per cpu)",
+			 (uint64_t)(RING_MAX_BYTES / page), max);
+		return -EINVAL;
+	}
+	if (!is_pow2(v)) {
+		uint64_t lo = roundup_pow2(v) >> 1;
+		snprintf(why, whylen, "the number of pages must be a power of two (%" PRIu64 " or %" PRIu64
+			 "), or give a size like %" PRIu64 "K", lo, lo * 2, v * (page / 1024));
+		return -EINVAL;
+	}
+	*pages = (size_t)v;
+	return 0;
+}
+
+size_t ring_default_pages(uint64_t freq, size_t record_bytes, size_t page)
+{
+	/* at most 2^32 Hz x 2^17 bytes x 2^10 ms: no overflow */
+	uint64_t bytes = MIN(freq, 1ull << 32) * MIN((uint64_t)record_bytes, 1ull << 17) *
+			 RING_DEFAULT_MS / 1000;
+	uint64_t pages;
+
+	bytes = MAX(bytes, RING_DEFAULT_MIN_BYTES);
+	pages = roundup_pow2((bytes + page - 1) / page);
+	while (pages > 1 && pages * page > RING_DEFAULT_MAX_BYTES)
+		pages >>= 1;
+	return (size_t)pages;
 }

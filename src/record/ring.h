@@ -1,8 +1,13 @@
-/* ring.h - read records from a perf_event mmap ring buffer.
+/* ring.h - read records from a perf_event mmap ring buffer, and size it.
  *
  * ring_read() copies every complete record currently in the ring into
  * out (records that wrap around the end are stitched), then releases the
  * space to the kernel. Never fails.
+ *
+ * Ring sizes are a power-of-two number of data pages (the kernel's rule),
+ * given as perf's -m/--mmap-pages takes them; ring_parse_pages() reads
+ * that syntax and ring_default_pages() picks a size from the rate and the
+ * size of a sample record.
  */
 #ifndef STAX_RECORD_RING_H
 #define STAX_RECORD_RING_H
@@ -25,5 +30,27 @@ int ring_map(struct ring *r, int fd, size_t data_pages);
 void ring_unmap(struct ring *r);
 /* Append the ring's complete records to out; returns bytes appended. */
 size_t ring_read(struct ring *r, struct buf *out);
+
+/* The largest ring ring_parse_pages() accepts, in bytes (per cpu). */
+#define RING_MAX_BYTES (1ull << 30)
+/* The default's bounds per cpu, in bytes. */
+#define RING_DEFAULT_MIN_BYTES (1ull << 20)
+#define RING_DEFAULT_MAX_BYTES (64ull << 20)
+/* Milliseconds of samples at the requested rate that the default ring
+ * of each cpu holds. */
+#define RING_DEFAULT_MS 500
+
+/* Parse s as perf's -m does: a number of pages that is a power of two
+ * ("512"), or a size with a suffix B, K, M or G (either case: "2M",
+ * "640K"), rounded up to a power-of-two number of pages of page bytes.
+ * Returns 0 with *pages set, or -EINVAL with the reason in why[0..whylen)
+ * (not a number, 0, not a power of two, above RING_MAX_BYTES). */
+int ring_parse_pages(const char *s, size_t page, size_t *pages, char *why, size_t whylen);
+
+/* The default data pages of a sample ring: room for RING_DEFAULT_MS ms of
+ * samples of record_bytes each at freq Hz (a cpu takes at most freq
+ * samples a second of a clock event), rounded up to a power of two,
+ * within RING_DEFAULT_MIN_BYTES and RING_DEFAULT_MAX_BYTES. */
+size_t ring_default_pages(uint64_t freq, size_t record_bytes, size_t page);
 
 #endif

@@ -86,6 +86,39 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
 	fprintf(out, " ms); stacks complete %.1f%%\n", 100.0 * complete / n);
 }
 
+/* The recorder's ring size, and what it read from /proc for processes
+ * whose records were lost (META ring_bytes, recovered_*, unrecovered_*;
+ * recordings without them print nothing). */
+static void print_recovery(const struct profile *p, bool json, FILE *out)
+{
+	uint64_t ring = strtoull(meta_or(p, "ring_bytes", "0"), NULL, 10);
+	uint64_t procs = strtoull(meta_or(p, "recovered_processes", "0"), NULL, 10);
+	uint64_t threads = strtoull(meta_or(p, "recovered_threads", "0"), NULL, 10);
+	uint64_t gone = strtoull(meta_or(p, "unrecovered_processes", "0"), NULL, 10);
+	uint64_t gone_samples = strtoull(meta_or(p, "unrecovered_samples", "0"), NULL, 10);
+	char size[32];
+
+	if (json) {
+		if (ring)
+			fprintf(out, ",\"ring_bytes\":%" PRIu64, ring);
+		if (profile_meta(p, "recovered_processes"))
+			fprintf(out, ",\"recovered\":{\"processes\":%" PRIu64 ",\"threads\":%" PRIu64
+				",\"unrecovered_processes\":%" PRIu64 ",\"unrecovered_samples\":%" PRIu64 "}",
+				procs, threads, gone, gone_samples);
+		return;
+	}
+	if (ring) {
+		format_size_exact(size, sizeof(size), ring);
+		fprintf(out, "rings:       %s per cpu\n", size);
+	}
+	if (procs || threads || gone)
+		fprintf(out, "recovered:   from /proc, for records the kernel lost: names and mappings of %"
+			PRIu64 " process%s, names of %" PRIu64 " thread%s; %" PRIu64 " process%s gone"
+			" first (%" PRIu64 " sample%s without a name)\n", procs, procs == 1 ? "" : "es",
+			threads, threads == 1 ? "" : "s", gone, gone == 1 ? "" : "es", gone_samples,
+			gone_samples == 1 ? "" : "s");
+}
+
 static int cmp_ends(const void *a, const void *b)
 {
 	const struct module_row *x = *(const struct module_row *const *)a;
@@ -225,6 +258,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
 			!p->partial ? "finished" : p->live ? "recording" : "truncated", secs, freq, eff, kept,
 			p->lost_records + p->lost_samples, p->throttles, npids, rooted);
+		print_recovery(p, true, out);
 		if (p->noffcpu) {
 			uint64_t n = 0, ns = 0, complete = 0;
 			size_t j;
@@ -298,6 +332,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
 		p->throttles == 1 ? "" : "s");
+	print_recovery(p, false, out);
 	print_offcpu_line(p, f, out);
 	if (!strcmp(meta_or(p, "kernel_frames", "0"), "1")) {
 		fputs("kernel:      kernel frames recorded\n", out);

@@ -228,9 +228,10 @@ if [ -n "$eff" ] && between "$eff" 900 1010; then
 else
 	fail "effective rate at -F 999 is ~999 Hz" "'$eff': $(first_line "$T/eff.err")"
 fi
-# the recorder stopped for 1.5 s: its rings (4 MiB per cpu; a sample with
-# a 32 KiB stack copy) overflow, samples are lost and the rate says so
-"$STAX" record -q -o "$T/stop.data" -- "$PROG/threads-fp" 2 >/dev/null 2>"$T/stop.err" &
+# the recorder stopped for 1.5 s: its rings (-m 4M: 4 MiB per cpu; a
+# sample with a 32 KiB stack copy) overflow, samples are lost and the
+# rate says so
+"$STAX" record -q -m 4M -o "$T/stop.data" -- "$PROG/threads-fp" 2 >/dev/null 2>"$T/stop.err" &
 SP=$!
 bg_add "$SP"
 sleep 0.5

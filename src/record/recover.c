@@ -1,0 +1,334 @@
+/* recover.c - names and mappings from /proc when their records were lost
+ * (see recover.h). */
+#include "record/recover.h"
+#include "record/ingest.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* recover_task.flags */
+#define RT_NAMED 1u     /* a COMM, FORK, seed or recovery named it */
+#define RT_TRIED 2u     /* /proc was read for it as an unknown process or thread */
+#define RT_GONE 4u      /* ... and the process had gone: its samples are unrecovered */
+#define RT_COUNTED 8u   /* counted in recovered_procs */
+#define RT_EXITED 16u   /* the process's main thread exited at exit_time */
+
+/* Losses closer together than this are one epoch: after a loss each
+ * process and thread is checked once, not once per LOST record. */
+#define EPOCH_NS 250000000ull
+
+/* User-space addresses on x86-64 (below the canonical hole); anything
+ * else in a user chain is not a pc a mapping could hold. */
+#define USER_MAX 0x800000000000ull
+
+void recover_init(struct recover *r)
+{
+	memset(r, 0, sizeof(*r));
+	hmap_init(&r->index);
+}
+
+void recover_release(struct recover *r)
+{
+	hmap_release(&r->index);
+	free(r->tasks);
+	memset(r, 0, sizeof(*r));
+}
+
+static struct recover_task *task_find(struct recover *r, uint32_t tid)
+{
+	uint32_t at;
+	return hmap_get(&r->index, tid, &at) ? &r->tasks[at] : NULL;
+}
+
+/* The entry of tid (of process pid), made unknown (no flags) when there
+ * is none. The pointer is valid until the next call that may add one. */
+static struct recover_task *task_get(struct recover *r, uint32_t pid, uint32_t tid)
+{
+	struct recover_task *t = task_find(r, tid);
+	if (t) {
+		t->pid = pid;
+		return t;
+	}
+	GROW(r->tasks, r->taskcap, r->ntasks + 1);
+	t = &r->tasks[r->ntasks];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = pid;
+	t->checked_epoch = r->epoch;
+	hmap_put(&r->index, tid, (uint32_t)r->ntasks++);
+	return t;
+}
+
+bool recover_has_name(const struct recover *r, uint32_t pid)
+{
+	uint32_t at;
+	return hmap_get(&r->index, pid, &at) && (r->tasks[at].flags & RT_NAMED);
+}
+
+void recover_note_comm(struct ingest *g, uint32_t pid, uint32_t tid, const char *name)
+{
+	struct recover *r = &g->recover;
+	struct recover_task *t;
+	if (!r->on)
+		return;
+	t = task_get(r, pid, tid);
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	t->flags = (t->flags | RT_NAMED) & ~(RT_EXITED | RT_GONE);
+}
+
+/* A new process or thread carries the name a reader gives it without a
+ * COMM of its own: its process's, or for a process its parent's. */
+void recover_note_fork(struct ingest *g, uint32_t pid, uint32_t ppid, uint32_t tid)
+{
+	struct recover *r = &g->recover;
+	struct recover_task *from, *t;
+	if (!r->on)
+		return;
+	task_get(r, ppid, ppid);
+	t = task_get(r, pid, tid); /* may move tasks */
+	from = task_find(r, ppid);
+	t->flags = from->flags & RT_NAMED;
+	memcpy(t->name, from->name, sizeof(t->name));
+	t->miss_gen = t->miss_epoch = 0;
+	t->checked_epoch = r->epoch;
+}
+
+void recover_note_exit(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct recover *r = &g->recover;
+	struct recover_task *p;
+	if (!r->on)
+		return;
+	/* A dying task still runs (and is sampled) after its EXIT record:
+	 * it keeps its name. A pid used again comes with a FORK; when that
+	 * was lost, a pc in none of the old mappings finds the new name. */
+	if (tid != pid || !(p = task_find(r, pid)))
+		return;
+	p->flags |= RT_EXITED;
+	p->exit_time = time;
+}
+
+void recover_note_lost(struct ingest *g)
+{
+	struct recover *r = &g->recover;
+	uint64_t now;
+	if (!r->on)
+		return;
+	now = now_ns();
+	if (r->epoch && now - r->epoch_ns < EPOCH_NS)
+		return;
+	r->epoch++;
+	r->epoch_ns = now;
+}
+
+/* Read /proc/PID/comm, or /proc/PID/task/TID/comm when tid is not 0,
+ * into name (newline removed). 0 or -errno (-ENOENT: gone). */
+static int read_comm(uint32_t pid, uint32_t tid, char *name, size_t n)
+{
+	char path[64];
+	ssize_t len;
+	int fd, ret = 0;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, name, n - 1);
+	if (len < 0) {
+		ret = -errno;
+		len = 0;
+	}
+	close(fd);
+	name[len] = '\0';
+	name[strcspn(name, "\n")] = '\0';
+	return ret;
+}
+
+/* Whether a mapping of pid's current image is of the file path. */
+static bool maps_path(struct state *st, uint32_t pid, const char *path)
+{
+	uint32_t idx;
+	size_t i;
+	if (!hmap_get(&st->proc_index, pid, &idx))
+		return false;
+	for (i = 0; i < st->procs[idx].nranges; i++) {
+		const struct state_mapping *m = state_mapping(st, st->procs[idx].ranges[i].id);
+		if (m && m->path && !strcmp(m->path, path))
+			return true;
+	}
+	return false;
+}
+
+/* Read pid's executable mappings from /proc/PID/maps into the state,
+ * those it does not have yet, at time, with their device and inode as a
+ * kernel MMAP2 record has them (no build-id: opening every file of every
+ * process would cost most when the recorder is already behind). Returns
+ * how many were added, or -errno when the file cannot be opened. */
+static int read_maps(struct ingest *g, uint32_t pid, uint64_t time)
+{
+	char path[64];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = (int)ingest_seed_maps(g, pid, time, f, false);
+	fclose(f);
+	return n;
+}
+
+/* Write a COMM of pid/tid at time (flags COMM_F_EXEC: an exec that the
+ * records missed, which also starts a new image of the process). */
+static void put_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time, const char *name,
+		     uint32_t flags)
+{
+	struct rec_comm c;
+	memset(&c, 0, sizeof(c));
+	c.pid = pid;
+	c.tid = tid;
+	c.time = time;
+	c.flags = flags;
+	if (flags & COMM_F_EXEC)
+		state_exec(&g->st, pid);
+	store_put_comm(g->w, &c, name);
+	recover_note_comm(g, pid, tid, name);
+}
+
+static void count_proc(struct recover *r, uint32_t pid)
+{
+	struct recover_task *p = task_get(r, pid, pid);
+	if (!(p->flags & RT_COUNTED)) {
+		p->flags |= RT_COUNTED;
+		r->recovered_procs++;
+	}
+}
+
+/* A process no record named: its name, its thread's and its mappings. */
+static void recover_unknown(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct recover *r = &g->recover;
+	char name[64], tname[64];
+	struct recover_task *p;
+
+	task_get(r, pid, pid)->flags |= RT_TRIED;
+	if (read_comm(pid, 0, name, sizeof(name)) || read_maps(g, pid, time) < 0) {
+		task_get(r, pid, pid)->flags |= RT_GONE;
+		r->unrecovered_procs++;
+		return;
+	}
+	put_comm(g, pid, pid, time, name, 0);
+	if (tid != pid && !read_comm(pid, tid, tname, sizeof(tname))) {
+		put_comm(g, pid, tid, time, tname, 0);
+		task_get(r, pid, tid)->flags |= RT_TRIED;
+	}
+	count_proc(r, pid);
+	p = task_get(r, pid, pid);
+	p->miss_gen = state_gen(&g->st, pid);
+	p->miss_epoch = r->epoch;
+	p->checked_epoch = r->epoch;
+}
+
+/* A known process whose name in /proc may differ from the records' (a
+ * lost exec or rename), or whose pc is in no mapping (lost MMAPs): bring
+ * the name and the mappings up to date. check_maps: read the maps even
+ * when the name is unchanged. */
+static void recover_known(struct ingest *g, uint32_t pid, uint64_t time, bool check_maps)
+{
+	struct recover *r = &g->recover;
+	struct recover_task *p;
+	char name[64], exe[4096], link[64];
+	bool renamed;
+	int added = 0;
+
+	if (read_comm(pid, 0, name, sizeof(name)))
+		return; /* gone, but known: its samples have a name */
+	p = task_get(r, pid, pid);
+	renamed = strncmp(name, p->name, sizeof(p->name) - 1) != 0;
+	if (renamed) {
+		/* an exec when the executable is none of the mapped files */
+		ssize_t n;
+		uint32_t flags = 0;
+		snprintf(link, sizeof(link), "/proc/%u/exe", pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			if (!maps_path(&g->st, pid, exe))
+				flags = COMM_F_EXEC;
+		}
+		put_comm(g, pid, pid, time, name, flags);
+		check_maps = true;
+	}
+	if (check_maps)
+		added = read_maps(g, pid, time);
+	if (renamed || added > 0)
+		count_proc(r, pid);
+}
+
+/* A thread whose name in /proc may differ from the one the records gave
+ * (its COMM lost): write its name when it does. */
+static void recover_thread_name(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct recover_task *t;
+	char name[64];
+	if (read_comm(pid, tid, name, sizeof(name)))
+		return;
+	t = task_get(&g->recover, pid, tid);
+	if (!(t->flags & RT_NAMED) || strncmp(name, t->name, sizeof(t->name) - 1)) {
+		put_comm(g, pid, tid, time, name, 0);
+		g->recover.recovered_threads++;
+	}
+}
+
+void recover_sample(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time, uint64_t pc)
+{
+	struct recover *r = &g->recover;
+	struct recover_task *p, *t;
+
+	if (!r->on || !pid)
+		return;
+	p = task_find(r, pid);
+	if (!p || !(p->flags & RT_NAMED)) {
+		if (!p || !(p->flags & RT_TRIED))
+			recover_unknown(g, pid, tid, time);
+		p = task_get(r, pid, pid);
+		if (p->flags & RT_GONE) {
+			r->unrecovered_samples++;
+			return;
+		}
+	}
+	if (tid != pid) {
+		t = task_find(r, tid);
+		if (!t || !(t->flags & (RT_NAMED | RT_TRIED))) {
+			task_get(r, pid, tid)->flags |= RT_TRIED;
+			recover_thread_name(g, pid, tid, time);
+		} else if (t->checked_epoch != r->epoch) {
+			t->checked_epoch = r->epoch;
+			recover_thread_name(g, pid, tid, time);
+		}
+		p = task_get(r, pid, pid);
+	}
+	if (pc >= 4096 && pc < USER_MAX && !state_find(&g->st, pid, pc)) {
+		uint64_t gen = state_gen(&g->st, pid);
+		if (gen != p->miss_gen || r->epoch != p->miss_epoch) {
+			recover_known(g, pid, time, true);
+			p = task_get(r, pid, pid);
+			p->miss_gen = state_gen(&g->st, pid);
+			p->miss_epoch = r->epoch;
+			p->checked_epoch = r->epoch;
+		}
+	}
+	if (p->checked_epoch != r->epoch && !(p->flags & RT_EXITED)) {
+		p->checked_epoch = r->epoch;
+		recover_known(g, pid, time, false);
+	}
+}
