@@ -11,7 +11,8 @@
 # Writes bench/report.md and bench/report.json (both rendered by
 # bench/report.awk from bench/work/report.tsv) and prints the tables.
 # Scratch files go to bench/work/ (gitignored). BENCH_WORK and BENCH_OUT
-# move the scratch directory and the reports (tests/e2e/bench_quick.sh).
+# move the scratch directory and the reports (tests/e2e/bench_quick.sh);
+# BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9);
 # section 6 comes with record or answer. Example:
@@ -51,7 +52,7 @@ for sec in $(echo "$ONLY" | tr ',' ' '); do
 	case $sec in record | startup | answer | unwind | symbols | switch) ;;
 	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch)" ;; esac
 done
-[ -x ./stax ] || die "./stax is missing (run make)"
+[ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
 command -v perf >/dev/null || die "perf is missing (run sh scripts/deps.sh --bench as root)"
 command -v xz >/dev/null || die "xz is missing (run sh scripts/deps.sh --bench as root)"
@@ -61,8 +62,9 @@ rm -f "$W"/*.data "$W"/*.data.old "$W"/*.t "$W"/*.err
 : >"$RAW"
 : >"$W/answer.tsv"
 cc -O2 -o "$BR" bench/benchrun.c || die "cannot build bench/benchrun.c"
-# A private copy of ./stax: a rebuild during the run must not change it.
-cp ./stax "$STAX" || die "cannot copy ./stax to $STAX"
+# A private copy of ./stax (or of BENCH_STAX: tests/e2e/bench_quick.sh
+# under make check-sanitize): a rebuild during the run must not change it.
+cp "${BENCH_STAX:-./stax}" "$STAX" || die "cannot copy ${BENCH_STAX:-./stax} to $STAX"
 
 if [ "$QUICK" = 1 ]; then
 	REPS=1 REPS_TRUE=1 XZ_BYTES=100000 PY_N=300000 SCALE=0.04
