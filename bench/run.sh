@@ -14,8 +14,8 @@
 # move the scratch directory and the reports (tests/e2e/bench_quick.sh);
 # BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
-# 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9);
-# section 6 comes with record or answer. Example:
+# 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
+# crash (10); section 6 comes with record or answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -49,8 +49,8 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | crash) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, crash)" ;; esac
 done
 [ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
@@ -789,6 +789,48 @@ cat "$W/rows9" >>"$TSV"
 tsv N 9 "Workload: $PP $PP_N (two threads, one byte each way over two pipes per round trip). round trips/s: what pingpong prints; rate/alone and wall/alone: against the workload alone in the same repetition (a rate below 1 and a wall above 1 are the recorder's cost); wall: the workload's own wall time (inner benchrun); total: the whole command; cpu: user+system time of recorder and workload. Medians [min-max] over $REPS_SW interleaved repetitions."
 tsv N 9 "switches: stax, the off-CPU intervals in its closing summary (its file also holds the default 999 Hz cpu-clock samples); perf, the sched:sched_switch samples in perf report --stats. lost: stax's lost records from its summary; perf's LOST_SAMPLES from perf report --stats. bytes/switch: file size / switches. perf record -e sched:sched_switch -g writes the kernel and frame-pointer user chain of each switch-out; perf sched record records the whole machine (perf sched adds -a) with several sched events and no stacks, so its switches include other processes'."
 fi # switch
+
+# --- 10: crash safety -------------------------------------------------------
+# The recording file is flushed in chunks at least every 250 ms (README,
+# docs/FORMAT.md), so a SIGKILL of the recorder loses at most about that
+# much. The tests check that chunks are written while recording and that
+# a killed recording reads (tests/e2e/sigkill.sh); how often, in time, is
+# measured here: bench/chunkwatch.py watches the file of a recording of
+# spin-fp grow (every 2 ms), then SIGKILLs the recorder and compares the
+# program's CPU time at that moment with the samples the file kept.
+if want crash; then
+CW_SECS=10
+[ "$QUICK" = 1 ] && CW_SECS=1
+tsv S 10 "10. Crash safety"
+tsv C 10 what:s value:n unit:s verdict:s command:s
+m10=0 n10=0
+cwc="python3 bench/chunkwatch.py $STAX $PROG/spin-fp $W/cw.data $CW_SECS"
+say "crash safety: watching a recording's chunks for $CW_SECS s"
+if command -v python3 >/dev/null 2>&1 && $cwc >"$W/cw.out" 2>"$W/cw.err"; then
+	read -r _ ngaps maxgap medgap <<EOS
+$(grep '^gaps ' "$W/cw.out")
+EOS
+	cpu=$(sed -n 's/^cpu_ms_at_kill //p' "$W/cw.out")
+	kept=$($STAX flame --folded -i "$W/cw.data" 2>/dev/null | awk '{ n += $NF } END { print n + 0 }')
+	# cpu-clock at 999 Hz: one sample per 1.001 ms of CPU time
+	lossms=$(awk -v c="$cpu" -v k="$kept" 'BEGIN { printf "%.1f", c - k * 1000 / 999 }')
+	n10=$((n10 + 2))
+	if awk -v v="$maxgap" 'BEGIN { exit !(v >= 0 && v <= 260) }'; then vd=met; m10=$((m10 + 1)); else vd="not met"; fi
+	tsv R 10 "longest time between two chunk writes while recording spin-fp ($ngaps gaps in $CW_SECS s; the file polled every 2 ms)" "$maxgap" ms "$vd" "$cwc"
+	tsv R 10 "median time between two chunk writes" "$medgap" ms - "$cwc"
+	if awk -v v="$lossms" 'BEGIN { exit !(v <= 300) }'; then vd=met; m10=$((m10 + 1)); else vd="not met"; fi
+	tsv R 10 "CPU time of spin-fp missing from the recording after SIGKILL of the recorder ($kept samples kept of $cpu ms of CPU time)" "$lossms" ms "$vd" "$cwc"
+else
+	say "chunkwatch failed: $(tail -n 2 "$W/cw.err" 2>/dev/null | tr '\n' ' ')"
+	tsv R 10 "longest time between two chunk writes: bench/chunkwatch.py did not run" - ms "not met" "$cwc"
+	tsv R 10 "median time between two chunk writes: bench/chunkwatch.py did not run" - ms - "$cwc"
+	tsv R 10 "CPU time missing after SIGKILL: bench/chunkwatch.py did not run" - ms "not met" "$cwc"
+	n10=2
+fi
+tsv T 10 "chunks written at most 250 ms apart (260 ms allows for the 2 ms polling and the scheduler), so a SIGKILL of the recorder loses at most about 250 ms of samples (300 ms allowed)" "$(verdict "$m10" "$n10")"
+tsv N 10 "$cwc: stax record -o FILE -- spin-fp, the file's size read every 2 ms for $CW_SECS s after its first chunk; each change is a chunk written. Then SIGKILL to the recorder; the program's CPU time at that moment from /proc/PID/schedstat, against the samples the killed file holds (stax flame --folded) at 1.001 ms of CPU time each."
+rm -f "$W/cw.data" "$W/cw.data.old"
+fi # crash
 
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"

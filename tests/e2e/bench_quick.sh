@@ -44,7 +44,7 @@ grep -q '^## 1\. Recording overhead' "$T/out" && ok "tables printed" || fail "ta
 # Sections in the markdown, each with a target line and a table.
 for s in "1. Recording overhead" "2. File size" "3. Stack quality" "4. Start-up" \
 	"5. Answer time" "5b. Reading perf.data" "6. Memory" "7. Unwinder" \
-	"8. Symbolization" "9. Switch recording"; do
+	"8. Symbolization" "9. Switch recording" "10. Crash safety"; do
 	S=$s awk 'index($0, "## " ENVIRON["S"]) == 1 { in_s = 1; next }
 	in_s && /^## / { exit }
 	in_s && /^Target: .* Status: \*\*(met|not met|n\/a)/ { t = 1 }
@@ -65,7 +65,7 @@ secs = {s["id"]: s for s in d["sections"]}
 py = d["run"].get("python", "none") != "none"
 nw = 6 if py else 5
 want = {"1": nw * 2 * 6, "2": nw * 2 * 5, "3": (3 if py else 2) * 8, "4": 3,
-        "5": 5, "5b": 4, "6": 20, "7": 16 if py else 9, "8": 6, "9": 4}
+        "5": 5, "5b": 4, "6": 20, "7": 16 if py else 9, "8": 6, "9": 4, "10": 3}
 bad = []
 for sid, n in want.items():
     s = secs.get(sid)
