@@ -35,8 +35,8 @@ debuginfod -F "$T/srv" -p "$PORT" -d "$T/db.sqlite" >"$T/server.log" 2>&1 &
 bg_add $!
 export DEBUGINFOD_URLS="http://127.0.0.1:$PORT" DEBUGINFOD_CACHE_PATH="$T/cache"
 # probe with a fresh cache each time: the client caches misses
-if ! wait_for "rm -rf '$T/probe'; DEBUGINFOD_CACHE_PATH='$T/probe' debuginfod-find debuginfo $BID >/dev/null 2>&1" 20; then
-	skip "debuginfod" "the local server did not serve the file in 20 s: $(tail -n 1 "$T/server.log")"
+if ! wait_for "rm -rf '$T/probe'; DEBUGINFOD_CACHE_PATH='$T/probe' debuginfod-find debuginfo $BID >/dev/null 2>&1" 60; then
+	skip "debuginfod" "the local server did not serve the file in 60 s: $(tail -n 1 "$T/server.log")"
 	done_testing
 fi
 stax record -q -o "$T/on.data" -- "$T/prog" 1 >/dev/null 2>"$T/on.err" || fail "record" "$(first_line "$T/on.err")"
@@ -87,7 +87,7 @@ held = []
 while True:
     c, _ = s.accept(); held.append(c); print('connection', flush=True)" >"$T/hang.log" 2>&1 &
 bg_add $!
-wait_for "grep -q up '$T/hang.log'" 10
+wait_for "grep -q up '$T/hang.log'" 60
 conns() { grep -c '^connection' "$T/hang.log"; }
 rm -rf "$T/xdg" "$T/cache3"
 export DEBUGINFOD_URLS="http://127.0.0.1:$HPORT" DEBUGINFOD_CACHE_PATH="$T/cache3"
