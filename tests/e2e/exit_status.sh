@@ -79,7 +79,9 @@ TP=$(cat "$T/started")
 [ -n "$TP" ] && bg_add "$TP"
 sleep 0.3
 kill -TERM "$SP"
-sleep 0.5
+# the second signal once the first has reached the target (two sent
+# before stax handles the first would arrive as one)
+wait_for "[ -s '$T/got' ]" 60
 kill -TERM "$SP"
 wait "$SP"
 rc=$?
