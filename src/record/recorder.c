@@ -489,9 +489,10 @@ static void handle_signals(struct recorder *r)
 	}
 }
 
-int record_run(const struct record_opts *o, int *exit_status)
+/* record_run's body; r is freed by the caller, so the early returns
+ * (bad options, no permission, no output file) leak nothing */
+static int run(struct recorder *r, const struct record_opts *o, int *exit_status)
 {
-	struct recorder *r = xcalloc(1, sizeof(*r));
 	struct perf_event_attr attr, swattr, recattr;
 	long maxrate;
 	size_t i;
@@ -739,10 +740,17 @@ out:
 	free(r->cpu_last);
 	free(pfds);
 	free(r->fds);
-	free(r->rings);
-	free(r->srings);
 	buf_release(&r->batch);
 	ingest_release(&r->ing);
+	return ret;
+}
+
+int record_run(const struct record_opts *o, int *exit_status)
+{
+	struct recorder *r = xcalloc(1, sizeof(*r));
+	int ret = run(r, o, exit_status);
+	free(r->rings);
+	free(r->srings);
 	free(r);
 	return ret;
 }

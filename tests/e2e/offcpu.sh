@@ -227,16 +227,22 @@ else
 fi
 
 # --- a switch-heavy program: every switch is timed ---------------------------
-# pingpong 50000: each of the two threads blocks in read() once a round
-# trip, ~100,000 intervals. Their stack samples (4 KiB copies) may not all
-# fit the rings; the switch records have rings of their own and must.
-stax record -q --off-cpu -o "$T/pp.data" -- "$PROG/pingpong-nofp" 50000 >/dev/null 2>"$T/pp.err"
+# pingpong 5000: each of the two threads blocks in read() once a round
+# trip, ~10,000 intervals in a fraction of a second. Their stack samples
+# (4 KiB copies) do not all fit the rings; the switch records have rings
+# of their own, which hold all of these even if the recorder did not
+# drain them before the end, so the count does not depend on how fast
+# the recorder (or the machine) is. Whether the recorder keeps up with
+# ~33,000 switches a second for longer is a throughput, measured by make
+# bench (section 9, lost records).
+stax record -q --off-cpu -o "$T/pp.data" -- "$PROG/pingpong-nofp" 5000 >/dev/null 2>"$T/pp.err"
 stax info --json -i "$T/pp.data" >"$T/pp.json" 2>>"$T/pp.err"
 ivs=$(grep -o '"intervals":[0-9]*' "$T/pp.json" | head -n 1 | cut -d: -f2)
-if [ -n "$ivs" ] && [ "$ivs" -ge 95000 ]; then
-	ok "pingpong 50000: $ivs off-CPU intervals (>= 95,000: every switch timed)"
+lost=$(grep -o '"lost":[0-9]*' "$T/pp.json" | head -n 1 | cut -d: -f2)
+if [ -n "$ivs" ] && [ "$ivs" -ge 9500 ]; then
+	ok "pingpong 5000: $ivs off-CPU intervals (>= 9,500: every switch timed; $lost other records lost)"
 else
-	fail "pingpong 50000: every switch timed (>= 95,000 intervals)" "'$ivs': $(first_line "$T/pp.err")"
+	fail "pingpong 5000: every switch timed (>= 9,500 intervals)" "'$ivs' ($lost records lost): $(first_line "$T/pp.err")"
 fi
 
 # --- refusals as an unprivileged user ----------------------------------------
