@@ -96,8 +96,9 @@ else
 fi
 
 # -a with --off-cpu: the sleeps of one program among all the others.
-# 20 sleeps of 30 ms: at least 600 ms asleep (more on a busy machine: the
-# wait for a cpu after each wakeup is counted in the sleep), nearly all of
+# 20 sleeps of 30 ms: 600 ms asleep or more (on a busy machine the wait
+# for a cpu after each wakeup is counted in the sleep; a switch record
+# lost there drops its interval: at least 80% is wanted), nearly all of
 # its waits with a reason are sleep, and the sleeps' stacks are
 # main;sleep_phase. (Time preempted, and time "other": before its exec,
 # and switches whose reason the stack does not show, grow with the load
@@ -112,10 +113,10 @@ oth=$(row_where "$T/off.threads" NAME sleepy-fp OTHER)
 s=$(awk -v a="${sl:-0}" -v o="${off:-0}" -v p="${pre:-0}" -v x="${oth:-0}" 'BEGIN { if (o - p - x <= 0) print 0; else printf "%.1f\n", 100 * a / (o - p - x) }')
 stax flame --off-cpu --folded --comm sleepy-fp -i "$T/off.data" 2>/dev/null | grep '[[]off-cpu: sleep[]] [0-9]*$' >"$T/off.sleep"
 k=$(share "$T/off.sleep" ";main;sleep_phase;.*[[]off-cpu: sleep[]]\$")
-if between "${sl:-0}" 594 1e12 && between "$s" 90 100 && between "$k" 90 100; then
-	ok "record -a --off-cpu: sleepy-fp asleep $sl ms (at least its 600), $s% of its waits with a reason, $k% in main;sleep_phase"
+if between "${sl:-0}" 480 1e12 && between "$s" 90 100 && between "$k" 90 100; then
+	ok "record -a --off-cpu: sleepy-fp asleep $sl ms (its 600 less what lost records took), $s% of its waits with a reason, $k% in main;sleep_phase"
 else
-	fail "record -a --off-cpu: sleepy-fp asleep at least 600 ms, >= 90% of its waits with a reason, in main;sleep_phase" "$sl ms, $s%, stacks $k%: $(tr '\n' '|' <"$T/off.threads" | cut -c1-300)"
+	fail "record -a --off-cpu: sleepy-fp asleep about 600 ms (>= 480), >= 90% of its waits with a reason, in main;sleep_phase" "$sl ms, $s%, stacks $k%: $(tr '\n' '|' <"$T/off.threads" | cut -c1-300)"
 fi
 
 # refused without privileges

@@ -88,12 +88,20 @@ fi
 # PLT: every sample in the loop's code (plt_tiny, the PLT stub, plt_loop
 # itself; not start-up in ld.so or the exit) reaches main
 check plt unwind_plt-nofp ';plt_tiny' "${START}plt_loop;plt_tiny" "plt: main;plt_loop;plt_tiny"
-stub=$(samples "$T/plt.folded" ';plt_loop;[^;]*(@plt|unwind_plt-nofp\+0x)[^;]*'"$K")
+STUB=';plt_loop;[^;]*(@plt|unwind_plt-nofp\+0x)[^;]*'"$K"
+stub=$(samples "$T/plt.folded" "$STUB")
+# (the stub's share falls from ~10% to 0.2% on a busy machine: longer
+# runs, 4x then 12x, while fewer than 3 samples landed in it)
+for sc in 4 12; do
+	[ "$stub" -ge 3 ] && break
+	rec plt "$PROG/unwind_plt-nofp" "$sc"
+	stub=$(samples "$T/plt.folded" "$STUB")
+done
 LOOP=';(plt_tiny|plt_tiny@plt|plt_loop|unwind_plt-nofp\+0x[0-9a-f]*|libunwind_plt\.so\+0x[0-9a-f]*)'
 all=$(samples "$T/plt.folded" "$LOOP$K")
 good=$(samples "$T/plt.folded" "${START}plt_loop(;[^;]*)?$K")
 pct=$(awk -v g="$good" -v t="$all" 'BEGIN { printf "%.1f", t ? 100 * g / t : 0 }')
-if [ "$stub" -gt 0 ] && between "$pct" 99 100; then
+if [ "$stub" -ge 3 ] && between "$pct" 99 100; then
 	ok "plt: $stub samples in the PLT stub, $pct% of the $all samples in the loop's code reach main;plt_loop"
 else
 	fail "plt: samples in the PLT stub reach main;plt_loop" "$stub in the stub, $pct% of $all in the loop's code reach main; others: $(PAT="${START}plt_loop(;[^;]*)?$K" awk '$0 !~ ENVIRON["PAT"]' "$T/plt.folded" | sort -t' ' -k2 -nr | head -n 3 | cut -c1-200 | tr '\n' '|')"
