@@ -10,7 +10,8 @@
 #              DWARF, stripped with MiniDebugInfo, its .gnu_debugdata
 #              alone and the ELF inside it, a DWARF cache image, and a
 #              test program (byte 0 picks the form, see fuzz_elf.c)
-#   recording  every committed recording in corpus/recording/ in the
+#   recording  every committed recording in corpus/recording/ (the
+#              *.data files, not the inputs libFuzzer found) in the
 #              target's other form: its chunks uncompressed
 # Needs make programs (tests/programs/build), cc, objcopy, strip, nm, xz,
 # zstd. Prints "# " lines for what it could not make; exits 0.
@@ -74,7 +75,7 @@ raw_chunks() {
 	while [ $((o + 24)) -le "$size" ]; do
 		kind=$(od -An -tu2 -j $((o + 4)) -N2 "$1" | tr -d ' ')
 		comp=$(od -An -tu4 -j $((o + 16)) -N4 "$1" | tr -d ' ')
-		tail -c +$((o + 25)) "$1" | head -c "$comp" | zstd -q -d -c >"$tmp/chunk" || return 1
+		tail -c +$((o + 25)) "$1" | head -c "$comp" | zstd -q -d -c >"$tmp/chunk" 2>/dev/null || return 1
 		le "$kind" 2
 		le "$(wc -c <"$tmp/chunk")" 4
 		cat "$tmp/chunk"
@@ -82,7 +83,7 @@ raw_chunks() {
 	done
 }
 if command -v zstd >/dev/null 2>&1; then
-	for f in "$corpus"/recording/*; do
+	for f in "$corpus"/recording/*.data; do
 		[ -f "$f" ] && [ "$(head -c 7 "$f")" = STAXREC ] || continue
 		raw_chunks "$f" >"$out/recording/chunks-$(basename "$f")" ||
 			{ echo "# seeds: $f: a chunk did not decompress"; rm -f "$out/recording/chunks-$(basename "$f")"; }
