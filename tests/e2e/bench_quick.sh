@@ -96,6 +96,6 @@ EOF
 if [ $? -eq 0 ]; then
 	ok "report.json has every row, every number a number"
 else
-	fail "report.json has every row, every number a number" "$(head -n 3 "$T/check" | tr '\n' ';')"
+	fail "report.json has every row, every number a number" "$(head -n 3 "$T/check" | tr '\n' ';') bench: $(grep -i 'fail' "$T/err" | head -n 2 | tr '\n' ';' | cut -c1-300)"
 fi
 done_testing
