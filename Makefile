@@ -4,10 +4,15 @@
 #   make check    build and run every test; last line "N passed, N failed"
 #   make bench    measure stax against perf (bench/report.md)
 #   make fuzz     run the fuzz targets longer (FUZZ_SECONDS=300; FUZZ_ONLY=NAME for one)
+#   make check-sanitize  build stax and the unit tests with AddressSanitizer
+#                 and UndefinedBehaviorSanitizer (build-san/) and run every
+#                 test against that build
+#   make test-deps  install what the tests use (make check runs it first)
 
 CC ?= cc
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Isrc -D_GNU_SOURCE -MMD -MP
+CFLAGS += $(SAN_CFLAGS)
 LDLIBS = -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl
 # capstone (annotate) and libmicrohttpd (serve) are opened when used, by
 # the names of the libraries their headers come with (Debian 12's names
@@ -17,14 +22,15 @@ CAPSTONE_SONAME := $(call soname,capstone)
 MICROHTTPD_SONAME := $(call soname,microhttpd)
 
 B = build
+BIN = stax
 SRC := $(shell find src -name '*.c' | sort)
 OBJ := $(SRC:%.c=$(B)/%.o)
 LIBOBJ := $(filter-out $(B)/src/main.o $(B)/src/cmd/%,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 
-.PHONY: all deps test-deps run check bench fuzz clean programs unit
-all: deps stax
+.PHONY: all deps test-deps run check check-sanitize bench fuzz clean programs unit
+all: deps $(BIN)
 
 deps:
 	@sh scripts/deps.sh
@@ -32,7 +38,7 @@ deps:
 test-deps:
 	@sh scripts/deps.sh --test
 
-stax: $(OBJ)
+$(BIN): $(OBJ)
 	$(CC) $(CFLAGS) -o $@ $(OBJ) $(LDLIBS)
 
 $(B)/src/view/annotate.o: CFLAGS += $(if $(CAPSTONE_SONAME),-DCAPSTONE_SONAME='"$(CAPSTONE_SONAME)"')
@@ -64,8 +70,26 @@ run: all
 	@echo; echo "== stax flame -i $(B)/demo.data"
 	@./stax flame -i $(B)/demo.data
 
-check: all test-deps unit programs
+# test-deps first: the tests never download or install anything
+check: test-deps
+	@$(MAKE) --no-print-directory all unit programs
 	@sh tests/run.sh
+
+# The same build and the whole suite (unit and e2e) with AddressSanitizer
+# and UndefinedBehaviorSanitizer, in build-san/ beside the normal build.
+# Every sanitizer report fails the test that was running (tests/run.sh
+# reads the reports from STAX_SANITIZER_LOGS). LeakSanitizer runs too.
+SAN = build-san
+SAN_FLAGS = -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+check-sanitize: test-deps
+	@$(MAKE) --no-print-directory all programs
+	@$(MAKE) --no-print-directory B=$(SAN) BIN=$(SAN)/stax SAN_CFLAGS='$(SAN_FLAGS)' $(SAN)/stax unit
+	@logs=$$(mktemp -d "$${TMPDIR:-/tmp}/stax-san-logs.XXXXXX") && chmod 1777 "$$logs" && \
+	STAX=$(CURDIR)/$(SAN)/stax STAX_UNIT_DIR=$(SAN)/unit STAX_SANITIZER_LOGS="$$logs" \
+	ASAN_OPTIONS="log_path=$$logs/asan:detect_leaks=1:abort_on_error=0" \
+	UBSAN_OPTIONS="log_path=$$logs/ubsan:print_stacktrace=1:halt_on_error=1" \
+	sh tests/run.sh; rc=$$?; \
+	if [ -d "$$logs/seen" ]; then echo "sanitizer reports: $$logs/seen"; else rm -rf "$$logs"; fi; exit $$rc
 
 bench: all programs
 	@sh scripts/deps.sh --bench
@@ -75,6 +99,6 @@ fuzz: all
 	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-300}
 
 clean:
-	rm -rf $(B) stax tests/programs/build
+	rm -rf $(B) $(SAN) stax tests/programs/build
 
 -include $(OBJ:.o=.d)

@@ -11,10 +11,11 @@
 # Writes bench/report.md and bench/report.json (both rendered by
 # bench/report.awk from bench/work/report.tsv) and prints the tables.
 # Scratch files go to bench/work/ (gitignored). BENCH_WORK and BENCH_OUT
-# move the scratch directory and the reports (tests/e2e/bench_quick.sh).
+# move the scratch directory and the reports (tests/e2e/bench_quick.sh);
+# BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
-# long (10); section 6 comes with record or answer. Example:
+# long (10), crash (11); section 6 comes with record or answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -48,10 +49,10 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch | long) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | long | crash) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash)" ;; esac
 done
-[ -x ./stax ] || die "./stax is missing (run make)"
+[ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
 command -v perf >/dev/null || die "perf is missing (run sh scripts/deps.sh --bench as root)"
 command -v xz >/dev/null || die "xz is missing (run sh scripts/deps.sh --bench as root)"
@@ -61,8 +62,9 @@ rm -f "$W"/*.data "$W"/*.data.old "$W"/*.t "$W"/*.err
 : >"$RAW"
 : >"$W/answer.tsv"
 cc -O2 -o "$BR" bench/benchrun.c || die "cannot build bench/benchrun.c"
-# A private copy of ./stax: a rebuild during the run must not change it.
-cp ./stax "$STAX" || die "cannot copy ./stax to $STAX"
+# A private copy of ./stax (or of BENCH_STAX: tests/e2e/bench_quick.sh
+# under make check-sanitize): a rebuild during the run must not change it.
+cp "${BENCH_STAX:-./stax}" "$STAX" || die "cannot copy ${BENCH_STAX:-./stax} to $STAX"
 
 if [ "$QUICK" = 1 ]; then
 	REPS=1 REPS_TRUE=1 XZ_BYTES=100000 PY_N=300000 SCALE=0.04
@@ -865,6 +867,48 @@ tsv C 10 recording:s "seconds:n" samples:n lost:n "programs:n" "RSS MiB at 1/4:n
 cat "$W/rows10" >>"$TSV"
 tsv N 10 "one program: $PROG/spin-fp $LONG_S. The whole machine: while recording, spin-fp spins and a loop runs $PROG/callgraph-fp 0.01 again and again (programs: how many ran), so processes, mappings and stacks keep coming; every other process of the machine is recorded too, so samples and memory depend on the load. RSS: VmRSS of the recorder (the ring buffers are not in it) read every 0.5 s; at 1/4: the first reading after a quarter of the run; at end: the last reading before it stopped; peak: the largest reading while recording (the symbols written after the stop are not in it). What a recording keeps grows with what it sees: each new process image has its mappings and its own stack nodes."
 fi # long
+
+# --- 11: crash safety -------------------------------------------------------
+# The recording file is flushed in chunks at least every 250 ms (README,
+# docs/FORMAT.md), so a SIGKILL of the recorder loses at most about that
+# much. The tests check that chunks are written while recording and that
+# a killed recording reads (tests/e2e/sigkill.sh); how often, in time, is
+# measured here: bench/chunkwatch.py watches the file of a recording of
+# spin-fp grow (every 2 ms), then SIGKILLs the recorder and compares the
+# program's CPU time at that moment with the samples the file kept.
+if want crash; then
+CW_SECS=10
+[ "$QUICK" = 1 ] && CW_SECS=1
+tsv S 11 "11. Crash safety"
+tsv C 11 what:s value:n unit:s verdict:s command:s
+m11=0 n11=0
+cwc="python3 bench/chunkwatch.py $STAX $PROG/spin-fp $W/cw.data $CW_SECS"
+say "crash safety: watching a recording's chunks for $CW_SECS s"
+if command -v python3 >/dev/null 2>&1 && $cwc >"$W/cw.out" 2>"$W/cw.err"; then
+	read -r _ ngaps maxgap medgap <<EOS
+$(grep '^gaps ' "$W/cw.out")
+EOS
+	cpu=$(sed -n 's/^cpu_ms_at_kill //p' "$W/cw.out")
+	kept=$($STAX flame --folded -i "$W/cw.data" 2>/dev/null | awk '{ n += $NF } END { print n + 0 }')
+	# cpu-clock at 999 Hz: one sample per 1.001 ms of CPU time
+	lossms=$(awk -v c="$cpu" -v k="$kept" 'BEGIN { printf "%.1f", c - k * 1000 / 999 }')
+	n11=$((n11 + 2))
+	if awk -v v="$maxgap" 'BEGIN { exit !(v >= 0 && v <= 260) }'; then vd=met; m11=$((m11 + 1)); else vd="not met"; fi
+	tsv R 11 "longest time between two chunk writes while recording spin-fp ($ngaps gaps in $CW_SECS s; the file polled every 2 ms)" "$maxgap" ms "$vd" "$cwc"
+	tsv R 11 "median time between two chunk writes" "$medgap" ms - "$cwc"
+	if awk -v v="$lossms" 'BEGIN { exit !(v <= 300) }'; then vd=met; m11=$((m11 + 1)); else vd="not met"; fi
+	tsv R 11 "CPU time of spin-fp missing from the recording after SIGKILL of the recorder ($kept samples kept of $cpu ms of CPU time)" "$lossms" ms "$vd" "$cwc"
+else
+	say "chunkwatch failed: $(tail -n 2 "$W/cw.err" 2>/dev/null | tr '\n' ' ')"
+	tsv R 11 "longest time between two chunk writes: bench/chunkwatch.py did not run" - ms "not met" "$cwc"
+	tsv R 11 "median time between two chunk writes: bench/chunkwatch.py did not run" - ms - "$cwc"
+	tsv R 11 "CPU time missing after SIGKILL: bench/chunkwatch.py did not run" - ms "not met" "$cwc"
+	n11=2
+fi
+tsv T 11 "chunks written at most 250 ms apart (260 ms allows for the 2 ms polling and the scheduler), so a SIGKILL of the recorder loses at most about 250 ms of samples (300 ms allowed)" "$(verdict "$m11" "$n11")"
+tsv N 11 "$cwc: stax record -o FILE -- spin-fp, the file's size read every 2 ms for $CW_SECS s after its first chunk; each change is a chunk written. Then SIGKILL to the recorder; the program's CPU time at that moment from /proc/PID/schedstat, against the samples the killed file holds (stax flame --folded) at 1.001 ms of CPU time each."
+rm -f "$W/cw.data" "$W/cw.data.old"
+fi # crash
 
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"

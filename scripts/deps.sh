@@ -2,7 +2,17 @@
 # deps.sh - install the Debian packages stax needs to build and test.
 # As root: apt-get installs what is missing. Otherwise: print the exact
 # command and fail, so `make` stops with something to do.
+#   sh scripts/deps.sh          build dependencies (make)
+#   sh scripts/deps.sh --test   and what the tests use (make test-deps,
+#                               which make check runs first): Debian
+#                               packages, then the npm packages of
+#                               tests/npm/package-lock.json (exact
+#                               versions) into build/npm with npm ci
+#   sh scripts/deps.sh --bench  and what make bench uses
+# Does nothing (and needs no network) when everything is present, so the
+# tests themselves never download or install anything.
 set -u
+cd "$(dirname "$0")/.." || exit 1
 # package:file-that-proves-it-is-installed
 need="
 pkg-config:/usr/bin/pkg-config
@@ -31,6 +41,13 @@ libxml2-utils:/usr/bin/xmllint
 npm:/usr/bin/npm
 libc6-dbg:/usr/share/doc/libc6-dbg
 lld:/usr/bin/ld.lld
+g++:/usr/bin/g++
+python3:/usr/bin/python3
+curl:/usr/bin/curl
+zstd:/usr/bin/zstd
+xz-utils:/usr/bin/xz
+iproute2:/bin/ss
+groff-base:/usr/bin/groff
 "
 # make bench: perf is the reference, libunwind the unwinder to compare with
 [ "${1:-}" = "--bench" ] && need="$need
@@ -44,8 +61,11 @@ for item in $need; do
 	file=${item#*:}
 	[ -e "$file" ] || missing="$missing $pkg"
 done
-[ -z "$missing" ] && exit 0
-if [ "$(id -u)" = 0 ]; then
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "stax: error: missing build dependencies (run: sudo apt-get install -y$missing)" >&2
+		exit 1
+	fi
 	echo "stax: installing missing packages:$missing" >&2
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -qq >&2 || true
@@ -53,7 +73,24 @@ if [ "$(id -u)" = 0 ]; then
 		echo "stax: error: apt-get install failed:$missing (check the apt sources and run it by hand)" >&2
 		exit 1
 	}
-	exit 0
 fi
-echo "stax: error: missing build dependencies (run: sudo apt-get install -y$missing)" >&2
-exit 1
+[ "${1:-}" = "--test" ] || exit 0
+
+# npm packages of the browser checks (tests/e2e/browser.js): installed
+# when build/npm does not hold exactly tests/npm/package-lock.json's
+npm_dir=build/npm
+npm_ok() {
+	cmp -s tests/npm/package-lock.json "$npm_dir/package-lock.json" || return 1
+	for p in ajv playwright-core speedscope; do
+		[ -f "$npm_dir/node_modules/$p/package.json" ] || return 1
+	done
+}
+npm_ok && exit 0
+echo "stax: installing the tests' npm packages into $npm_dir (npm ci)" >&2
+mkdir -p "$npm_dir" && cp tests/npm/package.json tests/npm/package-lock.json "$npm_dir/" || exit 1
+if ! (cd "$npm_dir" && npm ci --no-audit --no-fund --silent) >"$npm_dir/npm.log" 2>&1 || ! npm_ok; then
+	rm -f "$npm_dir/package-lock.json"
+	echo "stax: error: npm ci in $npm_dir failed: $(tail -n 1 "$npm_dir/npm.log") (it needs the npm registry once; see $npm_dir/npm.log)" >&2
+	exit 1
+fi
+exit 0

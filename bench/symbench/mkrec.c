@@ -79,6 +79,9 @@ int main(int argc, char **argv)
 			store_flush(&w, CHUNK_DATA);
 	}
 	store_flush(&w, CHUNK_DATA);
+	/* the writer's thread writes the last chunk: wait for it */
+	if (store_sync(&w))
+		return 1;
 	/* no symbols, no end chunk: readers symbolize from BINARY */
 	fprintf(stderr, "mkrec: %llu samples over %zu addresses\n", (unsigned long long)nsamples, want);
 	return 0;

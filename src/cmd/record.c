@@ -187,8 +187,8 @@ int cmd_record(int argc, char **argv)
 		die("record: give either -a or -p PID, not both (-a records every process; filter the views with --pid)");
 	if (!o.argv && !o.npids && !o.system_wide)
 		die("record: nothing to record (give a command after --, or -p PID; see 'stax help record')");
-	if (record_run(&o, &status))
-		return status ? status : 1;
+	if (record_run(&o, &status) && !status)
+		status = 1;
 	free(o.pids);
 	return status;
 }

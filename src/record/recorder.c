@@ -789,9 +789,10 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	}
 }
 
-int record_run(const struct record_opts *o, int *exit_status)
+/* record_run's body; r is freed by the caller, so the early returns
+ * (bad options, no permission, no output file) leak nothing */
+static int run(struct recorder *r, const struct record_opts *o, int *exit_status)
 {
-	struct recorder *r = xcalloc(1, sizeof(*r));
 	struct perf_event_attr attr, swattr, recattr;
 	char why[512];
 	size_t i;
@@ -837,12 +838,8 @@ int record_run(const struct record_opts *o, int *exit_status)
 		event_attr_switch(&swattr, &recattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
 	}
 	/* before anything is created: a -m that cannot work stops here */
-	if (size_rings(r, &attr)) {
-		free(r->rings);
-		free(r->srings);
-		free(r);
+	if (size_rings(r, &attr))
 		return -1;
-	}
 
 	/* like perf: keep the previous recording as FILE.old; but only ever
 	 * move or replace regular files, before anything starts */
@@ -1053,11 +1050,18 @@ out:
 	free(r->cpu_last);
 	free(pfds);
 	free(r->fds);
-	free(r->rings);
-	free(r->srings);
 	buf_release(&r->batch);
 	buf_release(&r->carry);
 	ingest_release(&r->ing);
+	return ret;
+}
+
+int record_run(const struct record_opts *o, int *exit_status)
+{
+	struct recorder *r = xcalloc(1, sizeof(*r));
+	int ret = run(r, o, exit_status);
+	free(r->rings);
+	free(r->srings);
 	free(r);
 	return ret;
 }

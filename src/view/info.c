@@ -62,10 +62,12 @@ static const char *meta_or(const struct profile *p, const char *key, const char 
 	return v && *v ? v : def;
 }
 
-/* "off-cpu:" line: intervals, time by reason, stacks complete. */
+/* "off-cpu:" line: intervals, time by reason, stacks complete: of the
+ * intervals that are not preemptions (a preempted thread is switched out
+ * without a stack, and how often that happens depends on the load). */
 static void print_offcpu_line(const struct profile *p, const struct view_filter *f, FILE *out)
 {
-	uint64_t n = 0, ns = 0, complete = 0, reason[OFFCPU_NREASONS] = { 0 };
+	uint64_t n = 0, ns = 0, complete = 0, stacked = 0, reason[OFFCPU_NREASONS] = { 0 };
 	size_t i;
 	int r;
 	for (i = 0; i < p->noffcpu; i++) {
@@ -75,7 +77,10 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
 		n++;
 		ns += o->duration;
 		reason[o->reason < OFFCPU_NREASONS ? o->reason : 0] += o->duration;
-		complete += ((o->flags >> 4) & 3) == 1;
+		if (o->reason != OFFCPU_PREEMPT) {
+			stacked++;
+			complete += ((o->flags >> 4) & 3) == 1;
+		}
 	}
 	if (!n)
 		return;
@@ -83,7 +88,7 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
 	for (r = 1; r <= OFFCPU_NREASONS; r++)
 		fprintf(out, "%s%s %.1f", r > 1 ? ", " : "", view_offcpu_reason((enum offcpu_reason)(r % OFFCPU_NREASONS)),
 			reason[r % OFFCPU_NREASONS] / 1e6);
-	fprintf(out, " ms); stacks complete %.1f%%\n", 100.0 * complete / n);
+	fprintf(out, " ms); stacks complete %.1f%%\n", stacked ? 100.0 * complete / stacked : 0.0);
 }
 
 /* The recorder's ring size, and what it read from /proc for processes

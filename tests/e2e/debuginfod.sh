@@ -35,8 +35,8 @@ debuginfod -F "$T/srv" -p "$PORT" -d "$T/db.sqlite" >"$T/server.log" 2>&1 &
 bg_add $!
 export DEBUGINFOD_URLS="http://127.0.0.1:$PORT" DEBUGINFOD_CACHE_PATH="$T/cache"
 # probe with a fresh cache each time: the client caches misses
-if ! wait_for "rm -rf '$T/probe'; DEBUGINFOD_CACHE_PATH='$T/probe' debuginfod-find debuginfo $BID >/dev/null 2>&1" 20; then
-	skip "debuginfod" "the local server did not serve the file in 20 s: $(tail -n 1 "$T/server.log")"
+if ! wait_for "rm -rf '$T/probe'; DEBUGINFOD_CACHE_PATH='$T/probe' debuginfod-find debuginfo $BID >/dev/null 2>&1" 60; then
+	skip "debuginfod" "the local server did not serve the file in 60 s: $(tail -n 1 "$T/server.log")"
 	done_testing
 fi
 stax record -q -o "$T/on.data" -- "$T/prog" 1 >/dev/null 2>"$T/on.err" || fail "record" "$(first_line "$T/on.err")"
@@ -55,8 +55,10 @@ else
 fi
 
 # a server that does not answer: the query still finishes, unnamed, after
-# one timeout (no retries), says so, and later commands do not ask again
+# one try (no retries), says so, and later commands do not ask again
 # (the mark in $XDG_CACHE_HOME/stax/debuginfod-down) until it is removed.
+# Each try is counted where it arrives (a connection to the server below),
+# not by how long it took: the machine may be busy.
 # timed NAME: record the stripped program (naming its addresses at stop
 # asks the server); sets $rc and $el (seconds, recording included)
 timed() {
@@ -65,42 +67,53 @@ timed() {
 	rc=$?
 	el=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')
 }
+# a port nobody listens on: refused at once, the server marked down
 export DEBUGINFOD_URLS="http://127.0.0.1:9" DEBUGINFOD_CACHE_PATH="$T/cache2" DEBUGINFOD_TIMEOUT=2
 timed dead
-if [ "$rc" -eq 0 ] && awk -v e="$el" 'BEGIN { exit !(e <= 5) }'; then
-	ok "an unreachable server costs at most the timeout (${el}s)"
+if [ "$rc" -eq 0 ] && grep -q "debuginfod: .* did not answer" "$T/dead.err" &&
+	! env -u DEBUGINFOD_URLS "$STAX" top -n 0 -i "$T/dead.data" 2>/dev/null | grep -q "outer_work"; then
+	ok "an unreachable server: the recording is made, unnamed, with a warning (${el}s)"
 else
-	fail "an unreachable server costs at most the timeout" "status $rc after ${el}s: $(first_line "$T/dead.err")"
+	fail "an unreachable server: the recording is made, with a warning" "status $rc after ${el}s: $(first_line "$T/dead.err")"
 fi
-# a server that accepts connections and never answers
+# a server that accepts connections and never answers; it writes a line
+# for every connection it accepts
 HPORT=$((PORT + 1))
 python3 -c "
-import socket, time
+import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(('127.0.0.1', $HPORT)); s.listen(64); print('up', flush=True)
-time.sleep(300)" >"$T/hang.log" 2>&1 &
+held = []
+while True:
+    c, _ = s.accept(); held.append(c); print('connection', flush=True)" >"$T/hang.log" 2>&1 &
 bg_add $!
-wait_for "grep -q up '$T/hang.log'" 10
+wait_for "grep -q up '$T/hang.log'" 60
+conns() { grep -c '^connection' "$T/hang.log"; }
 rm -rf "$T/xdg" "$T/cache3"
 export DEBUGINFOD_URLS="http://127.0.0.1:$HPORT" DEBUGINFOD_CACHE_PATH="$T/cache3"
 timed hang1
-if [ "$rc" -eq 0 ] && awk -v e="$el" 'BEGIN { exit !(e >= 1.5 && e < 5) }' &&
+c1=$(conns)
+# one try that waited out the 2 s timeout (at least that long: more on a
+# busy machine), not libdebuginfod's default of 90 s
+if [ "$rc" -eq 0 ] && [ "$c1" -eq 1 ] && awk -v e="$el" 'BEGIN { exit !(e >= 1.5 && e < 60) }' &&
 	grep -q "debuginfod: .* did not answer" "$T/hang1.err"; then
-	ok "a server that never answers: one timeout of 2 s (${el}s), no retries, and a warning"
+	ok "a server that never answers: one connection, one timeout of 2 s (${el}s), no retries, and a warning"
 else
-	fail "a server that never answers: one timeout, no retries, and a warning" "status $rc after ${el}s: $(first_line "$T/hang1.err")"
+	fail "a server that never answers: one timeout, no retries, and a warning" "status $rc after ${el}s, $c1 connections: $(first_line "$T/hang1.err")"
 fi
 timed hang2
-if [ "$rc" -eq 0 ] && awk -v e="$el" 'BEGIN { exit !(e < 1.5) }' && grep -q "not asking" "$T/hang2.err"; then
-	ok "the next command does not ask the silent server again (${el}s)"
+c2=$(conns)
+if [ "$rc" -eq 0 ] && [ "$c2" -eq "$c1" ] && grep -q "not asking" "$T/hang2.err"; then
+	ok "the next command does not ask the silent server again (no connection, ${el}s)"
 else
-	fail "the next command does not ask the silent server again" "status $rc after ${el}s: $(first_line "$T/hang2.err")"
+	fail "the next command does not ask the silent server again" "status $rc, $((c2 - c1)) new connections: $(first_line "$T/hang2.err")"
 fi
 rm -f "$T/xdg/stax/debuginfod-down"
 timed hang3
-if awk -v e="$el" 'BEGIN { exit !(e >= 1.5) }'; then
-	ok "with the mark removed it asks again (${el}s)"
+c3=$(conns)
+if [ "$c3" -eq $((c2 + 1)) ] && awk -v e="$el" 'BEGIN { exit !(e >= 1.5) }'; then
+	ok "with the mark removed it asks again (one connection, ${el}s)"
 else
-	fail "with the mark removed it asks again" "${el}s: $(first_line "$T/hang3.err")"
+	fail "with the mark removed it asks again" "$((c3 - c2)) new connections, ${el}s: $(first_line "$T/hang3.err")"
 fi
 done_testing

@@ -279,7 +279,7 @@ else
 	SPID=$!
 	bg_add "$SPID"
 	PORT=""
-	if ! wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$T/serve.err"); [ -n "$PORT" ]' 10; then
+	if ! wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$T/serve.err"); [ -n "$PORT" ]' 60; then
 		fail "serve with odd query parameters" "the server did not start: $(first_line "$T/serve.err")"
 	else
 		bad=""

@@ -52,7 +52,7 @@ EOS
 "$STAX" record -q -o "$T/sig.data" -- sh "$T/trap.sh" got "$T/got" "$T/started" >/dev/null 2>"$T/sig.err" &
 SP=$!
 bg_add "$SP"
-wait_for "[ -s '$T/started' ]" 10
+wait_for "[ -s '$T/started' ]" 60
 sleep 0.3
 kill -INT "$SP"
 wait "$SP"
@@ -74,12 +74,14 @@ rm -f "$T/started" "$T/got"
 "$STAX" record -q -o "$T/deaf.data" -- sh "$T/deaf.sh" "$T/got" "$T/started" >/dev/null 2>"$T/deaf.err" &
 SP=$!
 bg_add "$SP"
-wait_for "[ -s '$T/started' ]" 10
+wait_for "[ -s '$T/started' ]" 60
 TP=$(cat "$T/started")
 [ -n "$TP" ] && bg_add "$TP"
 sleep 0.3
 kill -TERM "$SP"
-sleep 0.5
+# the second signal once the first has reached the target (two sent
+# before stax handles the first would arrive as one)
+wait_for "[ -s '$T/got' ]" 60
 kill -TERM "$SP"
 wait "$SP"
 rc=$?

@@ -55,14 +55,18 @@ else
 	fail "a perf map writable by others is skipped with one warning" "jit_map_loop $s_map%; $n_warn warnings; stderr: $(grep -m1 perf- "$T/o.err")"
 fi
 
-# Node.js: JavaScript function names from --perf-basic-prof
+# Node.js: JavaScript function names from --perf-basic-prof. The loop
+# runs for 1 s of the process's CPU time, not of wall time: on a busy
+# machine a wall-time loop gets less of the CPU and node's start-up more
+# of the samples.
 if ! command -v node >/dev/null 2>&1; then
 	skip "node --perf-basic-prof" "node is not installed"
 	done_testing
 fi
 cat >"$T/hot.js" <<'EOF'
 function hotLoopJs(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s * 31 + i) % 1000003; } return s; }
-function driverJs() { const end = Date.now() + 1000; let t = 0; while (Date.now() < end) t += hotLoopJs(100000); return t; }
+function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+function driverJs() { const end = cpuMs() + 1000; let t = 0; while (cpuMs() < end) t += hotLoopJs(100000); return t; }
 console.log(driverJs() > 0);
 EOF
 # from $T: node --perf-basic-prof also writes an isolate-*-v8.log to its cwd

@@ -10,7 +10,9 @@
 
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-STAX=$ROOT/stax
+# STAX=PATH runs the tests against another build of stax (make
+# check-sanitize: build-san/stax); an absolute path
+STAX=${STAX:-$ROOT/stax}
 PROG=$ROOT/tests/programs/build
 TEST=$(basename "$0" .sh)
 FAILED=0
@@ -38,7 +40,7 @@ done_testing() { exit "$FAILED"; }
 # Remember a background pid so cleanup kills it (only ones we started).
 bg_add() { BG_PIDS="$BG_PIDS $1"; }
 
-# The test cannot run at all without ./stax and the programs: one failure
+# The test cannot run at all without $STAX and the programs: one failure
 # (not a skip: make check builds both, so their absence is a bug).
 require_stax() {
 	if [ ! -x "$STAX" ]; then
@@ -194,21 +196,20 @@ browser_check() {
 	fi
 }
 
-# browser_setup: make node, the npm packages (speedscope, playwright-core,
-# ajv, installed into build/npm, which is gitignored) and chromium
-# available for tests/e2e/browser.js. Returns 1 with the reason in
-# $BROWSER_WHY when something cannot be had (the caller skips).
+# browser_setup: node, the npm packages (speedscope, playwright-core,
+# ajv: tests/npm/package-lock.json, installed into build/npm by make
+# test-deps, which make check runs first; tests never download anything)
+# and chromium for tests/e2e/browser.js. Returns 1 with the reason in
+# $BROWSER_WHY when something is missing (the caller skips).
 NPM_DIR=$ROOT/build/npm
 BROWSER=$ROOT/tests/e2e/browser.js
 browser_setup() {
 	BROWSER_WHY=""
 	command -v node >/dev/null 2>&1 || { BROWSER_WHY="node is not installed (apt-get install nodejs npm)"; return 1; }
-	if [ ! -d "$NPM_DIR/node_modules/playwright-core" ] || [ ! -d "$NPM_DIR/node_modules/speedscope" ] ||
-	   [ ! -d "$NPM_DIR/node_modules/ajv" ]; then
-		mkdir -p "$NPM_DIR"
-		(cd "$NPM_DIR" && timeout 120 npm install --no-audit --no-fund --silent speedscope playwright-core ajv) \
-			>"$T/npm.log" 2>&1 || { BROWSER_WHY="npm install speedscope playwright-core ajv failed: $(tail -n 1 "$T/npm.log")"; return 1; }
-	fi
+	for _p in playwright-core speedscope ajv; do
+		[ -f "$NPM_DIR/node_modules/$_p/package.json" ] ||
+			{ BROWSER_WHY="the npm package $_p is not in $NPM_DIR (run make test-deps)"; return 1; }
+	done
 	[ -x "${CHROMIUM:-/usr/bin/chromium}" ] || { BROWSER_WHY="chromium is not installed (apt-get install chromium)"; return 1; }
 	return 0
 }

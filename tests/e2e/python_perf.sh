@@ -163,11 +163,12 @@ if ! command -v node >/dev/null 2>&1; then
 fi
 cat >"$T/nest.js" <<'EOF'
 function innerJs(n) { let s = 0; for (let i = 0; i < n; i++) { s = (s * 31 + i) % 1000003; } return s; }
-function outerJs(ms) { const end = Date.now() + ms; let t = 0; while (Date.now() < end) t += innerJs(200000); return t; }
+function cpuMs() { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+function outerJs(ms) { const end = cpuMs() + ms; let t = 0; while (cpuMs() < end) t += innerJs(200000); return t; }
 console.log(outerJs(+process.argv[2] || 1000) > 0);
 EOF
-# (outerJs runs for wall-clock ms: on a busy machine it gets fewer samples,
-# so a short run is retried 3x longer)
+# (outerJs runs for ms of the process's CPU time, so a busy machine makes
+# it longer, not shorter; a run with too few samples is retried 3x longer)
 for ms in 1200 3600; do
 	(cd "$T" && stax record -q -o "$T/n.data" -- node --perf-basic-prof --interpreted-frames-native-stack "$T/nest.js" $ms \
 		>/dev/null 2>"$T/n.err") || fail "record node" "$(first_line "$T/n.err")"

@@ -27,7 +27,7 @@ start_server() {
 	SPID=$!
 	bg_add "$SPID"
 	PORT=""
-	wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$SERR"); [ -n "$PORT" ]' 10
+	wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$SERR"); [ -n "$PORT" ]' 60
 }
 get() { curl -s -m 20 "http://127.0.0.1:$PORT$1"; }
 # info_samples: the recording's sample count from /api/info's top level
@@ -130,18 +130,18 @@ else
 fi
 
 # A recording that is still being written: the server re-reads it. The
-# recorder writes a chunk about every second (more under load), so wait
-# up to 20 s for a larger count; the program runs long enough for that
-# and is stopped once the check is done.
+# count grows with each chunk the recorder writes; the wait ends as soon
+# as it has grown (60 s only stops a hang). The program (~39 s of CPU)
+# runs long enough for that and is stopped once the check is done.
 L=$T/live.data
 "$STAX" record -o "$L" -- "$PROG/callgraph-fp" 30 >/dev/null 2>"$T/live.err" &
 RPID=$!
 bg_add "$RPID"
-if wait_for '[ -s "$L" ] && "$STAX" info -i "$L" --json 2>/dev/null | grep -Eq "\"samples\":[1-9]"' 15 && start_server "$L"; then
+if wait_for '[ -s "$L" ] && "$STAX" info -i "$L" --json 2>/dev/null | grep -Eq "\"samples\":[1-9]"' 60 && start_server "$L"; then
 	n1=$(info_samples)
 	n2=$n1
 	if [ -n "$n1" ]; then
-		wait_for 'n2=$(info_samples); [ -n "$n2" ] && [ "$n2" -gt "$n1" ]' 20
+		wait_for 'n2=$(info_samples); [ -n "$n2" ] && [ "$n2" -gt "$n1" ]' 60
 	fi
 	if [ -n "$n1" ] && [ -n "$n2" ] && [ "$n2" -gt "$n1" ]; then
 		ok "serve re-reads a running recording ($n1 then $n2 samples)"

@@ -2,59 +2,63 @@
 # sigkill.sh - the recording file is readable while it grows, and after the
 # recorder was killed with SIGKILL (up to its last complete chunk).
 #
-# spin-fp 10 prints its pid, then spins in main;spin_loop for 10 s.
+# spin-fp 600 prints its pid, then spins in main;spin_loop (it is killed
+# at the end). How often chunks are written, in time, and how much a
+# SIGKILL loses are timings: make bench measures them (section 10). Here
+# the file must grow chunk by chunk while the program runs, whatever the
+# machine's load.
 . "$(dirname "$0")/lib.sh"
 require_stax
 
 f=$T/k.data
-"$STAX" record -o "$f" -- "$PROG/spin-fp" 10 >"$T/spin.pid" 2>"$T/rec.err" &
+"$STAX" record -o "$f" -- "$PROG/spin-fp" 600 >"$T/spin.pid" 2>"$T/rec.err" &
 st=$!
 bg_add "$st"
-wait_for "[ -s '$T/spin.pid' ]" 5
+wait_for "[ -s '$T/spin.pid' ]" 60
 spin=$(cat "$T/spin.pid" 2>/dev/null)
 [ -n "$spin" ] && bg_add "$spin"
 
-# Chunks are written at least every 250 ms: watch the file's size for 2 s
-# (every 5 ms) and take the largest gap between two growths.
-sizes() {
-	prev=0
-	i=0
-	while [ $i -lt 400 ]; do
+# The file grows in steps, one complete chunk per write(): count the
+# steps while the program runs (60 s only stops a hang).
+grows() {
+	prev=$(stat -c %s "$f" 2>/dev/null || echo 0)
+	n=0 i=0
+	while [ "$n" -lt 6 ] && [ "$i" -lt 6000 ]; do
 		s=$(stat -c %s "$f" 2>/dev/null || echo 0)
-		[ "$s" != "$prev" ] && date +%s%N
+		[ "$s" != "$prev" ] && n=$((n + 1))
 		prev=$s
 		i=$((i + 1))
-		sleep 0.005
+		sleep 0.01
 	done
+	echo "$n"
 }
-gaps=$(sizes | awk 'NR > 1 { g = ($1 - p) / 1e6; if (g > m) m = g; n++ } { p = $1 } END { printf "%d %.0f", n, m }')
-ngaps=${gaps% *}
-maxgap=${gaps#* }
-if [ "${ngaps:-0}" -ge 5 ] && [ "${maxgap:-999}" -le 260 ]; then
-	ok "chunks follow each other at most 250 ms apart ($ngaps gaps in 2 s, the longest $maxgap ms)"
+n=$(grows)
+if [ "$n" -ge 6 ] && kill -0 "$st" 2>/dev/null; then
+	ok "the file grows chunk by chunk while recording ($n writes seen)"
 else
-	fail "chunks follow each other at most 250 ms apart" "$ngaps gaps in 2 s, the longest $maxgap ms"
+	fail "the file grows chunk by chunk while recording" "$n writes seen in 60 s: $(first_line "$T/rec.err")"
 fi
 
 # count: samples in $f now, through flame --folded
 count() { stax flame --folded -i "$f" 2>"$T/q.err" | samples /dev/stdin; }
 
 # While recording: samples appear, and their number grows.
+# (the waits are only hang limits: each ends as soon as it is met)
 n1=0
-wait_for '[ "$(count)" -gt 0 ]' 4
+wait_for '[ "$(count)" -gt 0 ]' 60
 n1=$(count)
 if [ "$n1" -gt 0 ]; then
 	ok "query while recording: $n1 samples"
 else
-	fail "query while recording gives samples" "0 samples after 4 s: $(first_line "$T/q.err")"
+	fail "query while recording gives samples" "0 samples after 60 s: $(first_line "$T/q.err")"
 fi
 n2=$n1
-wait_for '[ "$(count)" -gt "$n1" ]' 4
+wait_for '[ "$(count)" -gt "$n1" ]' 60
 n2=$(count)
-if [ "$n2" -gt "$n1" ]; then
+if [ "$n2" -gt "$n1" ] && kill -0 "$st" 2>/dev/null; then
 	ok "the recording grows while it runs ($n1 -> $n2 samples)"
 else
-	fail "the recording grows while it runs" "still $n2 samples 4 s later"
+	fail "the recording grows while it runs" "still $n2 samples 60 s later"
 fi
 stax info -i "$f" >"$T/info1.txt" 2>"$T/info1.err"
 rc=$?
@@ -65,7 +69,6 @@ else
 fi
 
 # SIGKILL the recorder, then the program it was recording.
-sleep 0.5
 kill -9 "$st" 2>/dev/null
 wait "$st" 2>/dev/null
 [ -n "$spin" ] && kill -9 "$spin" 2>/dev/null

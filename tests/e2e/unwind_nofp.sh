@@ -38,7 +38,10 @@ leaf_check() {
 	return 1
 }
 
-# check NAME PROG LEAF FULL WHAT: record, check, retry once at scale 2.
+# check NAME PROG LEAF FULL WHAT: record, check, retry once at scale 2,
+# and once more at scale 5 when there were too few samples in the leaf:
+# how many land there (in a syscall, a PLT stub) depends on how busy the
+# machine is, so the count is topped up, not given up on.
 check() {
 	_n=$1 _p=$2 _leaf=$3 _full=$4 _what=$5
 	if [ ! -x "$PROG/$_p" ]; then
@@ -47,6 +50,7 @@ check() {
 	fi
 	rec "$_n" "$PROG/$_p" && leaf_check "$_n" "$_leaf" "$_full" "$_what" && return
 	rec "$_n" "$PROG/$_p" 2 && leaf_check "$_n" "$_leaf" "$_full" "$_what" && return
+	[ "$_tot" -lt "${MIN:-100}" ] && rec "$_n" "$PROG/$_p" 5 && leaf_check "$_n" "$_leaf" "$_full" "$_what" && return
 	fail "$_what" "$_pct% of $_tot samples have the full stack (want >= 99% of >= ${MIN:-100}); $(first_line "$T/$_n.err") top: $(sort -k2 -nr -t' ' "$T/$_n.folded" | head -n 2 | cut -c1-300 | tr '\n' '|')"
 }
 
@@ -81,16 +85,26 @@ else
 		"vdso: main;clock_loop;clock_gettime;[vdso]"
 fi
 
-# PLT: every sample (in plt_tiny, in the PLT stub, in the loop) reaches main
+# PLT: every sample in the loop's code (plt_tiny, the PLT stub, plt_loop
+# itself; not start-up in ld.so or the exit) reaches main
 check plt unwind_plt-nofp ';plt_tiny' "${START}plt_loop;plt_tiny" "plt: main;plt_loop;plt_tiny"
-stub=$(samples "$T/plt.folded" ';plt_loop;[^;]*(@plt|unwind_plt-nofp\+0x)[^;]*'"$K")
-all=$(samples "$T/plt.folded")
+STUB=';plt_loop;[^;]*(@plt|unwind_plt-nofp\+0x)[^;]*'"$K"
+stub=$(samples "$T/plt.folded" "$STUB")
+# (the stub's share falls from ~10% to 0.2% on a busy machine: longer
+# runs, 4x then 12x, while fewer than 3 samples landed in it)
+for sc in 4 12; do
+	[ "$stub" -ge 3 ] && break
+	rec plt "$PROG/unwind_plt-nofp" "$sc"
+	stub=$(samples "$T/plt.folded" "$STUB")
+done
+LOOP=';(plt_tiny|plt_tiny@plt|plt_loop|unwind_plt-nofp\+0x[0-9a-f]*|libunwind_plt\.so\+0x[0-9a-f]*)'
+all=$(samples "$T/plt.folded" "$LOOP$K")
 good=$(samples "$T/plt.folded" "${START}plt_loop(;[^;]*)?$K")
 pct=$(awk -v g="$good" -v t="$all" 'BEGIN { printf "%.1f", t ? 100 * g / t : 0 }')
-if [ "$stub" -gt 0 ] && between "$pct" 99 100; then
-	ok "plt: $stub samples in the PLT stub, $pct% of all samples reach main;plt_loop"
+if [ "$stub" -ge 3 ] && between "$pct" 99 100; then
+	ok "plt: $stub samples in the PLT stub, $pct% of the $all samples in the loop's code reach main;plt_loop"
 else
-	fail "plt: samples in the PLT stub reach main;plt_loop" "$stub in the stub, $pct% of $all reach main"
+	fail "plt: samples in the PLT stub reach main;plt_loop" "$stub in the stub, $pct% of $all in the loop's code reach main; others: $(PAT="${START}plt_loop(;[^;]*)?$K" awk '$0 !~ ENVIRON["PAT"]' "$T/plt.folded" | sort -t' ' -k2 -nr | head -n 3 | cut -c1-200 | tr '\n' '|')"
 fi
 
 # code without CFI: nocfi_leaf (assembly, frame pointer, no .cfi)

@@ -19,7 +19,7 @@
  *      looked up.
  * The DWARF cache lives in a temporary XDG_CACHE_HOME: mode 0 writes
  * entries for ELF files with compressed debug sections and a build-id.
- * Seeds (tests/e2e/fuzz.sh): test programs with DWARF, a stripped one
+ * Seeds (tests/fuzz/seeds.sh): test programs with DWARF, a stripped one
  * with MiniDebugInfo, its .gnu_debugdata section, a cache image.
  */
 #include "symbol/symbol.h"

@@ -10,7 +10,8 @@
  *     kind, a u32 length and that many bytes of records; this target
  *     compresses them into a well-formed file, so mutations reach the
  *     records (nodes, samples, mappings, symbols, perf maps...).
- * Seeds: tests/e2e/fuzz.sh makes both forms from a real recording.
+ * Seeds: committed recordings in corpus/recording; tests/fuzz/seeds.sh
+ * writes the chunk form of each.
  * Binaries named in the input are never opened. Build and run with
  * tests/fuzz/run.sh. */
 #include "profile/profile.h"

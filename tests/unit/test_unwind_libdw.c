@@ -200,19 +200,8 @@ int main(void)
 			SKIP(progs[i], "missing (run make programs from the top directory)");
 	}
 
-	/* Building libc's table must take well under 50 ms. */
-	if (access(libc, R_OK) == 0) {
-		uint64_t best = UINT64_MAX;
-		for (int i = 0; i < 5; i++) {
-			uint64_t t0 = now_ns();
-			struct utable *t = utable_load(libc);
-			uint64_t d = now_ns() - t0;
-			utable_free(t);
-			if (d < best)
-				best = d;
-		}
-		printf("# libc table build: best of 5 %.2f ms\n", best / 1e6);
-		CHECK(best < 50000000ull, "libc table builds in under 50 ms");
-	}
+	/* How fast libc's table builds (target: under 50 ms) is measured by
+	 * make bench (section 7, bench/bench_tables.c), not here: a test's
+	 * result must not depend on how busy the machine is. */
 	TEST_DONE();
 }
