@@ -20,7 +20,9 @@ const char cmd_annotate_help[] =
 "address of one of its frames, as stax script prints it. The binary must\n"
 "still be where the recording found it.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n";
+"JSON.\n"
+"\n"
+FILTER_HELP;
 
 int cmd_annotate(int argc, char **argv)
 {

@@ -22,7 +22,8 @@ const char cmd_script_help[] =
 "\n"
 "  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
 "                    way py-spy shows them: the C frames between them are\n"
-"                    folded away (by default both are shown)\n";
+"                    folded away (by default both are shown)\n"
+FILTER_HELP;
 
 int cmd_script(int argc, char **argv)
 {

@@ -28,7 +28,8 @@ const char cmd_top_help[] =
 "  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
 "                    way py-spy shows them: the C frames between them are\n"
 "                    folded away (by default both are shown)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
+"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
+FILTER_HELP;
 
 int cmd_top(int argc, char **argv)
 {

@@ -566,9 +566,10 @@ size_t view_flame_svg(const struct profile *p, const struct view_filter *f,
 	size_t merged;
 	calltree_init(&t);
 	if (o->weight == FLAME_SAMPLES)
-		calltree_add_profile(&t, p, f, 0, 0);
+		calltree_add_profile(&t, p, f, 0, o->inverted ? CALLTREE_INVERTED : 0);
 	else
-		calltree_add_time(&t, p, f, 0, o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU);
+		calltree_add_time(&t, p, f, 0, (o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU) |
+				  (o->inverted ? CALLTREE_INVERTED : 0));
 	merged = svg_flamegraph(&t, o, out);
 	calltree_release(&t);
 	return merged;

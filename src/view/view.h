@@ -38,6 +38,7 @@ struct flame_opts {
 	size_t max_depth;      /* 0 = unlimited */
 	double threshold;      /* percent below which subtrees are hidden */
 	enum { FLAME_SAMPLES, FLAME_OFFCPU, FLAME_WALL } weight;
+	bool inverted;         /* leaf first (CALLTREE_INVERTED) */
 };
 void view_flame(const struct profile *p, const struct view_filter *f, const struct flame_opts *o, FILE *out);
 
@@ -53,6 +54,19 @@ void view_doctor(const struct profile *p, const struct view_filter *f, bool json
  * -1 with a message in err (what failed and what to do). */
 int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
 		  bool json, bool color, FILE *out, char *err, size_t errlen);
+
+/* The callers (or callees) of one function, found by name as annotate
+ * finds it or by 0xADDRESS of a frame (peek.c): samples and share of the
+ * function's samples each has, merged over every place the function
+ * appears on a stack, recursion counted once. Returns -1 with a message
+ * in err when no function, or several in different modules, match. */
+struct peek_opts {
+	bool callees;
+	bool json;
+	size_t limit;          /* rows, 0 = all */
+};
+int view_peek(const struct profile *p, const struct view_filter *f, const char *what,
+	      const struct peek_opts *o, FILE *out, char *err, size_t errlen);
 
 /* Display name of a function id: its label ("name", or "name (file.c:LINE)"
  * when the profile was symbolized with lines). */
