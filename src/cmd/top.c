@@ -7,6 +7,7 @@
 
 const char cmd_top_help[] =
 "usage: stax top [FILE | -i FILE] [-n N] [--sort self|total] [--off-cpu] [--json]\n"
+"                [--by function|module|thread|process]\n"
 "                [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                [--no-inline] [--lines] [--python-only]\n"
 "\n"
@@ -21,6 +22,11 @@ const char cmd_top_help[] =
 "                    self is the innermost frame where threads waited\n"
 "                    (often a kernel function), total any frame on the\n"
 "                    way; milliseconds and percent of the off-CPU time\n"
+"  --by WHAT         rows by function (default); by module (self: the\n"
+"                    leaf's module, total: a frame's, once per sample); by\n"
+"                    thread (NAME/TID) or process (NAME/PID), whose self\n"
+"                    and total are the samples they took. Not with\n"
+"                    --off-cpu\n"
 "  --json            print JSON\n"
 "  --no-inline       fold inlined functions into the function holding their\n"
 "                    code (by default each is a frame of its own)\n"
@@ -57,6 +63,18 @@ int cmd_top(int argc, char **argv)
 			q.python_only = true;
 		} else if (!strcmp(argv[i], "--off-cpu")) {
 			o.off_cpu = true;
+		} else if (!strcmp(argv[i], "--by")) {
+			const char *v = cmd_value("top", argc, argv, &i);
+			if (!strcmp(v, "function"))
+				o.by = TOP_BY_FUNCTION;
+			else if (!strcmp(v, "module"))
+				o.by = TOP_BY_MODULE;
+			else if (!strcmp(v, "thread"))
+				o.by = TOP_BY_THREAD;
+			else if (!strcmp(v, "process"))
+				o.by = TOP_BY_PROCESS;
+			else
+				die("top: --by takes function, module, thread or process, not '%s'", v);
 		} else if (!strcmp(argv[i], "--sort")) {
 			const char *v = cmd_value("top", argc, argv, &i);
 			if (!strcmp(v, "total"))
@@ -68,6 +86,9 @@ int cmd_top(int argc, char **argv)
 		}
 	}
 	o.json = q.json;
+	if (o.by != TOP_BY_FUNCTION && o.off_cpu)
+		die("top: --by %s cannot be combined with --off-cpu (off-CPU time is by function)",
+		    o.by == TOP_BY_MODULE ? "module" : o.by == TOP_BY_THREAD ? "thread" : "process");
 	query_load(&q, &p);
 	view_top(&p, &q.filter, &o, stdout);
 	profile_release(&p);

@@ -29,6 +29,7 @@ struct top_opts {
 	bool sort_total;
 	bool json;
 	bool off_cpu;          /* weigh off-CPU intervals by time instead */
+	enum top_by { TOP_BY_FUNCTION, TOP_BY_MODULE, TOP_BY_THREAD, TOP_BY_PROCESS } by;
 };
 void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out);
 

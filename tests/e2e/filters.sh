@@ -100,8 +100,21 @@ else
 	fail "--module" "$others rows of other modules, $kern for the kernel: $(first_line "$T/mod.err")"
 fi
 
+# top --by: peek-nofp's own code has ~97% self; libc is on every stack
+# (its __libc_start_call_main) with almost no self; one process and thread
+stax top "$T/p.data" --by module >"$T/bymod.txt" 2>"$T/bymod.err"
+own=$(awk '$NF == "peek-nofp" { print $1; exit }' "$T/bymod.txt" | tr -d %)
+libc=$(awk '$NF == "libc.so.6" { print $3; exit }' "$T/bymod.txt" | tr -d %)
+nproc=$(stax top "$T/p.data" --by process 2>/dev/null | awk '/^ *SELF%/ { h = 1; next } h && /peek-nofp\// { n++ } END { print n + 0 }')
+bythr=$(stax top "$T/p.data" --by thread 2>/dev/null | awk '/peek-nofp\// { print $1; exit }' | tr -d %)
+if between "$own" 90 100 && between "$libc" 95 100 && [ "$nproc" -eq 1 ] && between "$bythr" 95 100; then
+	ok "top --by module: peek-nofp self $own%, libc.so.6 total $libc%; --by process/thread: one peek-nofp row ($bythr%)"
+else
+	fail "top --by" "peek-nofp '$own', libc '$libc', $nproc process rows, thread '$bythr': $(first_line "$T/bymod.err")"
+fi
+
 # bad values: one-line errors, exit 1
-for bad in "--time 5" "--time 3,1" "--time 10%,2" "--focus (" "--hide [z" "--time x,y"; do
+for bad in "--time 5" "--time 3,1" "--time 10%,2" "--focus (" "--hide [z" "--time x,y" "--by file" "--by module --off-cpu"; do
 	# shellcheck disable=SC2086
 	stax top "$T/p.data" $bad >/dev/null 2>"$T/bad.err"
 	rc=$?
