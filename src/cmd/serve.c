@@ -6,7 +6,7 @@
 #include <string.h>
 
 const char cmd_serve_help[] =
-"usage: stax serve [FILE | -i FILE] [--port N] [--no-demangle]\n"
+"usage: stax serve [FILE | -i FILE] [--port N] [--no-demangle] [FILTERS]\n"
 "\n"
 "Serve a web page about the recording at http://127.0.0.1:PORT/ (loopback\n"
 "only; the page loads nothing from elsewhere): the interactive flamegraph,\n"
@@ -25,11 +25,12 @@ const char cmd_serve_help[] =
 "\n"
 "  FILE, -i FILE     the recording (default stax.data)\n"
 "  --port N          TCP port (default 8470; 0 picks a free one, printed\n"
-"                    on standard error)\n";
+"                    on standard error)\n"
+FILTER_HELP;
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve_opts o = { "stax.data", 8470, true };
+	struct serve_opts o = { .path = "stax.data", .port = 8470, .demangle = true };
 	bool input_set = false;
 	int i;
 
@@ -53,6 +54,8 @@ int cmd_serve(int argc, char **argv)
 			o.port = (unsigned)n;
 		} else if (!strcmp(argv[i], "--no-demangle")) {
 			o.demangle = false;
+		} else if (filter_option(&o.filter, "serve", argc, argv, &i)) {
+			continue;
 		} else {
 			cmd_bad_option("serve", argv[i]);
 		}

@@ -101,6 +101,11 @@ static bool refresh(struct server *s)
 		return false;
 	}
 	profile_symbolize(&s->p, s->o->demangle);
+	if (profile_filter_active(&s->o->filter) &&
+	    profile_filter(&s->p, &s->o->filter, s->err, sizeof(s->err))) {
+		profile_release(&s->p);
+		return false;
+	}
 	s->loaded = true;
 	s->st = st;
 	s->version++;

@@ -113,6 +113,24 @@ else
 	fail "top --by" "peek-nofp '$own', libc '$libc', $nproc process rows, thread '$bythr': $(first_line "$T/bymod.err")"
 fi
 
+# serve applies the filters to what it serves
+if command -v curl >/dev/null 2>&1; then
+	"$STAX" serve -i "$T/p.data" --port 0 --exclude '^rec$' 2>"$T/serve.err" &
+	spid=$!
+	bg_add "$spid"
+	port=""
+	wait_for 'port=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$T/serve.err"); [ -n "$port" ]' 60
+	curl -s -m 20 "http://127.0.0.1:$port/api/top" >"$T/serve.json"
+	kill "$spid" 2>/dev/null
+	if [ -n "$port" ] && grep -q '"hub"' "$T/serve.json" && ! grep -q '"rec"' "$T/serve.json" && ! grep -q '"z"' "$T/serve.json"; then
+		ok "serve --exclude '^rec\$': /api/top has hub, no rec or z"
+	else
+		fail "serve --exclude" "port '$port': $(head -c 200 "$T/serve.json") $(first_line "$T/serve.err")"
+	fi
+else
+	skip "serve --exclude" "curl is not installed (apt-get install curl)"
+fi
+
 # bad values: one-line errors, exit 1
 for bad in "--time 5" "--time 3,1" "--time 10%,2" "--focus (" "--hide [z" "--time x,y" "--by file" "--by module --off-cpu"; do
 	# shellcheck disable=SC2086
