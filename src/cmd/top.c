@@ -35,7 +35,15 @@ const char cmd_top_help[] =
 "                    way py-spy shows them: the C frames between them are\n"
 "                    folded away (by default both are shown)\n"
 "  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
-FILTER_HELP;
+FILTER_HELP
+"\n"
+"Code no symbol names is MODULE+0xSTART: in a stripped ELF binary, START is\n"
+"the ELF virtual address of the function holding it, from the range of its\n"
+"unwind table entry (.eh_frame FDE, or .debug_frame), so each function is\n"
+"one row (objdump -d --start-address=0xSTART shows it; a function's split\n"
+"'.cold' part has an FDE of its own, so it is a row of its own); code no\n"
+"FDE covers is named by its own ELF address. In the kernel, JIT code or\n"
+"anonymous memory the offset is the one in the mapping's file.\n";
 
 int cmd_top(int argc, char **argv)
 {

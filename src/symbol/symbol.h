@@ -58,6 +58,12 @@ struct sym_result {
 	uint64_t sym_offset; /* addr - function start (valid when name != NULL) */
 	const char *module;  /* module base name ("libc.so.6", "[kernel.kallsyms]") */
 	uint64_t file_offset; /* addr's offset in the module file: addr - start + pgoff */
+	/* When name is NULL and the module's ELF address of addr is known
+	 * (has_vaddr): the ELF virtual address of the function holding it,
+	 * from the unwind tables' FDE covering it (fde true), else of addr
+	 * itself. Unknown frames are named MODULE+0xFUNC_VADDR. */
+	uint64_t func_vaddr;
+	bool has_vaddr, fde;
 	const char *source;  /* where the symbols came from: "symtab", "debuglink", ... */
 	/* From DWARF, when the module has it (else NULL / 0 / 0): the source
 	 * line of addr in the function name (the call site when code was

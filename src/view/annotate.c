@@ -138,8 +138,9 @@ static uint32_t find_target(const struct profile *p, const char *what, char *err
 		snprintf(err, errlen, "no frame has address %s (see stax script for addresses)", what);
 		return 0;
 	}
+	/* a known name, or MODULE+0xSTART of a function known by its FDE */
 	for (i = 0; i < p->nfuncs; i++)
-		if (!strcmp(p->funcs[i].name, what) && p->funcs[i].known) {
+		if (!strcmp(p->funcs[i].name, what)) {
 			if (p->funcs[i].kernel) {
 				snprintf(err, errlen, "%s is a kernel function (annotate reads user-space binaries)", what);
 				return 0;
