@@ -135,6 +135,10 @@ void sym_dwarf_free(struct sym_dwarf *d);
  * holding the code last (inlined == false). Returns the number of frames
  * (0 when DWARF does not cover addr). Names borrowed from libdw or put in
  * arena a. */
+/* ELF addresses in [lo, hi) where rows of the line table of the CU
+ * holding lo start (instruction boundaries the compiler wrote down), at
+ * most max into out; returns the count. */
+size_t sym_dwarf_line_addrs(struct sym_dwarf *d, uint64_t lo, uint64_t hi, uint64_t *out, size_t max);
 size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *out,
 			size_t max, struct sym_arena *a, bool demangle);
 

@@ -498,6 +498,23 @@ bool sym_function_range(struct sym_session *s, const struct sym_module_ref *r, u
 	return true;
 }
 
+size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *r, uint64_t lo, uint64_t hi,
+		      uint64_t *out, size_t max)
+{
+	struct sym_module *m = module_get(s, r);
+	size_t n = 0, i;
+
+	for (i = 0; i < m->table.nsyms && n < max; i++)
+		if (m->table.syms[i].start >= lo && m->table.syms[i].start < hi)
+			out[n++] = m->table.syms[i].start;
+	for (i = 0; i < m->nfdes && n < max; i++)
+		if (m->fdes[i].start >= lo && m->fdes[i].start < hi)
+			out[n++] = m->fdes[i].start;
+	if (n < max)
+		n += sym_dwarf_line_addrs(module_dwarf(m), lo, hi, out + n, max - n);
+	return n;
+}
+
 bool sym_source_line(struct sym_session *s, const struct sym_module_ref *r, uint64_t vaddr,
 		     const char **file, uint32_t *line)
 {
