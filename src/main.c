@@ -22,6 +22,7 @@ static const struct cmd commands[] = {
 	{ "annotate", cmd_annotate, "a function's instructions with samples and source lines", cmd_annotate_help },
 	{ "callers", cmd_callers, "the functions that call a function, with shares", cmd_callers_help },
 	{ "callees", cmd_callees, "what a function spends its time in: its callees", cmd_callees_help },
+	{ "timeline", cmd_timeline, "samples per time bucket per thread", cmd_timeline_help },
 	{ "help", cmd_help, "help on a command", cmd_help_help },
 };
 

@@ -37,6 +37,8 @@ int cmd_serve(int argc, char **argv);
 int cmd_callers(int argc, char **argv);
 int cmd_callees(int argc, char **argv);
 extern const char cmd_callers_help[], cmd_callees_help[];
+int cmd_timeline(int argc, char **argv);
+extern const char cmd_timeline_help[];
 
 extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
 	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[],

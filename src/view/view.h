@@ -69,6 +69,18 @@ struct peek_opts {
 int view_peek(const struct profile *p, const struct view_filter *f, const char *what,
 	      const struct peek_opts *o, FILE *out, char *err, size_t errlen);
 
+/* Samples per time bucket per thread, one row per thread, busiest first
+ * (timeline.c); with hottest, the function with the most self samples
+ * of each bucket. */
+struct timeline_opts {
+	size_t buckets;        /* 0: 60 (ignored when interval_ns is set) */
+	uint64_t interval_ns;  /* bucket width, 0: the recording / buckets */
+	bool hottest;
+	bool json;
+};
+void view_timeline(const struct profile *p, const struct view_filter *f, const struct timeline_opts *o,
+		   FILE *out);
+
 /* Display name of a function id: its label ("name", or "name (file.c:LINE)"
  * when the profile was symbolized with lines). */
 const char *view_func_name(const struct profile *p, uint32_t func);

@@ -42,6 +42,7 @@ check "threads --pid 1 (no samples)" threads --pid 1
 check "callers" callers leaf_b
 check "callees" callees b
 check "flame --inverted" flame --inverted
+check "timeline --hottest" timeline --hottest
 for by in module thread process; do
 	check "top --by $by" top --by $by
 done
