@@ -23,6 +23,7 @@ static const struct cmd commands[] = {
 	{ "callers", cmd_callers, "the functions that call a function, with shares", cmd_callers_help },
 	{ "callees", cmd_callees, "what a function spends its time in: its callees", cmd_callees_help },
 	{ "timeline", cmd_timeline, "samples per time bucket per thread", cmd_timeline_help },
+	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", cmd_symbolize_help },
 	{ "help", cmd_help, "help on a command", cmd_help_help },
 };
 

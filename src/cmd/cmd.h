@@ -38,6 +38,8 @@ int cmd_callers(int argc, char **argv);
 int cmd_callees(int argc, char **argv);
 extern const char cmd_callers_help[], cmd_callees_help[];
 int cmd_timeline(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
+extern const char cmd_symbolize_help[];
 extern const char cmd_timeline_help[];
 
 extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
