@@ -24,6 +24,7 @@ static const struct cmd commands[] = {
 	{ "callees", cmd_callees, "what a function spends its time in: its callees", cmd_callees_help },
 	{ "timeline", cmd_timeline, "samples per time bucket per thread", cmd_timeline_help },
 	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", cmd_symbolize_help },
+	{ "live", cmd_live, "the top functions of a running program, refreshed", cmd_live_help },
 	{ "help", cmd_help, "help on a command", cmd_help_help },
 };
 

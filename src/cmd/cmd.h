@@ -39,6 +39,8 @@ int cmd_callees(int argc, char **argv);
 extern const char cmd_callers_help[], cmd_callees_help[];
 int cmd_timeline(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_live(int argc, char **argv);
+extern const char cmd_live_help[];
 extern const char cmd_symbolize_help[];
 extern const char cmd_timeline_help[];
 
