@@ -35,7 +35,8 @@ fi
 kill "$tpid" 2>/dev/null
 
 # a command, kept with -o
-(cd "$T/cwd" && timeout 120 "$STAX" live --interval 0.5 --count 2 -o "$T/kept.data" -- "$PROG/peek-nofp" 30 </dev/null >"$T/c.txt" 2>"$T/c.err")
+(cd "$T/cwd" && timeout 120 "$STAX" live --interval 0.5 --count 2 -o "$T/kept.data" -- \
+	sh -c 'echo $$ >"$0"; exec "$1" 30' "$T/cmd.pid" "$PROG/peek-nofp" </dev/null >"$T/c.txt" 2>"$T/c.err")
 rc=$?
 if [ "$rc" -eq 0 ] && [ "$(grep -c '^stax live: snapshot' "$T/c.txt")" -eq 2 ] && [ -z "$(ls -A "$T/cwd")" ] &&
    stax top "$T/kept.data" 2>/dev/null | grep -q ' leaf_p '; then
@@ -43,11 +44,12 @@ if [ "$rc" -eq 0 ] && [ "$(grep -c '^stax live: snapshot' "$T/c.txt")" -eq 2 ] &
 else
 	fail "live -o FILE -- CMD" "status $rc: $(first_line "$T/c.err") $(ls -A "$T/cwd" | tr '\n' ' ')"
 fi
-if ! pgrep -f "$PROG/peek-nofp 30" >/dev/null 2>&1; then
+cpid=$(cat "$T/cmd.pid" 2>/dev/null)
+if [ -n "$cpid" ] && ! kill -0 "$cpid" 2>/dev/null; then
 	ok "live: the command ends with live (SIGINT, as stax record sends it)"
 else
-	fail "live: the command ends with live" "peek-nofp 30 still runs"
-	pkill -f "$PROG/peek-nofp 30"
+	fail "live: the command ends with live" "pid '$cpid' still runs"
+	[ -n "$cpid" ] && kill "$cpid" 2>/dev/null
 fi
 
 stax live --count 2 </dev/null >/dev/null 2>"$T/bad.err"
