@@ -67,7 +67,7 @@ static uint64_t snapshot(const char *path, uint64_t since_ns, size_t rows,
 			 bool by_total, bool tty, unsigned n, FILE *out)
 {
 	struct top_opts o = { .limit = rows, .sort_total = by_total };
-	struct view_filter f = { -1, -1, NULL };
+	struct view_filter f = { -1, -1, NULL, 0, 0 };
 	struct prof_sym_opts so = { true, false, false };
 	struct prof_filter pf;
 	struct profile p;

@@ -16,6 +16,8 @@
 struct view_filter {
 	int64_t pid, tid;      /* -1 = any */
 	const char *comm;      /* NULL = any */
+	uint64_t t0, t1;       /* sample times kept, [t0, t1]; t1 == 0: any
+				* (stax serve's selection of a time range) */
 };
 
 bool view_keep(const struct profile *p, const struct view_filter *f, const struct rec_sample *s);
