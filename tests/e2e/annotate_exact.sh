@@ -51,9 +51,10 @@ stax record -o "$T/c.data" -- sh -c "'$PROG/evex-nofp' 0.3 >/dev/null; '$PROG/pe
 stax top --no-inline "$T/c.data" --json -n 0 >"$T/top2.json" 2>/dev/null
 python3 -c '
 import json, sys
-for f in json.load(open(sys.argv[1]))["functions"]:
-    if f["self"] > 0 and not f["kernel"] and not f.get("python"):
-        print("%s\t%s\t%d" % (f["name"], f["module"], f["self"]))' "$T/top2.json" >"$T/funcs.txt"
+fs = [f for f in json.load(open(sys.argv[1]))["functions"] if f["self"] > 0 and not f["kernel"] and not f.get("python")]
+# the 30 with most samples (top sorts by self), libc's among them
+for f in fs[:30]:
+    print("%s\t%s\t%d" % (f["name"], f["module"], f["self"]))' "$T/top2.json" >"$T/funcs.txt"
 n=0 bad=""
 while IFS="$(printf '\t')" read -r name module self; do
 	stax annotate "$name" "$T/c.data" --json >"$T/f.json" 2>"$T/f.err" || {
@@ -67,7 +68,7 @@ while IFS="$(printf '\t')" read -r name module self; do
 done <"$T/funcs.txt"
 libc=$(grep -c 'libc.so' "$T/funcs.txt")
 if [ "$n" -ge 3 ] && [ -z "$bad" ]; then
-	ok "annotate total = top self for all $n user functions with samples ($libc in libc)"
+	ok "annotate total = top self for the $n user functions with most self samples ($libc in libc)"
 else
 	fail "annotate total = top self" "$n checked, differ:$bad"
 fi
