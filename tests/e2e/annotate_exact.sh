@@ -52,7 +52,7 @@ stax top --no-inline "$T/c.data" --json -n 0 >"$T/top2.json" 2>/dev/null
 python3 -c '
 import json, sys
 fs = [f for f in json.load(open(sys.argv[1]))["functions"] if f["self"] > 0 and not f["kernel"] and not f.get("python")]
-# the 30 with most samples (top sorts by self), libc's among them
+# the 30 with most samples (top sorts by self), libc functions among them
 for f in fs[:30]:
     print("%s\t%s\t%d" % (f["name"], f["module"], f["self"]))' "$T/top2.json" >"$T/funcs.txt"
 n=0 bad=""
