@@ -20,6 +20,11 @@ static const struct cmd commands[] = {
 	{ "serve", cmd_serve, "a local web page with the flamegraph, top and threads", cmd_serve_help },
 	{ "wait", cmd_wait, "block until a running recording has N samples, S seconds or a function", cmd_wait_help },
 	{ "annotate", cmd_annotate, "a function's instructions with samples and source lines", cmd_annotate_help },
+	{ "callers", cmd_callers, "the functions that call a function, with shares", cmd_callers_help },
+	{ "callees", cmd_callees, "what a function spends its time in: its callees", cmd_callees_help },
+	{ "timeline", cmd_timeline, "samples per time bucket per thread", cmd_timeline_help },
+	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", cmd_symbolize_help },
+	{ "live", cmd_live, "the top functions of a running program, refreshed", cmd_live_help },
 	{ "help", cmd_help, "help on a command", cmd_help_help },
 };
 

@@ -19,8 +19,19 @@ const char cmd_annotate_help[] =
 "function that holds the code, not an inlined helper); 0xADDRESS is an\n"
 "address of one of its frames, as stax script prints it. The binary must\n"
 "still be where the recording found it.\n"
+"Every sample of the function is shown, so the total equals its self samples\n"
+"in stax top --no-inline: bytes capstone cannot decode (AVX-512 code in\n"
+"capstone 4, data in code) are one row with their samples, and decoding\n"
+"resumes only at known instruction starts (sampled addresses, line-table\n"
+"rows, symbol and FDE starts, targets of branches decoded before), never\n"
+"byte by byte; an instruction that would run over such a start is shown\n"
+"as undecoded bytes too. Samples of the function's name at addresses\n"
+"outside its bytes (a static function of the same name elsewhere in the\n"
+"module) are counted and said.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n";
+"JSON.\n"
+"\n"
+FILTER_HELP;
 
 int cmd_annotate(int argc, char **argv)
 {

@@ -7,6 +7,7 @@
 #define STAX_CMD_CMD_H
 
 #include "view/view.h"
+#include "profile/filter.h"
 
 #include <stdbool.h>
 
@@ -33,6 +34,15 @@ extern const char cmd_wait_help[];
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_callers(int argc, char **argv);
+int cmd_callees(int argc, char **argv);
+extern const char cmd_callers_help[], cmd_callees_help[];
+int cmd_timeline(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
+int cmd_live(int argc, char **argv);
+extern const char cmd_live_help[];
+extern const char cmd_symbolize_help[];
+extern const char cmd_timeline_help[];
 
 extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
 	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[],
@@ -54,6 +64,8 @@ struct query_opts {
 	bool lines;            /* --lines: one row/frame per source line */
 	bool python_only;      /* --python-only (top, flame, script): Python frames only */
 	struct view_filter filter;
+	struct prof_filter pf; /* --time, --focus, --exclude, --hide, --module */
+	const char *cmd;       /* for messages of query_load */
 };
 
 void query_init(struct query_opts *q);
@@ -72,6 +84,25 @@ void query_load(const struct query_opts *q, struct profile *p);
  * is not in skip (a mask of enum prof_warning_kind): the one place the
  * commands warn about a recording. */
 void query_warn(const struct profile *p, unsigned skip);
+/* The filter group (cmd/filter.c): if argv[*i] is --time, --focus,
+ * --exclude, --hide or --module, consume it and its value into f and
+ * return true; dies on a bad value. query_option() calls it, so every
+ * query command takes them. */
+bool filter_option(struct prof_filter *f, const char *cmd, int argc, char **argv, int *i);
+/* profile_filter(p, f) when any is set; dies with the message. */
+void filter_apply(const struct prof_filter *f, const char *cmd, struct profile *p);
+/* Help text of the filter group, for each query command's help. */
+#define FILTER_HELP \
+"  --time START,END  only samples from START to END seconds after the\n" \
+"                    recording started (either may be empty), or N%,M% of\n" \
+"                    its duration; relative, unlike perf report --time,\n" \
+"                    which takes absolute perf clock timestamps\n" \
+"  --focus REGEX     only stacks through a function matching REGEX, each\n" \
+"                    re-rooted at its outermost match\n" \
+"  --exclude REGEX   drop stacks through a function matching REGEX\n" \
+"  --hide REGEX      remove frames matching REGEX, keep their stacks\n" \
+"  --module NAME     only samples whose leaf frame is in module NAME\n"
+
 /* Print help for cmd to stdout and exit 0 when argv[i] is -h/--help. */
 void cmd_maybe_help(const char *cmd, const char *arg);
 /* "unknown option" error for cmd, exit 1 (style: usage hint). */

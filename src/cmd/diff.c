@@ -29,7 +29,8 @@ const char cmd_diff_help[] =
 "                    file, replaced only once the output is complete)\n"
 "  --fail-above PCT  exit 1 when a function's self share grew by more than\n"
 "                    PCT points (for CI: a regression check)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
+"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
+FILTER_HELP;
 
 int cmd_diff(int argc, char **argv)
 {

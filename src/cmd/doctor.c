@@ -17,7 +17,9 @@ const char cmd_doctor_help[] =
 "the kernel lowered kernel.perf_event_max_sample_rate meanwhile), damaged\n"
 "chunks and the stacks they cut.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n";
+"JSON.\n"
+"\n"
+FILTER_HELP;
 
 int cmd_doctor(int argc, char **argv)
 {

@@ -38,7 +38,8 @@ const char cmd_export_help[] =
 "                       output is complete; - for standard output)\n"
 "  --no-inline          fold inlined functions into the function holding them\n"
 "  --lines              one function per source line\n"
-"  --pid, --tid, --comm keep only samples of that process, thread or name\n";
+"  --pid, --tid, --comm keep only samples of that process, thread or name\n"
+FILTER_HELP;
 
 int cmd_export(int argc, char **argv)
 {

@@ -11,7 +11,7 @@
 
 const char cmd_flame_help[] =
 "usage: stax flame [FILE | -i FILE] [--folded | --svg [-o FILE] [--title TEXT]]\n"
-"                  [-d DEPTH] [--threshold PCT] [--json]\n"
+"                  [-d DEPTH] [--threshold PCT] [--inverted] [--json]\n"
 "                  [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                  [--no-inline] [--lines] [--python-only]\n"
 "\n"
@@ -43,6 +43,10 @@ const char cmd_flame_help[] =
 "  --wall            wall time per thread: the root is NAME/TID, on-CPU\n"
 "                    samples count their period as time, off-CPU intervals\n"
 "                    their duration (ending in [off-cpu: REASON])\n"
+"  --inverted        the inverted tree: the functions that were running\n"
+"                    first, each with its callers under it (and the\n"
+"                    thread's name last); --folded lines then read leaf\n"
+"                    first\n"
 "  --json            print the tree as JSON\n"
 "  --no-inline       fold inlined functions into the function holding their\n"
 "                    code (by default each is a frame of its own)\n"
@@ -50,7 +54,8 @@ const char cmd_flame_help[] =
 "  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
 "                    way py-spy shows them: the C frames between them are\n"
 "                    folded away (by default both are shown)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n";
+"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
+FILTER_HELP;
 
 int cmd_flame(int argc, char **argv)
 {
@@ -81,6 +86,8 @@ int cmd_flame(int argc, char **argv)
 			o.weight = FLAME_OFFCPU;
 		} else if (!strcmp(argv[i], "--wall")) {
 			o.weight = FLAME_WALL;
+		} else if (!strcmp(argv[i], "--inverted")) {
+			o.inverted = so.inverted = true;
 		} else if (!strcmp(argv[i], "--svg")) {
 			svg = true;
 		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {

@@ -24,7 +24,9 @@ const char cmd_info_help[] =
 "chunks skipped as damaged. Without kernel frames it says why, from the\n"
 "facts the recorder kept.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n";
+"JSON.\n"
+"\n"
+FILTER_HELP;
 
 int cmd_info(int argc, char **argv)
 {

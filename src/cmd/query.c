@@ -72,6 +72,8 @@ bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, 
 		q->filter.tid = int_value(cmd, argc, argv, i);
 	else if (!strcmp(a, "--comm"))
 		q->filter.comm = cmd_value(cmd, argc, argv, i);
+	else if (filter_option(&q->pf, cmd, argc, argv, i))
+		q->cmd = cmd;
 	else
 		return false;
 	return true;
@@ -111,6 +113,7 @@ void query_load(const struct query_opts *q, struct profile *p)
 	}
 	if (q->python_only)
 		profile_python_only(p);
+	filter_apply(&q->pf, q->cmd ? q->cmd : "stax", p);
 }
 
 void cmd_maybe_help(const char *cmd, const char *arg)

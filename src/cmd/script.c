@@ -10,7 +10,7 @@ const char cmd_script_help[] =
 "\n"
 "Every sample as a block: command, pid/tid, cpu, time in seconds, period\n"
 "and event, then one line per frame, leaf first: address, function\n"
-"(or module+0xoffset), module, file:line when DWARF has it, and\n"
+"(or MODULE+0xADDRESS, see stax help top), module, file:line when DWARF has it, and\n"
 "'(inlined)' for a function inlined into the frame below it (--json:\n"
 "\"inlined\", \"file\", \"line\"). Code DWARF gives line 0 (no line) shows\n"
 "its file alone, as addr2line does (no \"line\" in JSON). Like perf\n"
@@ -22,7 +22,8 @@ const char cmd_script_help[] =
 "\n"
 "  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
 "                    way py-spy shows them: the C frames between them are\n"
-"                    folded away (by default both are shown)\n";
+"                    folded away (by default both are shown)\n"
+FILTER_HELP;
 
 int cmd_script(int argc, char **argv)
 {

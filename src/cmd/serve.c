@@ -6,7 +6,7 @@
 #include <string.h>
 
 const char cmd_serve_help[] =
-"usage: stax serve [FILE | -i FILE] [--port N] [--no-demangle]\n"
+"usage: stax serve [FILE | -i FILE] [--port N] [--no-demangle] [FILTERS]\n"
 "\n"
 "Serve a web page about the recording at http://127.0.0.1:PORT/ (loopback\n"
 "only; the page loads nothing from elsewhere): the interactive flamegraph,\n"
@@ -15,6 +15,12 @@ const char cmd_serve_help[] =
 "show CPU, off-CPU or wall time), and for a function clicked in the table\n"
 "or the flamegraph its annotated disassembly (stax annotate; the sampled\n"
 "addresses when the binary is gone).\n"
+"Above the graph a timeline shows each thread's samples over time; drag\n"
+"across it to select a time range, and the graph and the tables show only\n"
+"that range. Beside the graph, the callers and callees of the function\n"
+"clicked (as stax callers / callees). The graph is drawn as a flame graph\n"
+"(root at the bottom) or an icicle (root at the top), and fits the window:\n"
+"deep stacks scroll inside its panel, which opens with the root in view.\n"
 "The recording is read again whenever it changes, so the page follows a\n"
 "recording that is still running; its warnings (still being recorded,\n"
 "truncated, damaged, lossy) show on the page and here. Only requests for\n"
@@ -25,11 +31,12 @@ const char cmd_serve_help[] =
 "\n"
 "  FILE, -i FILE     the recording (default stax.data)\n"
 "  --port N          TCP port (default 8470; 0 picks a free one, printed\n"
-"                    on standard error)\n";
+"                    on standard error)\n"
+FILTER_HELP;
 
 int cmd_serve(int argc, char **argv)
 {
-	struct serve_opts o = { "stax.data", 8470, true };
+	struct serve_opts o = { .path = "stax.data", .port = 8470, .demangle = true };
 	bool input_set = false;
 	int i;
 
@@ -53,6 +60,8 @@ int cmd_serve(int argc, char **argv)
 			o.port = (unsigned)n;
 		} else if (!strcmp(argv[i], "--no-demangle")) {
 			o.demangle = false;
+		} else if (filter_option(&o.filter, "serve", argc, argv, &i)) {
+			continue;
 		} else {
 			cmd_bad_option("serve", argv[i]);
 		}

@@ -17,7 +17,9 @@ const char cmd_threads_help[] =
 "FAULT (page faults), PREEMPTED (still runnable, waiting for a cpu) and\n"
 "OTHER.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n";
+"JSON.\n"
+"\n"
+FILTER_HELP;
 
 int cmd_threads(int argc, char **argv)
 {

@@ -141,6 +141,8 @@ int cmd_wait(int argc, char **argv)
 	}
 	if (kind == WAIT_NONE)
 		die("wait: nothing to wait for (give --for-samples N, --for-seconds S or --until-symbol NAME)");
+	if (profile_filter_active(&q.pf))
+		die("wait: --time, --focus, --exclude, --hide and --module do not apply to wait (it counts the whole recording)");
 
 	for (;;) {
 		struct stat st;

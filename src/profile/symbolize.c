@@ -234,7 +234,8 @@ static void chain_live(struct symctx *c, uint32_t k, const struct prof_node *nd,
 				  f, in->line, true);
 		}
 	f = file_intern(c, res.file);
-	add_frame(c, func_for(c, res.name, res.name ? res.sym_offset : res.file_offset, res.module,
+	add_frame(c, func_for(c, res.name, res.name ? res.sym_offset : res.has_vaddr ? res.func_vaddr :
+			      res.file_offset, res.module,
 			      res.name != NULL, kernel, f, res.line), f, res.line, false);
 	key_done(c, k, first);
 }

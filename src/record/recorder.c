@@ -845,7 +845,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	 * move or replace regular files, before anything starts */
 	{
 		char why[600];
-		int fd = safe_create(&r->out, o->output, 0644, why, sizeof(why)), e;
+		int fd = o->output_fd > 0 ? o->output_fd : safe_create(&r->out, o->output, 0644, why, sizeof(why)), e;
 		if (fd == -EEXIST && r->out.bad_old)
 			return error("cannot record into %s: %s (stax leaves both as they are; move %s.old"
 				     " away, or choose another file with -o)", o->output, why, o->output);

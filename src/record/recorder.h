@@ -15,6 +15,8 @@
 
 struct record_opts {
 	const char *output;     /* default "stax.data" */
+	int output_fd;          /* > 0: write to this new file (stax live's
+				 * memfd) instead of creating output */
 	const char *event;      /* default "cpu-clock" */
 	uint64_t freq;          /* Hz, default 999 */
 	int *pids;              /* -p targets */

@@ -142,7 +142,8 @@ void ingest_put_symbols(struct ingest *g)
 			rs.flags |= SYMBOL_F_KNOWN;
 			rs.offset = res.sym_offset;
 		} else {
-			rs.offset = res.file_offset;
+			/* unknown: the ELF address of its function (FDE) or its own */
+			rs.offset = res.has_vaddr ? res.func_vaddr : res.file_offset;
 		}
 		store_put_symbol(g->w, &rs, res.name ? res.name : "", res.module ? res.module : "");
 		if (res.file || res.ninlined) {

@@ -101,6 +101,11 @@ static bool refresh(struct server *s)
 		return false;
 	}
 	profile_symbolize(&s->p, s->o->demangle);
+	if (profile_filter_active(&s->o->filter) &&
+	    profile_filter(&s->p, &s->o->filter, s->err, sizeof(s->err))) {
+		profile_release(&s->p);
+		return false;
+	}
 	s->loaded = true;
 	s->st = st;
 	s->version++;
@@ -246,7 +251,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
 	struct server *s = cls;
-	struct view_filter f = { -1, -1, NULL };
+	struct view_filter f = { -1, -1, NULL, 0, 0 };
 	const char *tid = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tid");
 	const char *type = "application/json";
 	char *body = NULL;
@@ -264,10 +269,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!strcmp(url, "/favicon.ico"))
 		return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", xstrdup(""), 0);
 	if (strcmp(url, "/flame.svg") && strcmp(url, "/api/info") && strcmp(url, "/api/top") &&
-	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs") && strcmp(url, "/api/annotate"))
+	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs") && strcmp(url, "/api/annotate") &&
+	    strcmp(url, "/api/timeline") && strcmp(url, "/api/callers") && strcmp(url, "/api/callees"))
 		return text_reply(c, MHD_HTTP_NOT_FOUND, "not found\n");
 	if (tid && *tid && !parse_u64(tid, &v) && v <= 0x7fffffff)
 		f.tid = (int64_t)v;
+	/* a time range selected on the timeline: sample times in ns */
+	{
+		const char *t0 = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t0");
+		const char *t1 = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t1");
+		uint64_t a, b;
+		if (t0 && t1 && !parse_u64(t0, &a) && !parse_u64(t1, &b) && b >= a && b) {
+			f.t0 = a;
+			f.t1 = b;
+		}
+	}
 	if (!refresh(s))
 		return text_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, s->err);
 
@@ -275,11 +291,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!out)
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	if (!strcmp(url, "/flame.svg")) {
-		struct svg_opts so = { NULL, NULL, -1, false, FLAME_SAMPLES };
+		struct svg_opts so = { NULL, NULL, -1, false, FLAME_SAMPLES, false, false };
 		char title[300];
 		snprintf(title, sizeof(title), "%s%s", path_base(s->o->path), s->p.partial ? " (recording)" : "");
 		const char *mode = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
+		const char *shape = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "view");
 		so.title = title;
+		so.icicle = shape && !strcmp(shape, "icicle");
 		if (mode && !strcmp(mode, "offcpu"))
 			so.weight = FLAME_OFFCPU;
 		else if (mode && !strcmp(mode, "wall"))
@@ -303,6 +321,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		view_top(&s->p, &f, &to, out);
 	} else if (!strcmp(url, "/api/threads")) {
 		view_threads(&s->p, &f, true, out);
+	} else if (!strcmp(url, "/api/timeline")) {
+		/* the whole recording, whatever the selection: it is what
+		 * one selects on */
+		struct timeline_opts to = { .buckets = 200, .hottest = true, .json = true };
+		const char *nb = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "buckets");
+		if (nb && !parse_u64(nb, &v) && v >= 1 && v <= 2000)
+			to.buckets = (size_t)v;
+		f.t0 = f.t1 = 0;
+		view_timeline(&s->p, &f, &to, out);
 	} else {
 		const char *fn = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "func");
 		char err[512];
@@ -313,6 +340,17 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		}
 		if (!strcmp(url, "/api/addrs")) {
 			addrs_json(&s->p, &f, fn, out);
+		} else if (!strcmp(url, "/api/callers") || !strcmp(url, "/api/callees")) {
+			struct peek_opts po = { .callees = !strcmp(url, "/api/callees"), .json = true, .limit = 30 };
+			if (view_peek(&s->p, &f, fn, &po, out, err, sizeof(err))) {
+				fflush(out);
+				rewind(out);
+				fputs(JSON_OPEN "\"error\":", out);
+				json_str(out, err);
+				fputs("}\n", out);
+				fclose(out);
+				return reply(c, MHD_HTTP_NOT_FOUND, type, body, strlen(body));
+			}
 		} else if (view_annotate(&s->p, &f, fn, true, false, out, err, sizeof(err))) {
 			const char *holder = inline_holder(&s->p, fn);
 			/* drop what view_annotate wrote before it failed */

@@ -10,6 +10,8 @@
 #ifndef STAX_SERVE_SERVE_H
 #define STAX_SERVE_SERVE_H
 
+#include "profile/filter.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -17,6 +19,7 @@ struct serve_opts {
 	const char *path;      /* the recording */
 	unsigned port;         /* 0: any free port */
 	bool demangle;
+	struct prof_filter filter; /* --time, --focus, ...: applied at every load */
 };
 
 /* Serve until SIGINT or SIGTERM. Returns 0, or -1 after printing

@@ -487,3 +487,28 @@ size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *ou
 	free(chain);
 	return n;
 }
+
+size_t sym_dwarf_line_addrs(struct sym_dwarf *d, uint64_t lo, uint64_t hi, uint64_t *out, size_t max)
+{
+	Dwarf_Die fn, cu;
+	Dwarf_Lines *lines;
+	size_t nl = 0, i, n = 0;
+
+	if (!d || !max || lo >= hi)
+		return 0;
+	if (find_func(d, lo, &fn)) {
+		if (!dwarf_diecu(&fn, &cu, NULL, NULL))
+			return 0;
+	} else if (!d->have_aranges || !dwarf_addrdie(d->dw, lo, &cu)) {
+		return 0;
+	}
+	if (dwarf_getsrclines(&cu, &lines, &nl))
+		return 0;
+	for (i = 0; i < nl && n < max; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		if (l && !dwarf_lineaddr(l, &a) && a >= lo && a < hi)
+			out[n++] = a;
+	}
+	return n;
+}

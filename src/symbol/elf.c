@@ -7,6 +7,7 @@
  * elf_getdata_rawchunk), and a failed accessor skips the item.
  */
 #include "symbol/symbol-private.h"
+#include "unwind/cfi.h"
 #include "lib/util.h"
 
 #include <elf.h>
@@ -589,4 +590,71 @@ size_t sym_elf_add_entry(Elf *e, struct sym_table *t, struct sym_arena *arena)
 	add_cand(t, eh.e_entry, 0, scn ? &sh : NULL, sym_arena_strdup(arena, "_start"), 3,
 		 SYM_ENTRY_MAX_LEN);
 	return 1;
+}
+
+/* ---- function ranges of the unwind tables (stripped binaries) ---- */
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct sym_range *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->end < y->end) - (x->end > y->end);
+}
+
+/* FDEs of one CFI section added to *r; stops quietly at damage (the
+ * unwinder reports it), keeping what came before. */
+static void add_fdes(Elf *e, const char *name, struct sym_range **r, size_t *n, size_t *cap)
+{
+	GElf_Shdr shdr, hdr;
+	Elf_Scn *scn = sym_elf_section(e, name, &shdr);
+	struct cfi_section sec;
+	struct cfi_cie cie;
+	struct cfi_fde fde;
+	Elf_Data *d;
+	size_t off = 0, next;
+
+	if (!scn || shdr.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf ||
+	    d->d_size < 8)
+		return;
+	memset(&sec, 0, sizeof(sec));
+	sec.data = d->d_buf;
+	sec.size = d->d_size;
+	sec.vaddr = shdr.sh_addr;
+	sec.is_eh = !strcmp(name, ".eh_frame");
+	if (sym_elf_section(e, ".eh_frame_hdr", &hdr))
+		sec.datarel = hdr.sh_addr;
+	if (sym_elf_section(e, ".text", &hdr))
+		sec.textrel = hdr.sh_addr;
+	memset(&cie, 0, sizeof(cie));
+	while (cfi_parse_entry(&sec, off, &next, &cie, &fde) > 0 && next > off) {
+		if (fde.pc_end > fde.pc_begin && fde.pc_begin) {
+			GROW(*r, *cap, *n + 1);
+			(*r)[*n].start = fde.pc_begin;
+			(*r)[*n].end = fde.pc_end;
+			(*n)++;
+		}
+		off = next;
+	}
+}
+
+size_t sym_elf_fde_ranges(Elf *e, struct sym_range **out)
+{
+	struct sym_range *r = NULL;
+	size_t n = 0, cap = 0, i, k;
+
+	add_fdes(e, ".eh_frame", &r, &n, &cap);
+	if (!n)
+		add_fdes(e, ".debug_frame", &r, &n, &cap);
+	if (n > 1)
+		qsort(r, n, sizeof(*r), cmp_range);
+	/* drop ranges that start inside an earlier one (the outer one names
+	 * the code) */
+	for (i = k = 0; i < n; i++) {
+		if (k && r[i].start < r[k - 1].end)
+			continue;
+		r[k++] = r[i];
+	}
+	*out = r;
+	return k;
 }

@@ -86,6 +86,11 @@ struct sym_seg {
 #define SYM_SRC_KALLSYMS "kallsyms"
 #define SYM_SRC_NONE "none"
 
+/* An address range [start, end) of a function from the unwind tables. */
+struct sym_range {
+	uint64_t start, end;
+};
+
 struct sym_module {
 	uint8_t key_kind;   /* 'b': key is the build-id, 'p': the path */
 	uint8_t *key;
@@ -103,6 +108,11 @@ struct sym_module {
 	const char *dwarf_source; /* one of SYM_DW_* */
 	struct sym_dwarf *dwarf;  /* opened on first use */
 	bool dwarf_tried;
+	/* Without a full symbol table: the FDEs' function ranges (ELF
+	 * virtual addresses, sorted, not overlapping), which name unknown
+	 * code MODULE+0xSTART by its function. */
+	struct sym_range *fdes;
+	size_t nfdes;
 };
 
 #define SYM_DW_BINARY "binary"
@@ -125,6 +135,10 @@ void sym_dwarf_free(struct sym_dwarf *d);
  * holding the code last (inlined == false). Returns the number of frames
  * (0 when DWARF does not cover addr). Names borrowed from libdw or put in
  * arena a. */
+/* ELF addresses in [lo, hi) where rows of the line table of the CU
+ * holding lo start (instruction boundaries the compiler wrote down), at
+ * most max into out; returns the count. */
+size_t sym_dwarf_line_addrs(struct sym_dwarf *d, uint64_t lo, uint64_t hi, uint64_t *out, size_t max);
 size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *out,
 			size_t max, struct sym_arena *a, bool demangle);
 
@@ -145,6 +159,11 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 			   struct sym_arena *arena);
 /* Section by name, or NULL. */
 Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr);
+/* The function ranges of e's .eh_frame FDEs (or, without any, of its
+ * .debug_frame), sorted, a range starting inside another dropped; *out
+ * is malloc'd (NULL for none). Returns the count; never fails (damage
+ * ends the walk). */
+size_t sym_elf_fde_ranges(Elf *e, struct sym_range **out);
 /* Add "NAME@plt" for the entries of e's x86-64 PLT sections (.plt,
  * .plt.sec, .plt.got, .plt.bnd) and ".plt" for the lazy-binding header.
  * Each entry is named by the GOT slot its jmp *slot(%rip) goes through

@@ -68,6 +68,7 @@ static void module_free(struct sym_module *m)
 	sym_arena_release(&m->strings);
 	sym_dwarf_free(m->dwarf);
 	free(m->dwarf_path);
+	free(m->fdes);
 	free(m);
 }
 
@@ -287,6 +288,11 @@ out:
 		sym_elf_add_plt(e, &m->table, &m->strings);
 		sym_elf_add_entry(e, &m->table, &m->strings);
 	}
+	/* without a full symbol table, the FDEs still say where each
+	 * function starts and ends */
+	if (e && strcmp(m->source, SYM_SRC_SYMTAB) && strcmp(m->source, SYM_SRC_DEBUG_FILE) &&
+	    strcmp(m->source, SYM_SRC_DEBUGLINK) && strcmp(m->source, SYM_SRC_DEBUGINFOD))
+		m->nfdes = sym_elf_fde_ranges(e, &m->fdes);
 	sym_table_finish(&m->table);
 	sym_elf_close(e, fd);
 	free(image);
@@ -391,6 +397,22 @@ static bool module_vaddr(const struct sym_module *m, uint64_t off, uint64_t *vad
 	return false;
 }
 
+/* The FDE range holding vaddr, or NULL. */
+static const struct sym_range *module_fde(const struct sym_module *m, uint64_t vaddr)
+{
+	size_t lo = 0, hi = m->nfdes;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m->fdes[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && vaddr < m->fdes[lo - 1].end)
+		return &m->fdes[lo - 1];
+	return NULL;
+}
+
 static struct sym_dwarf *module_dwarf(struct sym_module *m)
 {
 	if (!m->dwarf_tried) {
@@ -416,9 +438,17 @@ void sym_lookup(struct sym_session *s, const struct sym_module_ref *r,
 	out->source = m->source;
 	if (!module_vaddr(m, out->file_offset, &vaddr))
 		return;
+	out->has_vaddr = true;
+	out->func_vaddr = vaddr;
 	if (m->table.nsyms && (e = sym_table_find(&m->table, vaddr)) != NULL) {
 		out->name = sym_entry_name(e, &m->strings, s->demangle);
 		out->sym_offset = vaddr - e->start;
+	} else {
+		const struct sym_range *r = module_fde(m, vaddr);
+		if (r) {
+			out->func_vaddr = r->start;
+			out->fde = true;
+		}
 	}
 	if (!s->lines || !(d = module_dwarf(m)))
 		return;
@@ -444,15 +474,45 @@ bool sym_function_range(struct sym_session *s, const struct sym_module_ref *r, u
 	uint64_t va, off = addr - r->start + r->pgoff;
 	size_t i;
 
-	if (!module_vaddr(m, off, &va) || !(e = sym_table_find(&m->table, va)))
+	uint64_t start, end;
+	const struct sym_range *fr;
+
+	if (!module_vaddr(m, off, &va))
 		return false;
-	*vaddr = e->start;
-	*size = e->end - e->start;
-	*file_offset = off - (va - e->start);
+	if ((e = sym_table_find(&m->table, va))) {
+		start = e->start;
+		end = e->end;
+	} else if ((fr = module_fde(m, va))) {
+		/* a stripped binary: the function is its FDE's range */
+		start = fr->start;
+		end = fr->end;
+	} else {
+		return false;
+	}
+	*vaddr = start;
+	*size = end - start;
+	*file_offset = off - (va - start);
 	for (i = 0; i < m->nsegs; i++)
-		if (e->start >= m->segs[i].vaddr && e->start - m->segs[i].vaddr < m->segs[i].filesz)
-			*file_offset = e->start - m->segs[i].vaddr + m->segs[i].offset;
+		if (start >= m->segs[i].vaddr && start - m->segs[i].vaddr < m->segs[i].filesz)
+			*file_offset = start - m->segs[i].vaddr + m->segs[i].offset;
 	return true;
+}
+
+size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *r, uint64_t lo, uint64_t hi,
+		      uint64_t *out, size_t max)
+{
+	struct sym_module *m = module_get(s, r);
+	size_t n = 0, i;
+
+	for (i = 0; i < m->table.nsyms && n < max; i++)
+		if (m->table.syms[i].start >= lo && m->table.syms[i].start < hi)
+			out[n++] = m->table.syms[i].start;
+	for (i = 0; i < m->nfdes && n < max; i++)
+		if (m->fdes[i].start >= lo && m->fdes[i].start < hi)
+			out[n++] = m->fdes[i].start;
+	if (n < max)
+		n += sym_dwarf_line_addrs(module_dwarf(m), lo, hi, out + n, max - n);
+	return n;
 }
 
 bool sym_source_line(struct sym_session *s, const struct sym_module_ref *r, uint64_t vaddr,

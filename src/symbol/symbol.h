@@ -58,6 +58,12 @@ struct sym_result {
 	uint64_t sym_offset; /* addr - function start (valid when name != NULL) */
 	const char *module;  /* module base name ("libc.so.6", "[kernel.kallsyms]") */
 	uint64_t file_offset; /* addr's offset in the module file: addr - start + pgoff */
+	/* When name is NULL and the module's ELF address of addr is known
+	 * (has_vaddr): the ELF virtual address of the function holding it,
+	 * from the unwind tables' FDE covering it (fde true), else of addr
+	 * itself. Unknown frames are named MODULE+0xFUNC_VADDR. */
+	uint64_t func_vaddr;
+	bool has_vaddr, fde;
 	const char *source;  /* where the symbols came from: "symtab", "debuglink", ... */
 	/* From DWARF, when the module has it (else NULL / 0 / 0): the source
 	 * line of addr in the function name (the call site when code was
@@ -116,6 +122,12 @@ const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_modu
  * and size, and the file offset of its first byte. False when unknown. */
 bool sym_function_range(struct sym_session *s, const struct sym_module_ref *m, uint64_t addr,
 			uint64_t *vaddr, uint64_t *size, uint64_t *file_offset);
+/* Known instruction boundaries in the ELF address range [lo, hi) of
+ * module m, for a disassembler to resume at after bytes it cannot
+ * decode: starts of line-table rows, of symbols and of FDEs. Up to max
+ * into out, unsorted, possibly repeated; returns the count. */
+size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *m, uint64_t lo, uint64_t hi,
+		      uint64_t *out, size_t max);
 /* Source line of an ELF virtual address of module m (innermost frame). */
 bool sym_source_line(struct sym_session *s, const struct sym_module_ref *m, uint64_t vaddr,
 		     const char **file, uint32_t *line);

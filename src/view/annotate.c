@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #define MAX_FUNC_BYTES (16u << 20)
+#define MAX_BOUNDS 65536
 #define HOT_LINES 3
 
 /* capstone is opened on first use (see load_library): only annotate
@@ -45,7 +46,9 @@ struct hit {
 
 struct insn_row {
 	uint64_t vaddr;
+	uint64_t size;
 	uint64_t count;
+	bool undecoded;     /* bytes capstone could not decode */
 	char text[224];
 	const char *file;
 	uint32_t line;
@@ -138,8 +141,9 @@ static uint32_t find_target(const struct profile *p, const char *what, char *err
 		snprintf(err, errlen, "no frame has address %s (see stax script for addresses)", what);
 		return 0;
 	}
+	/* a known name, or MODULE+0xSTART of a function known by its FDE */
 	for (i = 0; i < p->nfuncs; i++)
-		if (!strcmp(p->funcs[i].name, what) && p->funcs[i].known) {
+		if (!strcmp(p->funcs[i].name, what)) {
 			if (p->funcs[i].kernel) {
 				snprintf(err, errlen, "%s is a kernel function (annotate reads user-space binaries)", what);
 				return 0;
@@ -171,14 +175,68 @@ static int read_bytes(const char *path, uint64_t off, uint64_t size, uint8_t **o
 	return 0;
 }
 
+/* Do two mappings map the same file (by build-id, else by path)? */
+static bool same_file(const struct prof_mapping *a, const struct prof_mapping *b)
+{
+	if (a->build_id_size && b->build_id_size)
+		return a->build_id_size == b->build_id_size &&
+		       !memcmp(a->build_id, b->build_id, a->build_id_size);
+	return a->path && b->path && !strcmp(a->path, b->path);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Sort and drop repeats. */
+static void sort_bounds(uint64_t *b, size_t *n)
+{
+	size_t i, k;
+	qsort(b, *n, sizeof(*b), cmp_u64);
+	for (i = k = 0; i < *n; i++)
+		if (!k || b[k - 1] != b[i])
+			b[k++] = b[i];
+	*n = k;
+}
+
+/* The smallest boundary above at, UINT64_MAX for none. */
+static uint64_t next_bound(const uint64_t *b, size_t n, uint64_t at)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (b[mid] <= at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n ? b[lo] : UINT64_MAX;
+}
+
+/* The target of a direct jump, call or loop ("jne 0x1238"). */
+static bool branch_target(const char *mnemonic, const char *ops, uint64_t *to)
+{
+	char *end;
+	if (mnemonic[0] != 'j' && strcmp(mnemonic, "call") && strncmp(mnemonic, "loop", 4))
+		return false;
+	if (strncmp(ops, "0x", 2))
+		return false;
+	*to = strtoull(ops, &end, 16);
+	return !*end;
+}
+
 int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
 		  bool json, bool color, FILE *out, char *err, size_t errlen)
 {
 	uint32_t target = find_target(p, what, err, errlen), best_map = 0;
 	const struct prof_func *tf = profile_func(p, target);
 	struct hit *hits = NULL;
-	size_t nhits = 0, hitcap = 0, i, j, ninsn = 0, nrows = 0, nlines = 0, linecap = 0;
-	uint64_t total = 0, kept = 0, in_func = 0, *per_map = NULL, fvaddr, fsize, foff;
+	size_t nhits = 0, hitcap = 0, i, j, ninsn = 0, nrows = 0, rowcap = 0, nlines = 0, linecap = 0;
+	size_t nbound = 0, boundcap = 0, nundecoded = 0;
+	uint64_t total = 0, kept = 0, in_func = 0, elsewhere = 0, *per_map = NULL, fvaddr, fsize, foff;
+	uint64_t *bound = NULL, at;
 	struct sym_session *ss = NULL;
 	struct insn_row *rows = NULL;
 	struct line_row *lines = NULL, **order = NULL;
@@ -234,12 +292,25 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		snprintf(err, errlen, "cannot read %s from %s (annotate needs the binary)", what, m->path);
 		goto out;
 	}
-	/* samples per runtime address of this mapping, then per instruction */
-	for (i = j = 0; i < nhits; i++)
-		if (hits[i].mapping == best_map)
-			hits[j++] = hits[i];
-	nhits = j;
+	/* Every sample of the function, as an ELF address of this module:
+	 * from every mapping of the same file (several processes, or the
+	 * file mapped twice); the rest (another file of the same name, or a
+	 * function of the same name elsewhere in it) is counted apart. */
+	for (i = 0; i < nhits; i++) {
+		const struct prof_mapping *hm = hits[i].mapping && hits[i].mapping <= p->nmaps ?
+						&p->maps[hits[i].mapping - 1] : NULL;
+		uint64_t off;
+		if (!hm || hm->start > hits[i].addr || (hm != m && !same_file(hm, m))) {
+			hits[i].addr = UINT64_MAX;
+			continue;
+		}
+		off = hits[i].addr - hm->start + hm->pgoff;
+		hits[i].addr = off >= foff && off - foff < fsize ? off - foff + fvaddr : UINT64_MAX;
+	}
 	qsort(hits, nhits, sizeof(*hits), cmp_hit);
+	for (j = nhits; j > 0 && hits[j - 1].addr == UINT64_MAX; j--)
+		elsewhere++;
+	nhits = j;
 	if (!cs_fn.open && load_library(CAPSTONE_SONAME, ARRAY_SIZE(cs_names), cs_names,
 					(void **)&cs_fn, err, errlen)) {
 		snprintf(err + strlen(err), errlen - strlen(err), " (install it: apt-get install libcapstone4)");
@@ -249,24 +320,74 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		snprintf(err, errlen, "capstone cannot disassemble x86-64 (reinstall libcapstone4)");
 		goto out;
 	}
-	ninsn = cs_fn.disasm(cs, code, fsize, fvaddr, 0, &insn);
-	rows = xcalloc(ninsn + 1, sizeof(*rows));
-	for (i = 0; i < ninsn; i++) {
-		struct insn_row *r = &rows[nrows++];
-		/* runtime address of the instruction */
-		uint64_t rt = insn[i].address - fvaddr + foff - m->pgoff + m->start;
+	/* where decoding may resume after bytes capstone cannot decode: the
+	 * sampled addresses, line-table rows, symbol and FDE starts, and the
+	 * targets of the branches decoded so far; never byte by byte */
+	nbound = nhits;
+	bound = xmalloc((nhits + MAX_BOUNDS + 1) * sizeof(*bound));
+	for (i = 0; i < nhits; i++)
+		bound[i] = hits[i].addr;
+	nbound += sym_boundaries(ss, &ref, fvaddr, fvaddr + fsize, bound + nbound, MAX_BOUNDS);
+	boundcap = nhits + MAX_BOUNDS + 1;
+	sort_bounds(bound, &nbound);
+	for (at = fvaddr; at < fvaddr + fsize;) {
+		size_t k = 0, got;
+		uint64_t next, b;
+		struct insn_row *r;
+		got = cs_fn.disasm(cs, code + (at - fvaddr), fsize - (at - fvaddr), at, 1, &insn);
+		/* the next known boundary after at */
+		b = next_bound(bound, nbound, at);
+		if (got == 1 && (b == UINT64_MAX || b >= at + insn[0].size)) {
+			GROW(rows, rowcap, nrows + 1);
+			r = &rows[nrows++];
+			memset(r, 0, sizeof(*r));
+			r->vaddr = at;
+			r->size = insn[0].size;
+			snprintf(r->text, sizeof(r->text), "%s%s%s", insn[0].mnemonic,
+				 insn[0].op_str[0] ? " " : "", insn[0].op_str);
+			if (branch_target(insn[0].mnemonic, insn[0].op_str, &next) && next > at &&
+			    next < fvaddr + fsize) {
+				GROW(bound, boundcap, nbound + 1);
+				bound[nbound++] = next;
+				sort_bounds(bound, &nbound);
+			}
+			ninsn++;
+			at += insn[0].size;
+		} else {
+			/* undecodable, or an instruction that would run over a
+			 * known boundary (so it is garbage): show the bytes up
+			 * to the next boundary */
+			next = b != UINT64_MAX && b < fvaddr + fsize ? b : fvaddr + fsize;
+			GROW(rows, rowcap, nrows + 1);
+			r = &rows[nrows++];
+			memset(r, 0, sizeof(*r));
+			r->vaddr = at;
+			r->size = next - at;
+			r->undecoded = true;
+			k = (size_t)snprintf(r->text, sizeof(r->text), "(%" PRIu64 " bytes capstone cannot decode:",
+					     r->size);
+			for (b = at; b < next && b < at + 12 && k < sizeof(r->text); b++)
+				k += (size_t)snprintf(r->text + k, sizeof(r->text) - k, " %02x", code[b - fvaddr]);
+			if (k < sizeof(r->text))
+				snprintf(r->text + k, sizeof(r->text) - k, "%s)", next > at + 12 ? " ..." : "");
+			nundecoded++;
+			at = next;
+		}
+		if (got)
+			cs_fn.free(insn, got);
+		insn = NULL;
+	}
+	for (i = 0; i < nrows; i++) {
+		struct insn_row *r = &rows[i];
 		size_t lo = 0, hi = nhits;
-		r->vaddr = insn[i].address;
-		snprintf(r->text, sizeof(r->text), "%s%s%s", insn[i].mnemonic, insn[i].op_str[0] ? " " : "",
-			 insn[i].op_str);
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
-			if (hits[mid].addr < rt)
+			if (hits[mid].addr < r->vaddr)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (; lo < nhits && hits[lo].addr < rt + insn[i].size; lo++)
+		for (; lo < nhits && hits[lo].addr < r->vaddr + r->size; lo++)
 			r->count++;
 		in_func += r->count;
 		r->line_idx = -1;
@@ -282,7 +403,7 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 			r->line_idx = (int)j;
 		}
 	}
-	total = in_func;
+	total = in_func + elsewhere;
 	order = xcalloc(nlines + 1, sizeof(*order));
 	for (i = 0; i < nlines; i++)
 		order[i] = &lines[i];
@@ -300,13 +421,16 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		fputs(",\"start\":", out);
 		json_addr(out, fvaddr);
 		fprintf(out, ",\"size\":%" PRIu64 ",\"samples\":%" PRIu64
-			",\"samples_kept\":%" PRIu64 ",\"instructions\":[", fsize, total, kept);
+			",\"samples_kept\":%" PRIu64 ",\"samples_elsewhere\":%" PRIu64 ",\"instructions\":[",
+			fsize, total, kept, elsewhere);
 		for (i = 0; i < nrows; i++) {
 			fputs(i ? ",{\"addr\":" : "{\"addr\":", out);
 			json_addr(out, rows[i].vaddr);
 			fprintf(out, ",\"samples\":%" PRIu64 ",\"percent\":%.2f,\"asm\":", rows[i].count,
 				total ? 100.0 * rows[i].count / total : 0.0);
 			json_str(out, rows[i].text);
+			if (rows[i].undecoded)
+				fprintf(out, ",\"undecoded\":true,\"bytes\":%" PRIu64, rows[i].size);
 			if (rows[i].file) {
 				fputs(",\"file\":", out);
 				json_str(out, rows[i].file);
@@ -336,6 +460,14 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	}
 	fprintf(out, "%s (%s, %s) at 0x%" PRIx64 ", %" PRIu64 " bytes: %" PRIu64 " samples (%.1f%% of %" PRIu64 ")\n",
 		tf->name, tf->module, m->path, fvaddr, fsize, total, kept ? 100.0 * total / kept : 0.0, kept);
+	if (elsewhere)
+		fprintf(out, "%" PRIu64 " of them at addresses outside this function's bytes (another function"
+			" named %s in %s, or another build of it): not in the listing\n", elsewhere, tf->name,
+			tf->module);
+	if (nundecoded)
+		fprintf(out, "%zu byte range%s capstone cannot decode, shown with their samples; decoding resumes"
+			" at known instruction starts (samples, line rows, symbols, FDEs, branch targets)\n",
+			nundecoded, nundecoded == 1 ? "" : "s");
 	if (nlines) {
 		fputs("hottest lines:\n", out);
 		for (i = 0; i < nlines && i < HOT_LINES && order[i]->count; i++)
@@ -370,8 +502,7 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		fputs("(capstone decoded no instructions)\n", out);
 	ret = 0;
 out:
-	if (insn)
-		cs_fn.free(insn, ninsn);
+	free(bound);
 	if (cs)
 		cs_fn.close(&cs);
 	src_release(&sc);

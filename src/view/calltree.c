@@ -61,12 +61,18 @@ static uint32_t add_n(struct calltree *t, uint32_t parent, uint32_t label, uint3
 	return node;
 }
 
-/* Add the frames of a stack (leaf first) under node, root side first;
- * returns the leaf's tree node. */
+/* Add the frames of a stack (leaf first) under node, root side first
+ * (leaf side first when inverted); returns the last tree node added. */
 static uint32_t add_frames(struct calltree *t, uint32_t node, const struct prof_frame *fr, size_t nf,
-			   const uint32_t *flabel, size_t nfuncs, int side, uint64_t n)
+			   const uint32_t *flabel, size_t nfuncs, int side, uint64_t n, bool inverted)
 {
 	size_t j;
+	if (inverted) {
+		/* "inlined into its caller" is no edge to the parent here */
+		for (j = 0; j < nf; j++)
+			node = add_n(t, node, flabel[fr[j].func <= nfuncs ? fr[j].func : 0], 0, side, n);
+		return node;
+	}
 	for (j = nf; j-- > 0;)
 		node = add_n(t, node, flabel[fr[j].func <= nfuncs ? fr[j].func : 0],
 			     fr[j].inlined ? CALLTREE_F_INLINE : 0, side, n);
@@ -96,10 +102,18 @@ uint64_t calltree_add_profile(struct calltree *t, const struct profile *p,
 			continue;
 		kept++;
 		nf = profile_stack_frames(p, s->stack, frames, MAX_DEPTH);
+		if (flags & CALLTREE_INVERTED) {
+			/* leaf first; the thread's name is the outermost caller */
+			node = add_frames(t, 0, frames, nf, flabel, p->nfuncs, side, 1, true);
+			if (!(flags & CALLTREE_NO_COMM))
+				add_n(t, node, label_intern(t, profile_comm(p, s->pid, s->tid, s->time), false,
+							    true), 0, side, 1);
+			continue;
+		}
 		if (!(flags & CALLTREE_NO_COMM))
 			node = add_n(t, 0, label_intern(t, profile_comm(p, s->pid, s->tid, s->time), false, true),
 				     0, side, 1);
-		add_frames(t, node, frames, nf, flabel, p->nfuncs, side, 1);
+		add_frames(t, node, frames, nf, flabel, p->nfuncs, side, 1, false);
 	}
 	t->total[side] += kept;
 	free(flabel);
@@ -111,10 +125,17 @@ uint64_t calltree_add_profile(struct calltree *t, const struct profile *p,
 
 static void add_time_stack(struct calltree *t, const struct profile *p, struct prof_frame *frames,
 			   const uint32_t *flabel, uint32_t root, uint32_t stack, uint32_t leaf,
-			   int side, uint64_t us)
+			   int side, uint64_t us, bool inverted)
 {
 	size_t nf = profile_stack_frames(p, stack, frames, MAX_DEPTH);
-	uint32_t node = add_frames(t, add_n(t, 0, root, 0, side, us), frames, nf, flabel, p->nfuncs, side, us);
+	uint32_t node;
+	if (inverted) {
+		node = leaf != UINT32_MAX ? add_n(t, 0, leaf, 0, side, us) : 0;
+		node = add_frames(t, node, frames, nf, flabel, p->nfuncs, side, us, true);
+		add_n(t, node, root, 0, side, us);
+		return;
+	}
+	node = add_frames(t, add_n(t, 0, root, 0, side, us), frames, nf, flabel, p->nfuncs, side, us, false);
 	if (leaf != UINT32_MAX)
 		add_n(t, node, leaf, 0, side, us);
 }
@@ -164,7 +185,7 @@ uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 		if (!view_keep(p, f, s) || !us)
 			continue;
 		add_time_stack(t, p, frames, flabel, thread_label(t, p, &threads, s->pid, s->tid, s->time, wall),
-			       s->stack, UINT32_MAX, side, us);
+			       s->stack, UINT32_MAX, side, us, flags & CALLTREE_INVERTED);
 		added += us;
 	}
 	for (i = 0; i < p->noffcpu; i++) {
@@ -173,7 +194,8 @@ uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 		if (!view_keep_offcpu(p, f, o) || !us)
 			continue;
 		add_time_stack(t, p, frames, flabel, thread_label(t, p, &threads, o->pid, o->tid, o->start, wall),
-			       o->stack, reason[o->reason < OFFCPU_NREASONS ? o->reason : 0], side, us);
+			       o->stack, reason[o->reason < OFFCPU_NREASONS ? o->reason : 0], side, us,
+			       flags & CALLTREE_INVERTED);
 		added += us;
 	}
 	t->total[side] += added;

@@ -40,7 +40,10 @@ struct calltree {
 	size_t nowned, ownedcap;
 };
 
-enum { CALLTREE_NO_COMM = 1 };
+/* CALLTREE_INVERTED: the tree of stacks read leaf first (the roots are
+ * the functions that were running, their children their callers); the
+ * thread's name, when kept, is the last level. */
+enum { CALLTREE_NO_COMM = 1, CALLTREE_INVERTED = 8 };
 
 void calltree_init(struct calltree *t);
 void calltree_release(struct calltree *t);

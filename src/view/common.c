@@ -38,6 +38,8 @@ bool view_keep(const struct profile *p, const struct view_filter *f, const struc
 		return false;
 	if (f->tid >= 0 && s->tid != (uint64_t)f->tid)
 		return false;
+	if (f->t1 && (s->time < f->t0 || s->time > f->t1))
+		return false;
 	/* --comm: the thread's name, or its process's (the main thread's,
 	 * so that --comm server keeps the threads that named themselves) */
 	if (f->comm && !comm_is(profile_comm(p, s->pid, s->tid, s->time), f->comm) &&

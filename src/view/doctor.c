@@ -1,6 +1,7 @@
 /* doctor.c - why stacks are incomplete and what to do, most important first. */
 #include "view/view.h"
 #include "symbol/fpcheck.h"
+#include "symbol/symbol.h"
 #include "unwind/unwind.h"
 #include "lib/json.h"
 #include "lib/perm.h"
@@ -156,6 +157,37 @@ static bool is_ldso(const char *module)
 }
 
 /* Where stacks stop without reaching a root, in module m, and why. */
+/* A finished recording keeps the symbols of when it stopped: can module
+ * be resolved better now (a symbol table found for the file the
+ * recording names, by build-id or debug link)? */
+static bool symbols_now(const struct profile *p, const char *module)
+{
+	struct sym_session *ss;
+	const char *src = NULL, *was;
+	size_t nsyms = 0, i;
+	char key[300];
+	bool now = false;
+
+	if (p->partial || !p->has_symbols)
+		return false; /* resolved from the binaries at every query already */
+	snprintf(key, sizeof(key), "symbols:%s", module);
+	was = profile_meta(p, key);
+	for (i = 0; i < p->nmaps; i++) {
+		const struct prof_mapping *m = &p->maps[i];
+		struct sym_module_ref ref;
+		if (!m->path || strcmp(path_base(m->path), module))
+			continue;
+		ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL,
+					       m->build_id_size, m->start, m->end, m->pgoff };
+		ss = sym_session_new();
+		now = sym_module_info(ss, &ref, &src, &nsyms) && nsyms && strcmp(src, "none") &&
+		      strcmp(src, "dynsym") && (!was || strncmp(was, src, strlen(src)));
+		sym_session_free(ss);
+		break;
+	}
+	return now;
+}
+
 static void module_finding(const struct profile *p, struct findings *f, const struct mod_stat *m,
 			   uint64_t kept, bool fp_mode)
 {
@@ -367,6 +399,11 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 					" when kernel.kptr_restrict is 0 and kernel.perf_event_paranoid is 1 or less:"
 					" run as root, or sudo sysctl kernel.kptr_restrict=0"
 					" kernel.perf_event_paranoid=1)"));
+			else if (symbols_now(p, m->module))
+				add(&f, 0.02 + share * m->frames / (kept ? kept : 1) * 0.1,
+				    xasprintf("%.0f%% of frames in %s have no symbol, but symbols for it can be"
+					" found now (by its build-id or debug link): run stax symbolize %s",
+					100 * share, m->module, p->path ? p->path : "FILE"));
 			else
 				add(&f, 0.02 + share * m->frames / (kept ? kept : 1) * 0.1,
 				    xasprintf("%.0f%% of frames in %s have no symbol (install its debug symbols,"

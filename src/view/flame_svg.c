@@ -91,6 +91,7 @@ struct draw {
 	uint64_t total, base_total;
 	size_t merged, frames;
 	int height;
+	bool icicle;             /* root at the top */
 	bool seen[K_NKINDS];     /* kinds drawn, for the legend */
 	uint32_t *label_name;    /* per calltree label: 1 + its index in names, 0: none yet */
 	struct hmap merged_name; /* frames in a merged block -> index in names */
@@ -233,7 +234,7 @@ static void frame(struct draw *d, uint32_t id, const char *name, uint32_t ni, co
 {
 	char fill[32];
 	double w = count * d->scale;
-	int y = d->height - BOTTOM - (depth + 1) * FRAME_H;
+	int y = d->icicle ? TOP + depth * FRAME_H : d->height - BOTTOM - (depth + 1) * FRAME_H;
 	enum kind k;
 	static const char kind_attr[K_NKINDS] = { 0, 'k', 'i', 'c', 'o', 'm' };
 	d->frames++;
@@ -456,6 +457,7 @@ size_t svg_flamegraph(const struct calltree *t, const struct svg_opts *o, FILE *
 	d.out = out;
 	d.total = t->total[0];
 	d.base_total = t->total[1];
+	d.icicle = o->icicle;
 	d.kids = calltree_kids(t, true);
 	d.label_name = xcalloc(t->nlabels + 1, sizeof(*d.label_name));
 	hmap_init(&d.merged_name);
@@ -566,9 +568,10 @@ size_t view_flame_svg(const struct profile *p, const struct view_filter *f,
 	size_t merged;
 	calltree_init(&t);
 	if (o->weight == FLAME_SAMPLES)
-		calltree_add_profile(&t, p, f, 0, 0);
+		calltree_add_profile(&t, p, f, 0, o->inverted ? CALLTREE_INVERTED : 0);
 	else
-		calltree_add_time(&t, p, f, 0, o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU);
+		calltree_add_time(&t, p, f, 0, (o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU) |
+				  (o->inverted ? CALLTREE_INVERTED : 0));
 	merged = svg_flamegraph(&t, o, out);
 	calltree_release(&t);
 	return merged;

@@ -28,6 +28,8 @@ struct svg_opts {
 	int weight;            /* FLAME_SAMPLES, or FLAME_OFFCPU / FLAME_WALL
 				* (view.h): counts are microseconds, shown as
 				* time, built with calltree_add_time() */
+	bool inverted;         /* leaf first (CALLTREE_INVERTED) */
+	bool icicle;           /* root at the top, callees below (stax serve) */
 };
 
 /* Draw tree t (side 0 gives widths); returns the number of frames merged. */

@@ -140,9 +140,10 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 
 	calltree_init(&t);
 	if (o->weight == FLAME_SAMPLES)
-		kept = calltree_add_profile(&t, p, f, 0, 0);
+		kept = calltree_add_profile(&t, p, f, 0, o->inverted ? CALLTREE_INVERTED : 0);
 	else
-		kept = calltree_add_time(&t, p, f, 0, o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU);
+		kept = calltree_add_time(&t, p, f, 0, (o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU) |
+					 (o->inverted ? CALLTREE_INVERTED : 0));
 	if (o->folded) {
 		print_folded(&t, o->max_depth, out);
 		calltree_release(&t);
@@ -163,7 +164,9 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 	else if (!kept)
 		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
 	else
-		fprintf(out, "%7s %8s  %s\n", "TOTAL%", "SAMPLES", "CALL TREE (root first, hottest first)");
+		fprintf(out, "%7s %8s  %s\n", "TOTAL%", "SAMPLES", o->inverted ?
+			"INVERTED CALL TREE (running function first, then its callers)" :
+			"CALL TREE (root first, hottest first)");
 	for (id = 0; id < kids[0].n; id++)
 		print_node(&t, kids, kids[0].ids[id], 0, kept, o, out, &first);
 	if (o->json)

@@ -1,5 +1,6 @@
 /* top.c - functions by self and total samples. */
 #include "view/view.h"
+#include "lib/hash.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
@@ -76,6 +77,135 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 		fprintf(out, "... %zu more functions (use -n 0 to see all)\n", n - limit);
 }
 
+/* top --by module|thread|process: rows are modules (self: the leaf's
+ * module; total: any frame's, once per sample), threads or processes
+ * (self == total: the samples they took). */
+struct group_row {
+	const char *name;
+	uint32_t pid, tid;
+	uint64_t self, total, stamp;
+};
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group_row *x = a, *y = b;
+	uint64_t kx = sort_by_total ? x->total : x->self, ky = sort_by_total ? y->total : y->self;
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static size_t group_of(const struct profile *p, struct hmap *idx, struct group_row **rows, size_t *n,
+		       size_t *cap, enum top_by by, const struct rec_sample *s, const char *module)
+{
+	uint64_t key;
+	uint32_t at;
+	if (by == TOP_BY_MODULE)
+		key = hash_bytes(module, strlen(module));
+	else
+		key = by == TOP_BY_THREAD ? s->tid : s->pid;
+	/* module names: walk the collision chain by name */
+	for (;; key = hash_mix(key, 0x9d)) {
+		if (!hmap_get(idx, key, &at))
+			break;
+		if (by != TOP_BY_MODULE || !strcmp((*rows)[at].name, module))
+			return at;
+	}
+	GROW(*rows, *cap, *n + 1);
+	memset(&(*rows)[*n], 0, sizeof(**rows));
+	(*rows)[*n].pid = s->pid;
+	(*rows)[*n].tid = s->tid;
+	if (by == TOP_BY_MODULE)
+		(*rows)[*n].name = module;
+	else
+		(*rows)[*n].name = profile_comm(p, s->pid, by == TOP_BY_THREAD ? s->tid : s->pid, s->time);
+	hmap_put(idx, key, (uint32_t)*n);
+	return (*n)++;
+}
+
+static void view_top_by(const struct profile *p, const struct view_filter *f, const struct top_opts *o,
+			FILE *out)
+{
+	static const char *const what[] = { "FUNCTION", "MODULE", "THREAD", "PROCESS" };
+	static const char *const key[] = { "functions", "modules", "threads", "processes" };
+	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	struct group_row *rows = NULL;
+	size_t n = 0, cap = 0, i, j, limit;
+	uint64_t kept = 0;
+	struct hmap idx;
+
+	hmap_init(&idx);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		size_t nf, g;
+		if (!view_keep(p, f, s))
+			continue;
+		kept++;
+		if (o->by != TOP_BY_MODULE) {
+			g = group_of(p, &idx, &rows, &n, &cap, o->by, s, NULL);
+			rows[g].self++;
+			rows[g].total++;
+			continue;
+		}
+		nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
+		for (j = 0; j < nf; j++) {
+			const struct prof_func *fn = profile_func(p, frames[j]);
+			g = group_of(p, &idx, &rows, &n, &cap, o->by, s, fn && fn->module ? fn->module : "[unknown]");
+			if (!j)
+				rows[g].self++;
+			if (rows[g].stamp != i + 1) {
+				rows[g].stamp = i + 1; /* once per sample */
+				rows[g].total++;
+			}
+		}
+	}
+	sort_by_total = o->sort_total;
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), cmp_group);
+	limit = o->limit && o->limit < n ? o->limit : n;
+	if (o->json) {
+		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"%s\":[", kept, key[o->by]);
+		for (i = 0; i < limit; i++) {
+			const struct group_row *r = &rows[i];
+			fputs(i ? ",{\"name\":" : "{\"name\":", out);
+			json_str(out, r->name);
+			if (o->by == TOP_BY_THREAD)
+				fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
+			else if (o->by == TOP_BY_PROCESS)
+				fprintf(out, ",\"pid\":%u", r->pid);
+			fprintf(out, ",\"self\":%" PRIu64 ",\"total\":%" PRIu64 ",\"self_pct\":%.2f,\"total_pct\":%.2f}",
+				r->self, r->total, kept ? 100.0 * r->self / kept : 0.0,
+				kept ? 100.0 * r->total / kept : 0.0);
+		}
+		fputs("]}\n", out);
+		goto out;
+	}
+	if (!kept) {
+		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		goto out;
+	}
+	fprintf(out, "%7s %8s %7s %8s  %s\n", "SELF%", "SELF", "TOTAL%", "TOTAL", what[o->by]);
+	for (i = 0; i < limit; i++) {
+		const struct group_row *r = &rows[i];
+		fprintf(out, "%6.2f%% %8" PRIu64 " %6.2f%% %8" PRIu64 "  ", 100.0 * r->self / kept, r->self,
+			100.0 * r->total / kept, r->total);
+		if (o->by == TOP_BY_THREAD)
+			fprintf(out, "%s/%u (pid %u)\n", r->name, r->tid, r->pid);
+		else if (o->by == TOP_BY_PROCESS)
+			fprintf(out, "%s/%u\n", r->name, r->pid);
+		else
+			fprintf(out, "%s\n", r->name);
+	}
+	if (limit < n)
+		fprintf(out, "... %zu more %s (use -n 0 to see all)\n", n - limit, key[o->by]);
+out:
+	hmap_release(&idx);
+	free(rows);
+	free(frames);
+}
+
 void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out)
 {
 	struct top_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
@@ -84,6 +214,10 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 	uint64_t kept = 0;
 	size_t i, j, n = 0, limit;
 
+	if (o->by != TOP_BY_FUNCTION && !o->off_cpu) {
+		view_top_by(p, f, o, out);
+		goto out;
+	}
 	for (i = 0; i <= p->nfuncs; i++)
 		rows[i].func = (uint32_t)i;
 	/* with --off-cpu the items are intervals weighted by microseconds */

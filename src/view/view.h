@@ -16,6 +16,8 @@
 struct view_filter {
 	int64_t pid, tid;      /* -1 = any */
 	const char *comm;      /* NULL = any */
+	uint64_t t0, t1;       /* sample times kept, [t0, t1]; t1 == 0: any
+				* (stax serve's selection of a time range) */
 };
 
 bool view_keep(const struct profile *p, const struct view_filter *f, const struct rec_sample *s);
@@ -29,6 +31,7 @@ struct top_opts {
 	bool sort_total;
 	bool json;
 	bool off_cpu;          /* weigh off-CPU intervals by time instead */
+	enum top_by { TOP_BY_FUNCTION, TOP_BY_MODULE, TOP_BY_THREAD, TOP_BY_PROCESS } by;
 };
 void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out);
 
@@ -38,6 +41,7 @@ struct flame_opts {
 	size_t max_depth;      /* 0 = unlimited */
 	double threshold;      /* percent below which subtrees are hidden */
 	enum { FLAME_SAMPLES, FLAME_OFFCPU, FLAME_WALL } weight;
+	bool inverted;         /* leaf first (CALLTREE_INVERTED) */
 };
 void view_flame(const struct profile *p, const struct view_filter *f, const struct flame_opts *o, FILE *out);
 
@@ -53,6 +57,31 @@ void view_doctor(const struct profile *p, const struct view_filter *f, bool json
  * -1 with a message in err (what failed and what to do). */
 int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
 		  bool json, bool color, FILE *out, char *err, size_t errlen);
+
+/* The callers (or callees) of one function, found by name as annotate
+ * finds it or by 0xADDRESS of a frame (peek.c): samples and share of the
+ * function's samples each has, merged over every place the function
+ * appears on a stack, recursion counted once. Returns -1 with a message
+ * in err when no function, or several in different modules, match. */
+struct peek_opts {
+	bool callees;
+	bool json;
+	size_t limit;          /* rows, 0 = all */
+};
+int view_peek(const struct profile *p, const struct view_filter *f, const char *what,
+	      const struct peek_opts *o, FILE *out, char *err, size_t errlen);
+
+/* Samples per time bucket per thread, one row per thread, busiest first
+ * (timeline.c); with hottest, the function with the most self samples
+ * of each bucket. */
+struct timeline_opts {
+	size_t buckets;        /* 0: 60 (ignored when interval_ns is set) */
+	uint64_t interval_ns;  /* bucket width, 0: the recording / buckets */
+	bool hottest;
+	bool json;
+};
+void view_timeline(const struct profile *p, const struct view_filter *f, const struct timeline_opts *o,
+		   FILE *out);
 
 /* Display name of a function id: its label ("name", or "name (file.c:LINE)"
  * when the profile was symbolized with lines). */

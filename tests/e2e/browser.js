@@ -28,6 +28,13 @@
 //       stax serve of an off-CPU recording: the threads table has the
 //       off-CPU columns with REASON, and the "wall time" flamegraph has
 //       an "[off-cpu: REASON]" frame
+//   node browser.js timeline URL OUT.png FIRST SECOND
+//       stax serve of a recording whose hot function changes from FIRST
+//       to SECOND half-way: the timeline canvas is drawn; dragging over
+//       the first half puts FIRST on top of the table, over the second
+//       half SECOND; the flamegraph's root frame is visible in its panel
+//       without scrolling; clicking a row fills the callers/callees
+//       panel; the icicle toggle reloads the graph root at the top
 // Every command exits 0 on success, 1 on a failed check, 2 when the
 // browser cannot run (the caller turns that into a skip).
 "use strict";
@@ -257,6 +264,71 @@ async function svgCheck() {
   return finish(browser, errors, out);
 }
 
+async function timelineCheck() {
+  const browser = await launch();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push("page error: " + e.message));
+  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
+  let out = "";
+  const firstRow = () => page.evaluate(() => {
+    const r = document.querySelector("#top tbody tr");
+    return r ? r.cells[4].textContent + " " + r.cells[2].textContent : "";
+  });
+  async function drag(f0, f1, want) {
+    const box = await page.locator("#tl").boundingBox();
+    const x = (f) => box.x + 160 + f * (box.width - 160);
+    await page.mouse.move(x(f0), box.y + 6);
+    await page.mouse.down();
+    await page.mouse.move(x((f0 + f1) / 2), box.y + 6, { steps: 4 });
+    await page.mouse.move(x(f1), box.y + 6, { steps: 4 });
+    await page.mouse.up();
+    await page.waitForFunction((w) => {
+      const r = document.querySelector("#top tbody tr");
+      return document.getElementById("tlsel").textContent.includes("selected") && r && r.cells[4].textContent === w;
+    }, want, { timeout: 15000 });
+    return firstRow();
+  }
+  try {
+    await page.goto(a1);
+    await page.waitForSelector("#top tbody tr", { timeout: 20000 });
+    await page.waitForFunction(() => typeof tline !== "undefined" && tline && tline.threads.length > 0, null, { timeout: 15000 });
+    const ink = await page.evaluate(() => {
+      const c = document.getElementById("tl"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
+      return n;
+    });
+    if (ink < 100) errors.push("the timeline canvas is empty (" + ink + " pixels drawn)");
+    const whole = await firstRow();
+    const first = await drag(0.02, 0.4, a3);
+    const second = await drag(0.6, 0.98, a4);
+    // the root frame of the flamegraph is visible in its panel
+    await page.waitForFunction(() => { const f = document.getElementById("flame"); return f.contentDocument && f.contentDocument.querySelector("g.f"); }, null, { timeout: 15000 });
+    await page.waitForTimeout(500);
+    const root = await page.evaluate(() => {
+      const f = document.getElementById("flame"), w = f.contentWindow, doc = f.contentDocument;
+      let best = null, by = -1;
+      doc.querySelectorAll("g.f rect").forEach((r) => { const y = +r.getAttribute("y"); if (y > by) { by = y; best = r; } });
+      if (!best) return "no frames";
+      const b = best.getBoundingClientRect(), fb = f.getBoundingClientRect();
+      const inFrame = b.top >= 0 && b.bottom <= w.innerHeight;
+      const onPage = fb.top + b.bottom <= window.innerHeight + window.scrollY;
+      return inFrame && onPage ? "" : "root frame at " + b.top + "-" + b.bottom + " of " + w.innerHeight + " (frame at " + fb.top + ")";
+    });
+    if (root) errors.push(root);
+    await page.locator("#top tbody tr").first().click();
+    await page.waitForFunction(() => document.getElementById("peekbody").textContent.includes("callers"), null, { timeout: 15000 });
+    await page.locator("#shape a", { hasText: "icicle" }).click();
+    await page.waitForFunction(() => { const f = document.getElementById("flame"); return f.src.includes("view=icicle") && f.contentDocument && f.contentDocument.querySelector("g.f"); }, null, { timeout: 15000 });
+    await page.screenshot({ path: a2 });
+    out = "whole run: " + whole + "; first half: " + first + "; second half: " + second + "; root in view, callers panel, icicle";
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out);
+}
+
 async function offcpuCheck() {
   const browser = await launch();
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -295,6 +367,7 @@ async function offcpuCheck() {
   else if (cmd === "speedscope") rc = await speedscope();
   else if (cmd === "page") rc = await pageCheck();
   else if (cmd === "offcpu") rc = await offcpuCheck();
+  else if (cmd === "timeline") rc = await timelineCheck();
   else if (cmd === "svg") rc = await svgCheck();
   else { console.log("usage: browser.js schema|speedscope|page|svg|offcpu ..."); rc = 2; }
   process.exit(rc);

@@ -39,6 +39,15 @@ for cmd in top flame threads script; do
 done
 check "top --comm callgraph-fp" top --comm callgraph-fp
 check "threads --pid 1 (no samples)" threads --pid 1
+check "callers" callers leaf_b
+check "callees" callees b
+check "flame --inverted" flame --inverted
+check "timeline --hottest" timeline --hottest
+for by in module thread process; do
+	check "top --by $by" top --by $by
+done
+check "top --time 0%,50% --hide leaf" top --time 0%,50% --hide leaf
+check "flame --focus '^a\$' --exclude leaf_c" flame --focus '^a$' --exclude leaf_c
 
 # A comm with a quote, a backslash and a tab must be escaped: each view
 # names the program (a thread's name, leaf_b's module, the flame's root,

@@ -1,0 +1,52 @@
+/* filter.c - the options of the filter group every query command takes:
+ * --time, --focus, --exclude, --hide, --module (the work is in
+ * profile/filter.c). */
+#include "cmd/cmd.h"
+#include "lib/util.h"
+
+#include <string.h>
+
+/* The value of an option given as "--opt VALUE" or "--opt=VALUE". */
+static const char *opt_value(const char *cmd, const char *name, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+	if (strncmp(a, name, n))
+		return NULL;
+	if (a[n] == '=')
+		return a + n + 1;
+	if (a[n])
+		return NULL;
+	return cmd_value(cmd, argc, argv, i);
+}
+
+bool filter_option(struct prof_filter *f, const char *cmd, int argc, char **argv, int *i)
+{
+	char err[512];
+	const char *v;
+
+	if ((v = opt_value(cmd, "--time", argc, argv, i))) {
+		if (profile_filter_parse_time(f, v, err, sizeof(err)))
+			die("%s: %s (see 'stax help %s')", cmd, err, cmd);
+	} else if ((v = opt_value(cmd, "--focus", argc, argv, i))) {
+		f->focus = v;
+	} else if ((v = opt_value(cmd, "--exclude", argc, argv, i))) {
+		f->exclude = v;
+	} else if ((v = opt_value(cmd, "--hide", argc, argv, i))) {
+		f->hide = v;
+	} else if ((v = opt_value(cmd, "--module", argc, argv, i))) {
+		f->module = v;
+	} else {
+		return false;
+	}
+	if (profile_filter_check(f, err, sizeof(err)))
+		die("%s: %s (POSIX extended syntax, as grep -E)", cmd, err);
+	return true;
+}
+
+void filter_apply(const struct prof_filter *f, const char *cmd, struct profile *p)
+{
+	char err[512];
+	if (profile_filter_active(f) && profile_filter(p, f, err, sizeof(err)))
+		die("%s: %s", cmd, err);
+}

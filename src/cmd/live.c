@@ -1,0 +1,294 @@
+/* live.c - stax live: the top functions of a running program, refreshed.
+ *
+ * A child process records (record_run) into a memfd, or into -o FILE;
+ * this process reads the growing recording the way every view does, every
+ * interval, and prints the top functions of the last interval and of the
+ * whole run: on a terminal as a screen refreshed in place with keys, else
+ * as --count snapshots one after the other (like top -b).
+ */
+#include "cmd/cmd.h"
+#include "record/recorder.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+const char cmd_live_help[] =
+"usage: stax live [-F HZ] [-e EVENT] [-o FILE] [--interval S] [--count N] [-n N]\n"
+"                 (-p PID[,PID...] | -a | -- CMD ARGS...)\n"
+"\n"
+"Record CMD (or running processes, or every process with -a) and show the\n"
+"top functions of the last interval and of the whole run, refreshed every\n"
+"interval. On a terminal the screen is redrawn in place: s switches the\n"
+"order between self and total samples, p pauses (the recording goes on),\n"
+"q quits (Ctrl-C too). Without a terminal, or with --count, it prints\n"
+"snapshots one after another (batch mode, like top -b) and stops after N.\n"
+"The recording is made as by stax record, in a memory file that nothing\n"
+"is left of afterwards (even when stax is killed), or in FILE with -o,\n"
+"which is kept. It ends when CMD exits, when the processes exit, or when\n"
+"stax live quits (CMD is then sent SIGINT, as by stax record, and runs on\n"
+"to its end; attached processes are never signalled).\n"
+"\n"
+"  --interval S      seconds between refreshes (default 1)\n"
+"  --count N         stop after N snapshots (batch mode)\n"
+"  -n N              rows per table (default 15)\n"
+"  -F, -e, -o, -p, -a  as for stax record\n";
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One snapshot, from one read of the recording: the top of the samples
+ * after since_ns (the previous snapshot's last sample; 0 for the first
+ * snapshot: all of them) and of the whole run. Returns the recording's
+ * last sample time. */
+static uint64_t snapshot(const char *path, uint64_t since_ns, size_t rows,
+			 bool by_total, bool tty, unsigned n, FILE *out)
+{
+	struct top_opts o = { .limit = rows, .sort_total = by_total };
+	struct view_filter f = { -1, -1, NULL, 0, 0 };
+	struct prof_sym_opts so = { true, false, false };
+	struct prof_filter pf;
+	struct profile p;
+	uint64_t last, start;
+	char *whole = NULL, err[256];
+	size_t len = 0;
+	FILE *mem;
+
+	if (profile_load(&p, path))
+		return since_ns;
+	profile_symbolize_opts(&p, &so);
+	last = p.last_time;
+	start = profile_start_ns(&p);
+	if (tty)
+		fputs("\033[H\033[2J", out);
+	fprintf(out, "stax live: snapshot %u, %.1f s recorded, %zu samples%s%s\n", n,
+		last > start ? (last - start) / 1e9 : 0.0, p.nsamples, by_total ? ", by total" : ", by self",
+		tty ? "  (s: self/total, p: pause, q: quit)" : "");
+	mem = open_memstream(&whole, &len);
+	if (mem) {
+		view_top(&p, &f, &o, mem);
+		fclose(mem);
+	}
+	/* then the same profile cut to the samples after the previous snapshot */
+	memset(&pf, 0, sizeof(pf));
+	if (since_ns && since_ns >= start) {
+		pf.has_time = true;
+		pf.t_start = (since_ns - start) / 1e9 + 1e-9;
+		pf.t_end = INFINITY;
+		profile_filter(&p, &pf, err, sizeof(err));
+	}
+	if (pf.has_time)
+		fprintf(out, "\nsince the previous snapshot (%.1f s):\n", last > since_ns ? (last - since_ns) / 1e9 : 0.0);
+	else
+		fprintf(out, "\nso far (%.1f s):\n", last > start ? (last - start) / 1e9 : 0.0);
+	view_top(&p, &f, &o, out);
+	fprintf(out, "\nwhole run:\n%s", whole ? whole : "");
+	fflush(out);
+	free(whole);
+	profile_release(&p);
+	return last;
+}
+
+int cmd_live(int argc, char **argv)
+{
+	struct record_opts ro;
+	double interval = 1;
+	uint64_t count = 0, rows = 15;
+	const char *output = NULL;
+	char path[64];
+	struct termios saved;
+	bool tty = false, by_total = false, paused = false;
+	int i, fd, status = 0;
+	(void)status;
+	uint64_t since = 0;
+	unsigned n = 0;
+	pid_t child;
+
+	memset(&ro, 0, sizeof(ro));
+	ro.event = "cpu-clock";
+	ro.freq = 999;
+	ro.unwind = UNWIND_MODE_HYBRID;
+	ro.stack_size = 32768;
+	ro.quiet = 1;
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		cmd_maybe_help("live", a);
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (!strcmp(a, "-F") || !strcmp(a, "--freq")) {
+			const char *v = cmd_value("live", argc, argv, &i);
+			if (parse_u64(v, &ro.freq) || !ro.freq)
+				die("live: -F needs a positive number of Hz, not '%s'", v);
+		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
+			ro.event = cmd_value("live", argc, argv, &i);
+		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+			output = cmd_value("live", argc, argv, &i);
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
+			const char *v = cmd_value("live", argc, argv, &i);
+			char *copy = xstrdup(v), *tok, *save = NULL;
+			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				uint64_t pid;
+				if (parse_u64(tok, &pid) || !pid || pid > 0x7fffffff)
+					die("live: -p takes process ids like 1234 or 1234,5678, not '%s'", v);
+				ro.pids = xrealloc(ro.pids, (ro.npids + 1) * sizeof(*ro.pids));
+				ro.pids[ro.npids++] = (int)pid;
+			}
+			free(copy);
+		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {
+			ro.system_wide = 1;
+		} else if (!strcmp(a, "--interval")) {
+			const char *v = cmd_value("live", argc, argv, &i);
+			char *end;
+			interval = strtod(v, &end);
+			if (*end || end == v || !(interval >= 0.1) || interval > 3600)
+				die("live: --interval needs seconds from 0.1 to 3600, not '%s'", v);
+		} else if (!strcmp(a, "--count")) {
+			const char *v = cmd_value("live", argc, argv, &i);
+			if (parse_u64(v, &count) || !count)
+				die("live: --count needs a positive number, not '%s'", v);
+		} else if (!strcmp(a, "-n")) {
+			const char *v = cmd_value("live", argc, argv, &i);
+			if (parse_u64(v, &rows))
+				die("live: -n needs a number, not '%s'", v);
+		} else {
+			cmd_bad_option("live", a);
+		}
+	}
+	if (i < argc)
+		ro.argv = argv + i;
+	if (ro.argv && ro.npids)
+		die("live: give either -p PID or a command, not both");
+	if (!ro.argv && !ro.npids && !ro.system_wide)
+		die("live: nothing to record (give a command after --, -p PID or -a; see 'stax help live')");
+	if (output) {
+		ro.output = output;
+		snprintf(path, sizeof(path), "%s", output);
+		if (strlen(output) >= sizeof(path))
+			die("live: -o path too long");
+	} else {
+		/* a memory file: nothing is left when every process holding it ends */
+		fd = memfd_create("stax-live", MFD_CLOEXEC);
+		if (fd < 0)
+			die("live: cannot make a memory file: %s", strerror(errno));
+		ro.output = "stax-live";
+		ro.output_fd = fd;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	}
+	tty = !count && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (!tty && !count)
+		count = 10; /* batch mode without --count: ten snapshots */
+	fflush(NULL);
+	child = fork();
+	if (child < 0)
+		die("live: cannot fork: %s", strerror(errno));
+	if (child == 0) {
+		int st = 0;
+		/* the recorder: its own process, so that it keeps recording at
+		 * its own pace while this one reads */
+		if (record_run(&ro, &st) && !st)
+			st = 1;
+		_exit(st);
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
+		struct termios raw = saved;
+		raw.c_lflag &= ~(ICANON | ECHO | ISIG);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	} else {
+		tty = false;
+	}
+	for (;;) {
+		uint64_t until = mono_ns() + (uint64_t)(interval * 1e9);
+		bool ended = false, redraw = false;
+		int st;
+		/* wait out the interval, answering keys */
+		while (!stop_requested) {
+			uint64_t t = mono_ns();
+			struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
+			int ms = t >= until ? 0 : (int)((until - t) / 1000000) + 1;
+			if (waitpid(child, &st, WNOHANG) == child) {
+				ended = true;
+				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				break;
+			}
+			if (t >= until)
+				break;
+			if (ms > 100)
+				ms = 100;
+			if (tty && poll(&pfd, 1, ms) > 0) {
+				char c = 0;
+				if (read(STDIN_FILENO, &c, 1) == 1) {
+					if (c == 'q' || c == 3)
+						stop_requested = 1;
+					else if (c == 's')
+						by_total = !by_total, redraw = true;
+					else if (c == 'p')
+						paused = !paused, redraw = true;
+				}
+				if (redraw)
+					break;
+			} else if (!tty) {
+				usleep((useconds_t)ms * 1000);
+			}
+		}
+		if (stop_requested)
+			break;
+		if (!paused || redraw) {
+			n++;
+			uint64_t last = snapshot(path, since, (size_t)rows, by_total, tty, n, stdout);
+			if (!redraw)
+				since = last;
+		}
+		if (paused && tty)
+			fputs("(paused: p to go on)\n", stdout), fflush(stdout);
+		if (ended || (count && n >= count))
+			break;
+	}
+	if (tty)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	/* stop the recorder: the first SIGINT it forwards to CMD (as stax
+	 * record does), a second one stops the recording; attached
+	 * processes are never signalled */
+	if (waitpid(child, &status, WNOHANG) == 0) {
+		int st, k;
+		kill(child, SIGINT);
+		for (k = 0; k < 30 && waitpid(child, &st, WNOHANG) == 0; k++)
+			usleep(100000);
+		if (k == 30) {
+			kill(child, SIGINT);
+			waitpid(child, &st, 0);
+		}
+	}
+	status = 0;
+	free(ro.pids);
+	return status;
+}

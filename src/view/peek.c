@@ -1,0 +1,209 @@
+/* peek.c - the callers or the callees of one function (stax callers,
+ * stax callees), like pprof -peek.
+ *
+ * FUNC is found as annotate finds it: a function name as top prints it
+ * (every function of that name in one module: inline copies and
+ * per-line rows merge), or 0xADDRESS of one of its frames. Each sample
+ * whose stack holds FUNC counts once for FUNC, and once for each
+ * distinct caller (or callee) it has on that stack, wherever FUNC
+ * appears on it; a call of FUNC by FUNC (recursion) is not a caller or
+ * callee of its own. Shares are of FUNC's samples.
+ */
+#include "view/view.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 4096
+
+struct peek_row {
+	uint32_t func;           /* 0: no caller (FUNC was the outermost frame) */
+	uint64_t count;
+};
+
+static int cmp_peek(const void *a, const void *b)
+{
+	const struct peek_row *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* Function ids named what (or holding the frame at 0xADDRESS) in one
+ * module, marked in set[]; returns the first, 0 with a message in err. */
+static uint32_t find_funcs(const struct profile *p, const char *what, bool *set, char *err, size_t errlen)
+{
+	uint32_t first = 0, by_addr = 0;
+	size_t i, nmod = 0;
+	const char *mods[4];
+
+	if (!strncmp(what, "0x", 2) || !strncmp(what, "0X", 2)) {
+		char *end;
+		uint64_t addr;
+		errno = 0;
+		addr = strtoull(what, &end, 16);
+		if (errno || *end) {
+			snprintf(err, errlen, "'%s' is not an address (give 0xHEX or a function name)", what);
+			return 0;
+		}
+		for (i = 0; i < p->nnodes && !first; i++)
+			if (p->nodes[i].addr == addr && (p->nodes[i].flags & 0xff) != NODE_ROOT)
+				first = p->nodes[i].func;
+		if (!first) {
+			snprintf(err, errlen, "no frame has address %s (see stax script for addresses)", what);
+			return 0;
+		}
+		what = profile_func(p, first)->name;
+		by_addr = first;
+	}
+	for (i = 0; i < p->nfuncs; i++) {
+		const struct prof_func *fn = &p->funcs[i];
+		size_t k;
+		if (strcmp(fn->name, what) && strcmp(fn->label, what))
+			continue;
+		if (by_addr && strcmp(fn->module, profile_func(p, by_addr)->module))
+			continue; /* the address chose the module */
+		for (k = 0; k < nmod && strcmp(mods[k], fn->module); k++)
+			;
+		if (k == nmod && nmod < ARRAY_SIZE(mods))
+			mods[nmod++] = fn->module;
+		set[i + 1] = true;
+		if (!first)
+			first = (uint32_t)(i + 1);
+	}
+	if (!first) {
+		snprintf(err, errlen, "no sampled function is named '%s' (see stax top for names;"
+			 " C++ names are demangled)", what);
+		return 0;
+	}
+	if (nmod > 1) {
+		/* the same name in several modules: say which, by an address */
+		size_t len = 0, k;
+		len += snprintf(err + len, errlen - len, "several functions are named '%s':", what);
+		for (k = 0; k < nmod && len < errlen; k++) {
+			uint64_t addr = 0;
+			for (i = 0; i < p->nnodes; i++) {
+				const struct prof_func *fn = profile_func(p, p->nodes[i].func);
+				if ((p->nodes[i].flags & 0xff) != NODE_ROOT && set[p->nodes[i].func] && fn &&
+				    !strcmp(fn->module, mods[k])) {
+					addr = p->nodes[i].addr;
+					break;
+				}
+			}
+			len += snprintf(err + len, errlen - len, "%s %s in %s (0x%" PRIx64 ")",
+					k ? "," : "", what, mods[k], addr);
+		}
+		if (len < errlen)
+			snprintf(err + len, errlen - len, "; give one as 0xADDRESS");
+		return 0;
+	}
+	return first;
+}
+
+int view_peek(const struct profile *p, const struct view_filter *f, const char *what,
+	      const struct peek_opts *o, FILE *out, char *err, size_t errlen)
+{
+	bool *set = xcalloc(p->nfuncs + 1, sizeof(*set));
+	struct peek_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
+	uint64_t *stamp = xcalloc(p->nfuncs + 1, sizeof(*stamp));
+	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	uint64_t kept = 0, in = 0, self = 0;
+	const char *rel = o->callees ? "callees" : "callers";
+	const struct prof_func *tf;
+	uint32_t target;
+	size_t i, j, n, limit;
+	int ret = -1;
+
+	target = find_funcs(p, what, set, err, errlen);
+	if (!target)
+		goto out;
+	tf = profile_func(p, target);
+	for (i = 0; i <= p->nfuncs; i++)
+		rows[i].func = (uint32_t)i;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		bool hit = false;
+		size_t nf;
+		if (!view_keep(p, f, s))
+			continue;
+		kept++;
+		nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
+		for (j = 0; j < nf; j++) {
+			uint32_t other;
+			if (frames[j] > p->nfuncs || !set[frames[j]])
+				continue;
+			hit = true;
+			if (o->callees) {
+				if (!j)
+					continue; /* FUNC was running: self */
+				other = frames[j - 1];
+			} else {
+				other = j + 1 < nf ? frames[j + 1] : 0;
+			}
+			if (other > p->nfuncs || (other && set[other]) || stamp[other] == i + 1)
+				continue; /* recursion, or counted for this sample */
+			stamp[other] = i + 1;
+			rows[other].count++;
+		}
+		if (hit) {
+			in++;
+			if (nf && set[frames[0]])
+				self++;
+		}
+	}
+	qsort(rows, p->nfuncs + 1, sizeof(*rows), cmp_peek);
+	for (n = 0; n <= p->nfuncs && rows[n].count; n++)
+		;
+	limit = o->limit && o->limit < n ? o->limit : n;
+
+	if (o->json) {
+		fprintf(out, JSON_OPEN "\"function\":");
+		json_str(out, tf->name);
+		fputs(",\"module\":", out);
+		json_str(out, tf->module);
+		fprintf(out, ",\"samples\":%" PRIu64 ",\"total_samples\":%" PRIu64 ",\"pct\":%.2f"
+			",\"self\":%" PRIu64 ",\"self_pct\":%.2f,\"%s\":[",
+			in, kept, kept ? 100.0 * in / kept : 0.0, self, in ? 100.0 * self / in : 0.0, rel);
+		for (i = 0; i < limit; i++) {
+			const struct prof_func *fn = profile_func(p, rows[i].func);
+			fputs(i ? ",{\"name\":" : "{\"name\":", out);
+			json_str(out, fn ? fn->label : "[root]");
+			fputs(",\"module\":", out);
+			json_str(out, fn ? fn->module : "");
+			fprintf(out, ",\"kernel\":%s,\"samples\":%" PRIu64 ",\"pct\":%.2f}",
+				fn && fn->kernel ? "true" : "false", rows[i].count,
+				in ? 100.0 * rows[i].count / in : 0.0);
+		}
+		fputs("]}\n", out);
+		ret = 0;
+		goto out;
+	}
+	if (!in) {
+		fprintf(out, "no samples of %s%s\n", tf->name, kept ? " match the filter" : "");
+		ret = 0;
+		goto out;
+	}
+	fprintf(out, "%s of %s (%s): on the stack in %" PRIu64 " of %" PRIu64 " samples (%.2f%%)\n",
+		rel, tf->name, tf->module, in, kept, 100.0 * in / kept);
+	fprintf(out, "%7s %8s  %-40s %s\n", "SHARE", "SAMPLES", o->callees ? "CALLEE" : "CALLER", "MODULE");
+	if (o->callees)
+		fprintf(out, "%6.2f%% %8" PRIu64 "  %-40s\n", 100.0 * self / in, self, "[self]");
+	for (i = 0; i < limit; i++) {
+		const struct prof_func *fn = profile_func(p, rows[i].func);
+		fprintf(out, "%6.2f%% %8" PRIu64 "  %-40s %s\n", 100.0 * rows[i].count / in, rows[i].count,
+			fn ? fn->label : "[root]", fn ? fn->module : "");
+	}
+	if (limit < n)
+		fprintf(out, "... %zu more %s (use -n 0 to see all)\n", n - limit, rel);
+	ret = 0;
+out:
+	free(set);
+	free(rows);
+	free(stamp);
+	free(frames);
+	return ret;
+}

@@ -1,0 +1,63 @@
+#!/bin/sh
+# live.sh - stax live in batch mode (no terminal): snapshots of a running
+# process (-p, never signalled) and of a command, the recording in a
+# memory file that leaves nothing behind, or kept with -o.
+# phases-nofp (tests/programs/phases.c) runs first_half, then second_half.
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+"$PROG/phases-nofp" 20 >/dev/null &
+tpid=$!
+bg_add "$tpid"
+sleep 0.3
+mkdir -p "$T/cwd"
+(cd "$T/cwd" && timeout 120 "$STAX" live -p "$tpid" --interval 0.5 --count 3 -n 5 </dev/null >"$T/p.txt" 2>"$T/p.err")
+rc=$?
+snaps=$(grep -c '^stax live: snapshot' "$T/p.txt")
+alive=no
+kill -0 "$tpid" 2>/dev/null && alive=yes
+hot=$(awk '/^whole run:/ { w = 1; next } w && /^ *[0-9.]+%/ { print $5; exit }' "$T/p.txt")
+if [ "$rc" -eq 0 ] && [ "$snaps" -eq 3 ] && [ "$alive" = yes ] && [ "$hot" = first_half ] &&
+   [ -z "$(ls -A "$T/cwd")" ]; then
+	ok "live -p PID --count 3: 3 snapshots, first_half on top, the process still runs, no file left"
+else
+	fail "live -p PID --count 3" "status $rc, $snaps snapshots, alive $alive, top '$hot', files: $(ls -A "$T/cwd" | tr '\n' ' ') $(first_line "$T/p.err")"
+fi
+# the last-interval table counts only the newest samples: fewer than the whole run
+# (the first row of each table in the last snapshot: first_half)
+last=$(awk '/^since the previous snapshot/ { l = 1; n = 0; next } l && /^ *[0-9.]+%/ && !n++ { v = $2 } END { print v }' "$T/p.txt")
+all=$(awk '/^whole run:/ { w = 1; n = 0; next } w && /^ *[0-9.]+%/ && !n++ { v = $2 } END { print v }' "$T/p.txt")
+if [ -n "$last" ] && [ -n "$all" ] && [ "$last" -lt "$all" ]; then
+	ok "live: the last interval ($last samples of first_half) is a part of the whole run ($all)"
+else
+	fail "live: last interval" "last '$last', whole '$all'"
+fi
+kill "$tpid" 2>/dev/null
+
+# a command, kept with -o
+(cd "$T/cwd" && timeout 120 "$STAX" live --interval 0.5 --count 2 -o "$T/kept.data" -- \
+	sh -c 'echo $$ >"$0"; exec "$1" 30' "$T/cmd.pid" "$PROG/peek-nofp" </dev/null >"$T/c.txt" 2>"$T/c.err")
+rc=$?
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^stax live: snapshot' "$T/c.txt")" -eq 2 ] && [ -z "$(ls -A "$T/cwd")" ] &&
+   stax top "$T/kept.data" 2>/dev/null | grep -q ' leaf_p '; then
+	ok "live -o FILE -- CMD: 2 snapshots, the recording kept and readable"
+else
+	fail "live -o FILE -- CMD" "status $rc: $(first_line "$T/c.err") $(ls -A "$T/cwd" | tr '\n' ' ')"
+fi
+cpid=$(cat "$T/cmd.pid" 2>/dev/null)
+if [ -n "$cpid" ] && ! kill -0 "$cpid" 2>/dev/null; then
+	ok "live: the command ends with live (SIGINT, as stax record sends it)"
+else
+	fail "live: the command ends with live" "pid '$cpid' still runs"
+	[ -n "$cpid" ] && kill "$cpid" 2>/dev/null
+fi
+
+stax live --count 2 </dev/null >/dev/null 2>"$T/bad.err"
+rc=$?
+if [ "$rc" -eq 1 ] && one_line_error "$T/bad.err"; then
+	ok "live without a target: one-line error, exit 1"
+else
+	fail "live without a target" "status $rc: $(first_line "$T/bad.err")"
+fi
+
+done_testing

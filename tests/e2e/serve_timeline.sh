@@ -1,0 +1,83 @@
+#!/bin/sh
+# serve_timeline.sh - stax serve's timeline, time selection, callers and
+# callees, flame/icicle and window fit, on phases (tests/programs/phases.c:
+# first_half runs the first half, second_half the second). The API answers
+# with curl; the page is checked in headless chromium.
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+if ! command -v curl >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
+	skip "serve timeline" "curl or python3 is not installed"
+	done_testing
+fi
+if ! stax record -o "$T/ph.data" -- "$PROG/phases-nofp" >/dev/null 2>"$T/rec.err"; then
+	fail "record phases-nofp" "$(first_line "$T/rec.err")"
+	done_testing
+fi
+"$STAX" serve -i "$T/ph.data" --port 0 2>"$T/serve.err" &
+SPID=$!
+bg_add "$SPID"
+PORT=""
+wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$T/serve.err"); [ -n "$PORT" ]' 60
+get() { curl -s -m 30 "http://127.0.0.1:$PORT$1"; }
+if [ -z "$PORT" ]; then
+	fail "serve starts" "$(first_line "$T/serve.err")"
+	done_testing
+fi
+get "/api/timeline?buckets=10" >"$T/tl.json"
+if python3 - "$T/tl.json" >"$T/tl.out" 2>&1 <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+r = [x for x in t["threads"] if x["name"].startswith("phases")][0]
+assert t["buckets"] == 10 and sum(r["counts"]) == r["samples"] > 0
+h = r["hottest"]
+assert h[1] == "first_half" and h[-2] == "second_half", h
+start, w = t["start_ns"], t["bucket_s"] * 1e9
+print("%d %d %d %d" % (start, start + 4 * w, start + 6 * w, start + 10 * w))
+PY
+then
+	ok "/api/timeline: counts per bucket, first_half then second_half hottest"
+	set -- $(cat "$T/tl.out")
+	get "/api/top?t0=$1&t1=$2" >"$T/a.json"
+	get "/api/top?t0=$3&t1=$4" >"$T/b.json"
+	if python3 - "$T/a.json" "$T/b.json" <<'PY' 2>"$T/sel.err"
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a["functions"][0]["name"] == "first_half" and b["functions"][0]["name"] == "second_half", (a["functions"][0], b["functions"][0])
+assert a["functions"][0]["self_pct"] > 80 and b["functions"][0]["self_pct"] > 80
+PY
+	then
+		ok "/api/top with t0,t1: first_half tops the first 40%, second_half the last 40%"
+	else
+		fail "/api/top with a time range" "$(tail -n 1 "$T/sel.err")"
+	fi
+else
+	fail "/api/timeline" "$(tail -n 1 "$T/tl.out")"
+fi
+get "/api/callers?func=second_half" >"$T/c.json"
+get "/api/callees?func=main" >"$T/e.json"
+if grep -q '"callers":\[{"name":"main"' "$T/c.json" && grep -q '"name":"second_half"' "$T/e.json"; then
+	ok "/api/callers and /api/callees"
+else
+	fail "/api/callers and /api/callees" "$(head -c 200 "$T/c.json") $(head -c 200 "$T/e.json")"
+fi
+# icicle: the root frame (the first drawn) is the top row (y = 64); in
+# the flame graph it is the bottom one
+first_y() { awk '/^<g class="f"/ && match($0, /y="[0-9]+"/) { print substr($0, RSTART + 3, RLENGTH - 4) + 0; exit }'; }
+ytop=$(get "/flame.svg?view=icicle" | first_y)
+yflame=$(get "/flame.svg" | first_y)
+if [ "$ytop" = 64 ] && [ -n "$yflame" ] && [ "$yflame" -gt 64 ]; then
+	ok "flame.svg?view=icicle: the root at the top (y $ytop; in the flame graph at y $yflame)"
+else
+	fail "flame.svg?view=icicle" "icicle top y '$ytop', flame '$yflame'"
+fi
+
+if browser_setup; then
+	browser_check "serve page in chromium: timeline drawn, a selection changes the table, root in view, callers panel, icicle" \
+		"$T/b.out" timeline "http://127.0.0.1:$PORT/" "$T/tl.png" first_half second_half
+else
+	skip "serve timeline in chromium" "$BROWSER_WHY"
+fi
+kill "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null
+done_testing
