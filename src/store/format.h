@@ -178,7 +178,11 @@ struct rec_sample {
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
 /* rec_sample.quality: the verdict, and why unwinding stopped (0: complete
- * or not known). */
+ * or not known; enum unwind_stop: 1 copy ended, 2 depth, 3 chain ended,
+ * 4 no CFI, 5 read below sp, 6 sp did not move, 7 register, 8 bad CFI,
+ * 9 no registers, 10 signal frame with zero pc, 11 a return address in
+ * no executable mapping, 12 a loop (a (CFA, return address) pair again),
+ * 13 a stack switch not followed). */
 #define SAMPLE_Q_STOP_SHIFT 4
 #define SAMPLE_Q(q) ((q) & 3u)
 #define SAMPLE_Q_STOP(q) ((unsigned)(q) >> SAMPLE_Q_STOP_SHIFT)

@@ -18,6 +18,7 @@
 
 #include "lib/hash.h"
 #include "lib/util.h"
+#include "unwind/roots.h"
 #include "unwind/splice.h"
 #include "unwind/table.h"
 #include "unwind/x86_64.h"
@@ -350,6 +351,53 @@ static bool is_root(struct unwinder *u, const struct unwind_input *in, uint64_t 
 			     utable_in_root_caller(m->t, ra - 1 - m->bias));
 }
 
+/* The mapping containing addr. Within one sample the address space is
+ * fixed, and across samples while its version stays the same: the
+ * mappings already found stay valid (a stack goes back and forth between
+ * the program and libc). */
+static const struct umod *seen_module(struct unwinder *u, const struct unwind_input *in,
+				      uint64_t addr)
+{
+	const struct umod *mod;
+
+	for (int i = 0; i < u->nseen; i++)
+		if (addr >= u->seen[i]->start && addr < u->seen[i]->end)
+			return u->seen[i];
+	mod = module_for(u, in, addr);
+	if (mod && u->nseen < SEEN) {
+		u->seen[u->nseen++] = mod;
+	} else if (mod) {
+		u->seen[u->seen_next] = mod;
+		u->seen_next = (u->seen_next + 1) % SEEN;
+	}
+	return mod;
+}
+
+/* The frame pointer at a stack switch frame whose stack pointer is sp:
+ * the callee on the new stack saved it in its frame record at sp - 16
+ * (Go's frames keep rbp there, and Go's CFI does not say so, so the rules
+ * leave rbp as sampled). The record counts only when the frame-pointer
+ * walk from the sampled rbp reaches it inside the copy. Else rbp where a
+ * rule restored it (valid has UNW_RBP), else 0. */
+static uint64_t switch_rbp(const struct unwind_input *in, struct copy *c, uint64_t sp,
+			   uint64_t rbp, uint32_t valid)
+{
+	uint64_t fp = in->regs.r[UNW_RBP], next;
+
+	if (in->regs.valid & (1u << UNW_RBP))
+		for (int i = 0; i < UNWIND_MAX_DEPTH && fp >= c->base && fp < c->end; i++) {
+			if (!copy_read(c, fp, &next))
+				break;
+			if (fp == sp - 16)
+				return next;
+			if (next <= fp)
+				break;
+			fp = next;
+		}
+	c->fault = FAULT_NONE;
+	return (valid & (1u << UNW_RBP)) ? rbp : 0;
+}
+
 /* One walk of a sample. With track_rbx, rbx is carried from frame to
  * frame by the compiled rules too (where each frame saved it), which only
  * the rare rule that defines its CFA by rbx needs. */
@@ -365,6 +413,12 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	const struct umod *mod = NULL;
 	size_t n = 0, limit = MIN(max, (size_t)UNWIND_MAX_DEPTH);
 	bool exact = true;        /* look up pc itself, not pc-1 */
+	bool rbp_by_rule = false; /* rbp was restored by a rule (else it is the
+				   * sampled one: Go's CFI does not say where
+				   * frames save it) */
+	bool back = false;        /* a step moved the CFA down (a signal frame or
+				   * a stack switch): loops become possible */
+	uint64_t cfas[UNWIND_MAX_DEPTH]; /* cfas[i]: the CFA that gave frame i */
 	uint32_t next_flags;
 
 	memset(res, 0, sizeof(*res));
@@ -415,8 +469,9 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	for (;;) {
 		uint64_t lookup = exact ? pc : pc - 1;
 		uint64_t cfa = 0, ra, nsp, nrbp = rbp;
-		bool cfa_known = false, signal = false;
+		bool cfa_known = false, signal = false, switched = false;
 		uint32_t nvalid = valid;
+		const struct umod *nmod;
 		const struct urule *r;
 		const struct utable *rt;
 		uint64_t rbias;
@@ -428,27 +483,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			res->stop = UNWIND_STOP_DEPTH;
 			goto stop;
 		}
-		if (!mod || lookup < mod->start || lookup >= mod->end) {
-			/* Within one sample the address space is fixed, and
-			 * across samples while its version stays the same: the
-			 * mappings already found stay valid (a stack goes back
-			 * and forth between the program and libc). */
-			mod = NULL;
-			for (int i = 0; i < u->nseen; i++)
-				if (lookup >= u->seen[i]->start && lookup < u->seen[i]->end) {
-					mod = u->seen[i];
-					break;
-				}
-			if (!mod) {
-				mod = module_for(u, in, lookup);
-				if (mod && u->nseen < SEEN) {
-					u->seen[u->nseen++] = mod;
-				} else if (mod) {
-					u->seen[u->seen_next] = mod;
-					u->seen_next = (u->seen_next + 1) % SEEN;
-				}
-			}
-		}
+		if (!mod || lookup < mod->start || lookup >= mod->end)
+			mod = seen_module(u, in, lookup);
 		if (mod && mod->t) {
 			uint64_t key = (lookup & 0xffffffffffffull) | mod->gen;
 			struct rule_slot *rs = &u->cache[(key * 0x9e3779b97f4a7c15ull) >> 54];
@@ -483,7 +519,43 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			 * starts a byte early for RA-1 lookups instead). */
 			kind = UR_SIGNAL;
 		}
+		if ((!exact || n == 1) && mod && mod->t && mod->t->nroots &&
+		    utable_root_kind(mod->t, lookup - mod->bias) == ROOT_K_SWITCH &&
+		    !(n <= 2 && rbp > sp && rbp - sp <= 4096)) {
+			/* pc returns into a function that ran its callee on
+			 * another stack (Go's systemstack, mcall, morestack):
+			 * the rules of its frame would read the new stack, where
+			 * its caller is not. It left rbp pointing at its caller's
+			 * frame record on the old stack; the kernel's chain
+			 * followed it there. (Its caller's own return address is
+			 * not in that record: the caller is skipped, as
+			 * frame-pointer unwinders do, never invented.) Seen as the
+			 * second frame with rbp just above the stack pointer, it
+			 * is systemstack still on the old stack (in
+			 * gosave_systemstack_switch): its CFI is right. Sampled
+			 * in the function itself (the first frame), the same
+			 * test tells whether it switched yet. */
+			switched = true;
+			if (n > 1)
+				rbp = switch_rbp(in, &c, sp, rbp, rbp_by_rule ? valid : 0);
+			else if (!(valid & (1u << UNW_RBP)))
+				rbp = 0;
+			if (rbp < 4096 || rbp > UINT64_MAX - 16) {
+				res->quality = UNWIND_Q_TRUNCATED;
+				res->stop = UNWIND_STOP_SWITCH;
+				goto stop;
+			}
+			cfa = rbp + 16;
+			cfa_known = true;
+			if (!copy_read(&c, rbp + 8, &ra) || !copy_read(&c, rbp, &nrbp))
+				goto fault;
+			nvalid = (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
+			nsp = cfa;
+			kind = -1;
+		}
 		switch (kind) {
+		case -1:
+			break;
 		case UR_NORMAL:
 		case UR_PLT:
 			if (r->kind == UR_PLT) {
@@ -637,7 +709,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			res->jit_frames++;
 		}
 
-		if (!signal && nsp <= sp) {
+		if (!signal && !switched && nsp <= sp) {
 			/* The stack pointer must move towards the caller. */
 			res->quality = UNWIND_Q_BROKEN;
 			res->stop = UNWIND_STOP_SP;
@@ -652,29 +724,77 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			}
 			goto done;
 		}
+		/* Never an invented frame: the caller's pc must be in
+		 * executable code the process has mapped... */
+		nmod = seen_module(u, in, signal ? ra : ra - 1);
+		if (!nmod && in->find) {
+			res->quality = UNWIND_Q_BROKEN;
+			res->stop = UNWIND_STOP_NOT_CODE;
+			goto stop;
+		}
+		/* ...and, once a step went down (where the CFA no longer
+		 * rises at every step), no (CFA, return address) pair may come
+		 * again. */
+		back |= signal || switched;
+		if (back) {
+			for (size_t j = 1; j < n; j++)
+				if (cfas[j] == nsp && frames[j].pc == ra) {
+					res->quality = UNWIND_Q_BROKEN;
+					res->stop = UNWIND_STOP_LOOP;
+					goto stop;
+				}
+		}
+		if (nmod)
+			mod = nmod;
 		next_flags = signal ? UNWIND_F_SIGNAL : UNWIND_F_RA;
 		exact = signal;
+		rbp_by_rule |= nrbp != rbp || (nvalid & ~valid & (1u << UNW_RBP)) ||
+			       (kind == UR_NORMAL && r->rbp == URBP_CFA) || kind == UR_SLOW;
 		pc = ra;
 		sp = nsp;
 		rbp = nrbp;
 		valid = nvalid | (1u << UNW_RIP) | (1u << UNW_RSP);
 		frames[n].pc = pc;
 		frames[n].flags = next_flags;
+		cfas[n] = nsp;
 		n++;
 		continue;
 
 	fault:
-		if (c.fault == FAULT_BEYOND && cfa_known && splice_matches(&sp_info, cfa)) {
+		if (((c.fault == FAULT_BEYOND || switched || back) && cfa_known &&
+		     splice_matches(&sp_info, cfa)) ||
+		    (back && exact && n > 1 && (valid & (1u << UNW_RBP)) && sp_info.valid &&
+		     rbp == sp_info.frame)) {
+			/* A stack switch (or a signal handled on another
+			 * stack) goes to another stack, above or below the
+			 * copy: the kernel's chain followed its frame pointer
+			 * there. A frame interrupted by a signal before it made
+			 * its own frame record (a leaf, a prologue) has its
+			 * caller's in rbp: the chain goes on from the caller's
+			 * caller (the caller is skipped, never invented). */
 			res->dwarf_frames = n;
 			size_t i = sp_info.next;
+			bool not_code = false;
 			for (; i < in->fp_chain_len && n < limit; i++) {
+				/* The chain is the kernel's rbp walk, which follows
+				 * whatever rbp held in code that does not keep frame
+				 * pointers: a return address outside executable
+				 * code ends it there. */
+				if (in->find && !seen_module(u, in, in->fp_chain[i] - 1)) {
+					not_code = true;
+					break;
+				}
 				frames[n].pc = in->fp_chain[i];
 				frames[n].flags = UNWIND_F_RA;
 				n++;
 			}
 			res->method = UNWIND_M_SPLICED;
 			u->stats.spliced++;
-			if (i < in->fp_chain_len) {
+			if (not_code) {
+				res->quality = UNWIND_Q_BROKEN;
+				res->stop = UNWIND_STOP_NOT_CODE;
+				res->stop_pc = frames[n - 1].pc;
+			} else if (i < in->fp_chain_len) {
 				res->quality = UNWIND_Q_TRUNCATED;
 				res->stop = UNWIND_STOP_DEPTH;
 				res->stop_pc = frames[n - 1].pc;
@@ -687,6 +807,13 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			}
 			res->n = n;
 			return;
+		}
+		if (switched) {
+			/* the other stack is not in the copy, and the kernel's
+			 * chain does not reach it (or is not this stack's) */
+			res->quality = UNWIND_Q_TRUNCATED;
+			res->stop = UNWIND_STOP_SWITCH;
+			goto stop;
 		}
 		res->quality = c.fault == FAULT_BEYOND ? UNWIND_Q_TRUNCATED : UNWIND_Q_BROKEN;
 		res->stop = c.fault == FAULT_BEYOND ? UNWIND_STOP_COPY : UNWIND_STOP_BAD_ADDR;
@@ -739,6 +866,9 @@ const char *unwind_stop_name(enum unwind_stop s)
 	case UNWIND_STOP_BAD_CFI: return "unwind information that could not be used";
 	case UNWIND_STOP_NO_REGS: return "no user registers";
 	case UNWIND_STOP_SIGNAL: return "a signal frame with no return address";
+	case UNWIND_STOP_NOT_CODE: return "a return address outside executable code";
+	case UNWIND_STOP_LOOP: return "the unwinding went round in a loop";
+	case UNWIND_STOP_SWITCH: return "a stack switch that could not be followed";
 	case UNWIND_NSTOPS: break;
 	}
 	return "?";

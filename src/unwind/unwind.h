@@ -55,7 +55,9 @@ struct unwind_module {
 };
 
 /* Find the executable mapping containing pc in the sampled process.
- * Returns false when pc is in no known mapping (JIT, unknown). */
+ * Anonymous executable memory (JIT code) is a mapping too, with path ""
+ * or "//anon" (no unwind table). Returns false when pc is in no
+ * executable mapping: the unwinder then never makes pc a frame. */
 typedef bool (*unwind_find_fn)(void *arg, uint64_t pc, struct unwind_module *out);
 
 /* Read len bytes of the sampled process's code at addr into buf, to
@@ -115,7 +117,15 @@ enum unwind_stop {
 	UNWIND_STOP_BAD_CFI,     /* broken: CFI that could not be interpreted */
 	UNWIND_STOP_NO_REGS,     /* broken: the sample has no user registers */
 	UNWIND_STOP_SIGNAL,      /* broken: a signal frame ended in a zero pc */
-	UNWIND_NSTOPS
+	UNWIND_STOP_NOT_CODE,    /* broken: the next return address is in no
+				  * executable mapping (never shown as a frame) */
+	UNWIND_STOP_LOOP,        /* broken: a (CFA, return address) pair came
+				  * again: the rules went round in a loop */
+	UNWIND_STOP_SWITCH,      /* truncated: a stack switch (Go's systemstack,
+				  * mcall, morestack) whose other stack could not
+				  * be reached (no frame pointer, or beyond the
+				  * copy and not in the kernel's chain) */
+	UNWIND_NSTOPS            /* at most 16: 4 bits in rec_sample.quality */
 };
 
 struct unwind_result {

@@ -119,11 +119,13 @@ static bool find_cb(void *arg, uint64_t pc, struct unwind_module *out)
 	(void)arg;
 	find_calls++;
 	const struct map *m = map_of(pc);
-	if (!m || !m->exec || !m->path[0])
+	if (!m || !m->exec)
 		return false;
 	if (m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0)
 		return false;
-	out->path = m->path;
+	/* anonymous executable memory (JIT code) is a mapping, as the
+	 * recorder's MMAP records say: "//anon" */
+	out->path = m->path[0] ? m->path : "//anon";
 	out->build_id = NULL;
 	out->build_id_size = 0;
 	out->start = m->start;
