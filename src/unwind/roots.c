@@ -38,6 +38,8 @@ static const struct {
 	{ "runtime.mcall", ROOT_K_SWITCH },
 	{ "runtime.morestack", ROOT_K_SWITCH },
 	{ "runtime.asmcgocall", ROOT_K_SWITCH },
+	/* Rust's psm (stacker::grow): CFA = rbp + 16 on the old stack */
+	{ "rust_psm_on_stack", ROOT_K_SWITCH_CFI },
 	/* the vDSO's clock is called on the g0 stack */
 	{ "runtime.nanotime1", ROOT_K_SWITCH },
 	{ "runtime.walltime", ROOT_K_SWITCH },

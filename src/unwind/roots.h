@@ -11,9 +11,12 @@
  * A stack switch is a function that runs its callee on another stack:
  * the callee's return address into it is on the new stack, its caller's
  * frame on the old one (Go's runtime.systemstack, runtime.mcall,
- * runtime.morestack). Unwinding there follows the frame pointer, which
- * these functions leave pointing at the caller's frame record on the old
- * stack, and never the rules for one contiguous stack.
+ * runtime.morestack; rust_psm_on_stack, which rustc's stacker uses to
+ * run deep work on fresh segments). Unwinding there follows the frame
+ * pointer, which Go's leave pointing at the caller's frame record on the
+ * old stack (psm's CFI says so itself), never the rules for one
+ * contiguous stack; the caller's stack may be outside the copy, and the
+ * live recorder may read it from the process.
  */
 #ifndef STAX_UNWIND_ROOTS_H
 #define STAX_UNWIND_ROOTS_H
@@ -23,7 +26,10 @@
 enum root_kind {
 	ROOT_K_NONE = 0,
 	ROOT_K_ROOT,      /* a stack that reaches it is complete */
-	ROOT_K_SWITCH,    /* runs its callee on another stack */
+	ROOT_K_SWITCH,    /* runs its callee on another stack, leaving rbp
+			   * at its caller's frame record (Go) */
+	ROOT_K_SWITCH_CFI, /* runs its callee on another stack, and its CFI
+			    * finds the caller there (Rust's psm) */
 };
 
 /* The kind of the function named name (a symbol as the ELF file spells

@@ -82,6 +82,7 @@ struct unwinder {
 	struct utable **tables;
 	size_t ntables, cap_tables;
 	struct unwind_stats stats;
+	uint8_t *xbuf;              /* XREAD_SIZE bytes: see xread() */
 };
 
 struct unwinder *unwinder_new(void)
@@ -100,6 +101,7 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->ntables; i++)
 		utable_free(u->tables[i]);
 	free(u->tables);
+	free(u->xbuf);
 	hmap_release(&u->by_key);
 	free(u);
 }
@@ -210,6 +212,11 @@ struct copy {
 	const uint8_t *stack;
 	uint64_t base, end;   /* [base, end) */
 	int fault;
+	uint64_t fault_addr;
+	/* stack memory read from the live process (unwind_input.read_stack):
+	 * [xbase, xend) in the unwinder's buffer */
+	const uint8_t *x;
+	uint64_t xbase, xend;
 };
 
 static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
@@ -218,10 +225,52 @@ static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
 		memcpy(v, c->stack + (addr - c->base), 8);
 		return true;
 	}
+	if (c->x && addr >= c->xbase && addr <= c->xend - 8 && c->xend - c->xbase >= 8) {
+		memcpy(v, c->x + (addr - c->xbase), 8);
+		return true;
+	}
 	/* Above the copy is where the stack goes on: truncated. Below it
 	 * (or wrapped) cannot be a caller's frame: broken. */
 	c->fault = addr >= c->base && addr < UINT64_MAX - 8 ? FAULT_BEYOND : FAULT_BAD;
+	c->fault_addr = addr;
 	return false;
+}
+
+#define XREAD_SIZE (64u << 10)   /* bytes read from the process at a time */
+#define XREAD_MAX 16             /* reads per sample */
+#define XREAD_CHECK 256          /* bytes of the copy's end read again */
+
+/* Read the stack around addr (a read that missed the copy) from the live
+ * process into the unwinder's buffer. Next to the copy, the read starts
+ * inside it, and the bytes both have must be equal: else the thread's
+ * stack moved on since the sample, and nothing is read. Returns 0, or
+ * -errno (-EPERM: no ptrace access; -ESTALE: the stack changed). */
+static int xread(struct unwinder *u, const struct unwind_input *in, struct copy *c,
+		 uint64_t addr)
+{
+	uint64_t from = addr & ~7ull;
+	size_t check = 0;
+	long got;
+
+	if (!u->xbuf)
+		u->xbuf = xmalloc(XREAD_SIZE);
+	if (addr >= c->end && addr - c->end < XREAD_SIZE / 2 && c->end - c->base >= XREAD_CHECK) {
+		from = c->end - XREAD_CHECK;
+		check = XREAD_CHECK;
+	}
+	if (from > UINT64_MAX - XREAD_SIZE)
+		return -EFAULT;
+	got = in->read_stack(in->find_arg, from, u->xbuf, XREAD_SIZE);
+	if (got < 0)
+		return (int)got;
+	if ((size_t)got < check + 16)
+		return -EFAULT;
+	if (check && memcmp(u->xbuf, c->stack + (from - c->base), check) != 0)
+		return -ESTALE;
+	c->x = u->xbuf;
+	c->xbase = from;
+	c->xend = from + (uint64_t)got;
+	return 0;
 }
 
 static bool copy_read_cb(void *arg, uint64_t addr, uint64_t *v)
@@ -419,6 +468,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	bool back = false;        /* a step moved the CFA down (a signal frame or
 				   * a stack switch): loops become possible */
 	uint64_t cfas[UNWIND_MAX_DEPTH]; /* cfas[i]: the CFA that gave frame i */
+	int xreads = 0;           /* reads of the live process's stack */
+	int xerr = 0;             /* why the last one failed */
 	uint32_t next_flags;
 
 	memset(res, 0, sizeof(*res));
@@ -453,6 +504,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	if (c.end < c.base)
 		c.end = UINT64_MAX;
 	c.fault = FAULT_NONE;
+	c.x = NULL;
+	c.xbase = c.xend = 0;
 	if (in->stack)
 		for (size_t o = 0; o < MIN(in->stack_size, (size_t)STACK_PREFETCH); o += 64)
 			__builtin_prefetch(in->stack + o);
@@ -470,6 +523,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		uint64_t lookup = exact ? pc : pc - 1;
 		uint64_t cfa = 0, ra, nsp, nrbp = rbp;
 		bool cfa_known = false, signal = false, switched = false;
+		int rk;
 		uint32_t nvalid = valid;
 		const struct umod *nmod;
 		const struct urule *r;
@@ -519,8 +573,10 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			 * starts a byte early for RA-1 lookups instead). */
 			kind = UR_SIGNAL;
 		}
-		if ((!exact || n == 1) && mod && mod->t && mod->t->nroots &&
-		    utable_root_kind(mod->t, lookup - mod->bias) == ROOT_K_SWITCH &&
+		rk = mod && mod->t && mod->t->nroots ? utable_root_kind(mod->t, lookup - mod->bias) : 0;
+		if (rk == ROOT_K_SWITCH_CFI && !exact)
+			switched = true; /* its CFI goes to the other stack */
+		if (rk == ROOT_K_SWITCH && (!exact || n == 1) &&
 		    !(n <= 2 && rbp > sp && rbp - sp <= 4096)) {
 			/* pc returns into a function that ran its callee on
 			 * another stack (Go's systemstack, mcall, morestack):
@@ -758,6 +814,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		frames[n].flags = next_flags;
 		cfas[n] = nsp;
 		n++;
+		if (c.x && !(nsp - 8 >= c.base && nsp <= c.end))
+			res->read_frames++;
 		continue;
 
 	fault:
@@ -805,8 +863,43 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 				res->stop = UNWIND_STOP_CHAIN;
 				res->stop_pc = frames[n - 1].pc;
 			}
-			res->n = n;
-			return;
+			if (res->quality == UNWIND_Q_COMPLETE || !(switched || back) ||
+			    !in->read_stack || xreads >= XREAD_MAX || xerr == -EPERM) {
+				res->n = n;
+				return;
+			}
+			/* The chain did not reach a root from the other stack
+			 * (code there keeps no frame pointers): read that stack
+			 * instead, below. */
+			n = res->dwarf_frames;
+			res->dwarf_frames = 0;
+			res->method = UNWIND_M_DWARF;
+			res->quality = UNWIND_Q_UNKNOWN;
+			res->stop = UNWIND_STOP_NONE;
+			res->stop_pc = 0;
+			u->stats.spliced--;
+			if (c.fault == FAULT_NONE)
+				c.fault = FAULT_BEYOND;
+		}
+		if (in->read_stack && xreads < XREAD_MAX && c.fault != FAULT_NONE &&
+		    (switched || back) && xerr != -EPERM) {
+			/* The stack a switch came from is not in the copy,
+			 * and the kernel's chain does not go on from here:
+			 * read it from the process and unwind this frame
+			 * again. (A stack deeper than the copy is not read:
+			 * its verdict stays truncated.) */
+			int fault = c.fault;
+			xreads++;
+			xerr = xread(u, in, &c, c.fault_addr);
+			c.fault = FAULT_NONE;
+			if (!xerr)
+				continue;
+			c.fault = fault;
+		}
+		if (xerr == -EPERM && (switched || back)) {
+			res->quality = UNWIND_Q_TRUNCATED;
+			res->stop = UNWIND_STOP_NO_ACCESS;
+			goto stop;
 		}
 		if (switched) {
 			/* the other stack is not in the copy, and the kernel's
@@ -869,6 +962,7 @@ const char *unwind_stop_name(enum unwind_stop s)
 	case UNWIND_STOP_NOT_CODE: return "a return address outside executable code";
 	case UNWIND_STOP_LOOP: return "the unwinding went round in a loop";
 	case UNWIND_STOP_SWITCH: return "a stack switch that could not be followed";
+	case UNWIND_STOP_NO_ACCESS: return "no access to the process's stack beyond the copy";
 	case UNWIND_NSTOPS: break;
 	}
 	return "?";
