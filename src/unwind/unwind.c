@@ -465,6 +465,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	bool rbp_by_rule = false; /* rbp was restored by a rule (else it is the
 				   * sampled one: Go's CFI does not say where
 				   * frames save it) */
+	bool offstack = false;    /* a stack switch or a signal frame led to
+				   * a stack outside the copy */
 	bool back = false;        /* a step moved the CFA down (a signal frame or
 				   * a stack switch): loops become possible */
 	uint64_t cfas[UNWIND_MAX_DEPTH]; /* cfas[i]: the CFA that gave frame i */
@@ -575,7 +577,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		}
 		rk = mod && mod->t && mod->t->nroots ? utable_root_kind(mod->t, lookup - mod->bias) : 0;
 		if (rk == ROOT_K_SWITCH_CFI && !exact)
-			switched = true; /* its CFI goes to the other stack */
+			switched = offstack = true; /* its CFI goes to the other stack */
 		if (rk == ROOT_K_SWITCH && (!exact || n == 1) &&
 		    !(n <= 2 && rbp > sp && rbp - sp <= 4096)) {
 			/* pc returns into a function that ran its callee on
@@ -591,7 +593,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			 * gosave_systemstack_switch): its CFI is right. Sampled
 			 * in the function itself (the first frame), the same
 			 * test tells whether it switched yet. */
-			switched = true;
+			switched = offstack = true;
 			if (n > 1)
 				rbp = switch_rbp(in, &c, sp, rbp, rbp_by_rule ? valid : 0);
 			else if (!(valid & (1u << UNW_RBP)))
@@ -678,6 +680,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			nsp = nr[UNW_RSP];
 			nrbp = nr[UNW_RBP];
 			signal = true;
+			/* handled on an alternate stack (sigaltstack) */
+			offstack |= nsp < c.base || nsp >= c.end;
 			/* The trampoline is symbolized at its exact pc. */
 			if (n > 1)
 				frames[n - 1].flags = (frames[n - 1].flags & ~UNWIND_F_RA) |
@@ -863,7 +867,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 				res->stop = UNWIND_STOP_CHAIN;
 				res->stop_pc = frames[n - 1].pc;
 			}
-			if (res->quality == UNWIND_Q_COMPLETE || !(switched || back) ||
+			if (res->quality == UNWIND_Q_COMPLETE || !offstack ||
 			    !in->read_stack || xreads >= XREAD_MAX || xerr == -EPERM) {
 				res->n = n;
 				return;
@@ -882,7 +886,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 				c.fault = FAULT_BEYOND;
 		}
 		if (in->read_stack && xreads < XREAD_MAX && c.fault != FAULT_NONE &&
-		    (switched || back) && xerr != -EPERM) {
+		    offstack && xerr != -EPERM) {
 			/* The stack a switch came from is not in the copy,
 			 * and the kernel's chain does not go on from here:
 			 * read it from the process and unwind this frame
@@ -896,14 +900,15 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 				continue;
 			c.fault = fault;
 		}
-		if (xerr == -EPERM && (switched || back)) {
+		if (xerr == -EPERM && offstack) {
 			res->quality = UNWIND_Q_TRUNCATED;
 			res->stop = UNWIND_STOP_NO_ACCESS;
 			goto stop;
 		}
-		if (switched) {
+		if (offstack && (switched || c.fault == FAULT_BEYOND)) {
 			/* the other stack is not in the copy, and the kernel's
-			 * chain does not reach it (or is not this stack's) */
+			 * chain does not reach it (or is not this stack's),
+			 * nor could it be read from the process */
 			res->quality = UNWIND_Q_TRUNCATED;
 			res->stop = UNWIND_STOP_SWITCH;
 			goto stop;

@@ -6,7 +6,8 @@
 # follow code without frame pointers: the live recorder reads the
 # caller's stack from the process (marked in info), or the stack ends
 # with a verdict that says it stopped at a stack switch; never made-up
-# frames.
+# frames. The same for a signal handled on an alternate stack
+# (tests/programs/unwind_altstack.c).
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -47,5 +48,37 @@ if [ -n "$read_n" ] && [ "$read_n" -ge "$full" ]; then
 	ok "info counts the $read_n samples read from the process"
 else
 	fail "info counts samples read from the process" "read '$read_n', full stacks $full"
+fi
+
+# a signal handled on an alternate stack (sigaltstack): the interrupted
+# frames are on the thread's own stack, outside the copy
+A="$PROG/unwind_altstack-nofp"
+arec() {
+	stax record -q -o "$T/a.data" -- "$A" "$1" >"$T/a.out" 2>"$T/a.err" &&
+		stax flame -i "$T/a.data" --folded >"$T/a.folded" 2>>"$T/a.err"
+}
+AFULL=';_start;(.*;)?main;interrupted;__restore_rt;handler'
+acheck() {
+	an=$(samples "$T/a.folded" ";handler$K")
+	afull=$(samples "$T/a.folded" "$AFULL$K")
+	apct=$(awk -v g="$afull" -v t="$an" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	[ "$an" -ge 200 ] && between "$apct" 90 100
+}
+if [ ! -x "$A" ]; then
+	fail "sigaltstack" "$A is missing (run make programs)"
+else
+	arec 1 || fail "record altstack" "$(first_line "$T/a.err")"
+	acheck || { arec 2 || fail "record altstack (again)" "$(first_line "$T/a.err")"; }
+	if acheck; then
+		ok "sigaltstack: $apct% of $an samples in the handler reach main through the signal frame"
+	else
+		fail "sigaltstack: handler stacks reach main" "$apct% of $an (want >= 90% of >= 200): $(sort -t' ' -k2 -nr "$T/a.folded" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+	fi
+	abad=$(grep ';handler' "$T/a.folded" | grep -Ev "^[^;]*;interrupted;__restore_rt;handler|$AFULL" | wc -l)
+	if [ "$abad" -eq 0 ]; then
+		ok "sigaltstack: no other callers of the handler"
+	else
+		fail "sigaltstack: no other callers of the handler" "$(grep ';handler' "$T/a.folded" | grep -Ev "$AFULL" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+	fi
 fi
 done_testing
