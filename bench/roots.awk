@@ -5,15 +5,18 @@
 #
 # Prints "SAMPLES ROOTED PERCENT". A stack reaches its root when one of its
 # frames is main or the libc frames that call it, a thread or process start
-# function, CPython's Py_BytesMain, or ld.so's _dl_start_user (running the
-# libraries' constructors): the list stax info uses. Samples of
+# function, CPython's Py_BytesMain, ld.so's _dl_start_user (running the
+# libraries' constructors) or Go's runtime roots: the list stax info uses
+# (src/unwind/roots.c). Samples of
 # bench/work/benchrun (the timer that wraps each workload) are left out.
 # folded: "comm;root;...;leaf COUNT" lines. script: one block per sample,
 # a "comm" line then "ip sym" lines, blocks separated by blank lines.
 
 BEGIN {
-	split("main __libc_start_call_main __libc_start_main _start start_thread " \
-	      "clone clone3 __clone __clone3 Py_BytesMain _dl_start_user", r, " ")
+	# src/unwind/roots.c's list (Go's ".abi0" names are stripped below)
+	split("main __libc_start_call_main __libc_start_main _start __start start_thread " \
+	      "clone clone3 __clone __clone3 Py_BytesMain _dl_start_user " \
+	      "runtime.goexit runtime.mstart runtime.rt0_go runtime.clone _rt0_amd64 _rt0_amd64_linux", r, " ")
 	for (i in r)
 		root[r[i]] = 1
 	n = 0; m = 0
@@ -27,8 +30,10 @@ fmt == "folded" && NF {
 	if (f[1] == "benchrun")
 		next
 	hit = 0
-	for (i = 2; i <= k; i++)
+	for (i = 2; i <= k; i++) {
+		sub(/\.abi0$/, "", f[i])
 		if (f[i] in root) { hit = 1; break }
+	}
 	n += c
 	if (hit)
 		m += c
@@ -41,7 +46,9 @@ fmt == "script" {
 		comm = $1
 		next
 	}
-	if ($2 in root)
+	sym = $2
+	sub(/\.abi0$/, "", sym)
+	if (sym in root)
 		hit = 1
 }
 

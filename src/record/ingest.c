@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode)
 {
@@ -48,9 +51,16 @@ void ingest_release(struct ingest *g)
 		jit_cfi_free(g->jitdumps[i].cfi);
 	}
 	free(g->jitdumps);
+	for (size_t i = 0; i < g->njitfiles; i++) {
+		free(g->jitfiles[i].path);
+		free(g->jitfiles[i].data);
+	}
+	free(g->jitfiles);
 	if (g->ksyms)
 		sym_session_free(g->ksyms);
 }
+
+#define JIT_POLL_NS 50000000ull   /* sample time between reads of JIT files */
 
 static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, size_t nk);
 static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid);
@@ -129,6 +139,34 @@ static bool read_code(void *arg, uint64_t addr, uint8_t *buf, size_t len)
 		return false;
 	memcpy(buf, g->code[at - 1].bytes + (addr - m->start), len);
 	return true;
+}
+
+/* Read the current sample's stack beyond its copy from the live process
+ * (unwind_read_stack_fn). */
+static long read_stack(void *arg, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct ingest *g = arg;
+	struct iovec local = { buf, len }, remote[16];
+	uint64_t a = addr;
+	int n = 0;
+	ssize_t r;
+
+	if (!g->cur_pid)
+		return -ESRCH;
+	/* page by page: a read that runs past the top of the stack stops
+	 * there (partial reads stop at a whole remote element) */
+	while (n < 16 && a < addr + len) {
+		uint64_t next = MIN((a | 4095) + 1, addr + len);
+		remote[n].iov_base = (void *)(uintptr_t)a;
+		remote[n].iov_len = (size_t)(next - a);
+		n++;
+		a = next;
+	}
+	local.iov_len = (size_t)(a - addr);
+	r = process_vm_readv((pid_t)g->cur_pid, &local, 1, remote, (unsigned long)n, 0);
+	if (r < 0)
+		return errno == EACCES ? -EPERM : -errno;
+	return r ? (long)r : -EFAULT;
 }
 
 /* Unwind tables from the jitdump of the current sample's process
@@ -255,6 +293,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.find_arg = g;
 	in.read_code = read_code;
 	in.jit_table = g->njitdumps ? jit_table : NULL;
+	in.read_stack = g->live ? read_stack : NULL;
 	in.space = state_gen(&g->st, s->pid);
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
@@ -263,7 +302,8 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 		g->uframes[k] = g->frames[k].pc;
 	*nu = k;
 	out->quality = (uint8_t)(res.quality | (unsigned)res.stop << SAMPLE_Q_STOP_SHIFT);
-	out->method = (uint8_t)(res.method | (res.jit & 7) << SAMPLE_M_JIT_SHIFT);
+	out->method = (uint8_t)(res.method | (res.jit & 7) << SAMPLE_M_JIT_SHIFT |
+				(res.read_frames ? SAMPLE_M_READ : 0));
 	if (res.jit_frames) {
 		g->jit_samples++;
 		g->jit_frames += res.jit_frames;
@@ -409,10 +449,96 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	}
 	store_put_sample(g->w, &rs);
 	g->samples++;
+	if (g->njitfiles && g->live && rs.time - g->jit_polled >= JIT_POLL_NS) {
+		g->jit_polled = rs.time;
+		ingest_poll_jit(g);
+	}
 	if (!g->first_time || rs.time < g->first_time)
 		g->first_time = rs.time;
 	if (rs.time > g->last_time)
 		g->last_time = rs.time;
+}
+
+/* ---- JIT symbol files, read while they exist ---- */
+
+static void jitfile_note(struct ingest *g, uint32_t pid, bool dump, const char *path)
+{
+	char buf[64];
+	struct ingest_jitfile *jf;
+
+	if (!dump) {
+		snprintf(buf, sizeof(buf), "/tmp/perf-%u.map", pid);
+		path = buf;
+	}
+	if (ingest_jitfile(g, pid, dump, path))
+		return;
+	GROW(g->jitfiles, g->jitfilecap, g->njitfiles + 1);
+	jf = &g->jitfiles[g->njitfiles++];
+	memset(jf, 0, sizeof(*jf));
+	jf->pid = pid;
+	jf->dump = dump;
+	jf->uid = -1;
+	jf->path = xstrdup(path);
+}
+
+const struct ingest_jitfile *ingest_jitfile(const struct ingest *g, uint32_t pid, bool dump,
+					   const char *path)
+{
+	for (size_t i = 0; i < g->njitfiles; i++) {
+		const struct ingest_jitfile *jf = &g->jitfiles[i];
+		if (jf->pid == pid && jf->dump == dump && (!dump || !strcmp(jf->path, path)))
+			return jf;
+	}
+	return NULL;
+}
+
+/* Read what jf's file gained. The file is trusted as at stop (a regular
+ * file, not writable by others, owned by root, by us, or by the user of
+ * the process it describes); one that fails is left for the reading at
+ * stop to warn about. JIT files only grow: a shorter one is read anew. */
+static void jitfile_poll(struct ingest_jitfile *jf)
+{
+	struct stat st;
+	char why[512];
+	size_t want;
+	int fd;
+
+	if (jf->uid < 0) {
+		char proc[32];
+		struct stat ps;
+		snprintf(proc, sizeof(proc), "/proc/%u", jf->pid);
+		if (stat(proc, &ps) == 0)
+			jf->uid = (long)ps.st_uid;
+	}
+	fd = open(jf->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return; /* not there (yet, or any more): keep what was read */
+	if (fstat(fd, &st) || sym_jit_check_file(jf->path, &st, jf->uid, why, sizeof(why)) < 0 ||
+	    (size_t)st.st_size == jf->len)
+		goto out;
+	if ((size_t)st.st_size < jf->len)
+		jf->len = 0;
+	want = (size_t)st.st_size;
+	if (want > jf->cap) {
+		jf->data = xrealloc(jf->data, want);
+		jf->cap = want;
+	}
+	while (jf->len < want) {
+		ssize_t n = pread(fd, jf->data + jf->len, want - jf->len, (off_t)jf->len);
+		if (n <= 0)
+			break;
+		jf->len += (size_t)n;
+	}
+out:
+	close(fd);
+}
+
+void ingest_poll_jit(struct ingest *g)
+{
+	if (!g->live)
+		return;
+	for (size_t i = 0; i < g->njitfiles; i++)
+		jitfile_poll(&g->jitfiles[i]);
 }
 
 /* ---- processes, names, mappings ---- */
@@ -420,6 +546,11 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const struct state_mapping *in)
 {
 	const struct state_mapping *m = state_add_mapping(&g->st, pid, in);
+	/* JIT code: read its symbol files while they exist */
+	if (g->live && sym_path_is_anon(m->path))
+		jitfile_note(g, pid, false, NULL);
+	else if (g->live && sym_path_is_jitdump(m->path))
+		jitfile_note(g, pid, true, m->path);
 	struct rec_mapping rm;
 	memset(&rm, 0, sizeof(rm));
 	rm.id = m->id;

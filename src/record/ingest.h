@@ -98,6 +98,20 @@ struct ingest {
 		bool warned;
 	} *jitdumps;
 	size_t njitdumps, jitdumpcap;
+	/* JIT symbol files (/tmp/perf-PID.map, jitdumps) of processes with
+	 * anonymous executable memory, read while they grow during a live
+	 * recording (ingest_poll_jit): a file the program deletes before the
+	 * recording stops still names its code. */
+	struct ingest_jitfile {
+		uint32_t pid;
+		bool dump;               /* a jitdump, else a perf map */
+		long uid;                /* the process's user (-1 not known yet) */
+		char *path;
+		uint8_t *data;           /* the bytes read so far */
+		size_t len, cap;
+	} *jitfiles;
+	size_t njitfiles, jitfilecap;
+	uint64_t jit_polled;             /* sample time of the last poll */
 	uint64_t kframes[INGEST_MAX_FRAMES], uframes[INGEST_MAX_FRAMES];
 	struct unwind_frame frames[INGEST_MAX_FRAMES];
 	/* The last stack interned per thread slot, root first: a thread's
@@ -159,5 +173,12 @@ size_t ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, 
 /* Append a symbol for every distinct frame address (call at the end,
  * after a flush; the caller flushes the CHUNK_SYMBOLS chunk). */
 void ingest_put_symbols(struct ingest *g);
+/* Read what the JIT symbol files of the recorded processes gained since
+ * the last call (live recordings; the sample path calls it every 50 ms
+ * of sample time, and ingest_put_symbols once more). */
+void ingest_poll_jit(struct ingest *g);
+/* The kept copy of pid's perf map or jitdump path (NULL: none). */
+const struct ingest_jitfile *ingest_jitfile(const struct ingest *g, uint32_t pid, bool dump,
+					   const char *path);
 
 #endif

@@ -42,11 +42,21 @@ static int cmp_symkey(const void *a, const void *b)
  * it to the session; jitdump files are found through their mappings. */
 static void put_jit(struct ingest *g, struct sym_session *ss)
 {
+	const struct ingest_jitfile *jf;
 	size_t i;
+
+	/* what the files hold now; a file deleted meanwhile keeps what was
+	 * read while it existed */
+	ingest_poll_jit(g);
 	for (i = 0; i < g->st.nprocs; i++) {
 		uint32_t pid = g->st.procs[i].pid;
 		void *data;
 		size_t size;
+		if ((jf = ingest_jitfile(g, pid, false, NULL)) && jf->len) {
+			sym_jit_set_perfmap(ss, pid, jf->data, jf->len);
+			store_put_perfmap(g->w, pid, jf->data, (uint32_t)jf->len);
+			continue;
+		}
 		/* the session marks the map read: its lookups do not read
 		 * (and warn about) it again */
 		if (!sym_jit_read_perfmap(ss, pid, &data, &size))
@@ -54,9 +64,21 @@ static void put_jit(struct ingest *g, struct sym_session *ss)
 		store_put_perfmap(g->w, pid, data, (uint32_t)size);
 		free(data);
 	}
-	for (i = 0; i < g->st.nmaps; i++)
-		if (sym_path_is_jitdump(g->st.maps[i].path))
-			sym_jit_add_dump(ss, g->st.maps[i].pid, g->st.maps[i].path);
+	for (i = 0; i < g->st.nmaps; i++) {
+		const struct state_mapping *m = &g->st.maps[i];
+		size_t j;
+		if (!sym_path_is_jitdump(m->path))
+			continue;
+		for (j = 0; j < i; j++) /* once per process and file */
+			if (g->st.maps[j].pid == m->pid && !strcmp(g->st.maps[j].path, m->path))
+				break;
+		if (j < i)
+			continue;
+		if ((jf = ingest_jitfile(g, m->pid, true, m->path)) && jf->len)
+			sym_jit_add_dump_data(ss, m->pid, jf->data, jf->len, path_base(m->path));
+		else
+			sym_jit_add_dump(ss, m->pid, m->path);
+	}
 }
 
 /* META "symbols:MODULE" = "SOURCE, lines from DWARFSOURCE", once per module. */

@@ -178,7 +178,12 @@ struct rec_sample {
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
 /* rec_sample.quality: the verdict, and why unwinding stopped (0: complete
- * or not known). */
+ * or not known; enum unwind_stop: 1 copy ended, 2 depth, 3 chain ended,
+ * 4 no CFI, 5 read below sp, 6 sp did not move, 7 register, 8 bad CFI,
+ * 9 no registers, 10 signal frame with zero pc, 11 a return address in
+ * no executable mapping, 12 a loop (a (CFA, return address) pair again),
+ * 13 a stack switch not followed, 14 no access to read the stack
+ * beyond the copy from the process). */
 #define SAMPLE_Q_STOP_SHIFT 4
 #define SAMPLE_Q(q) ((q) & 3u)
 #define SAMPLE_Q_STOP(q) ((unsigned)(q) >> SAMPLE_Q_STOP_SHIFT)
@@ -187,6 +192,9 @@ _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
  * in anonymous memory (bit 5), CFI from a jitdump (bit 6). */
 #define SAMPLE_M_JIT_SHIFT 4
 #define SAMPLE_M_METHOD(m) ((m) & 3u)
+/* rec_sample.method bit 7: frames beyond the stack copy were read from
+ * the live process's memory (its outer frames, after the sample). */
+#define SAMPLE_M_READ 0x80u
 
 struct rec_lost {
 	uint64_t time;

@@ -234,6 +234,30 @@ const char *sym_jit_source(const struct sym_jit *j)
 	return j->source ? j->source : "";
 }
 
+int sym_jit_check_file(const char *path, const struct stat *st, long also_uid, char *why,
+		       size_t whylen)
+{
+	if (!S_ISREG(st->st_mode)) {
+		snprintf(why, whylen, "ignoring %s: not a regular file", path);
+		return -EINVAL;
+	}
+	if (st->st_uid != 0 && st->st_uid != geteuid() &&
+	    (also_uid < 0 || st->st_uid != (uid_t)also_uid)) {
+		snprintf(why, whylen, "ignoring %s: owned by uid %u, not by you, root or the process's"
+			 " user (perf's rule)", path, (unsigned)st->st_uid);
+		return -EPERM;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, whylen, "ignoring %s: writable by other users (chmod go-w %s)", path, path);
+		return -EPERM;
+	}
+	if (st->st_size > SYM_JIT_MAX_FILE) {
+		snprintf(why, whylen, "ignoring %s: larger than %u MiB", path, SYM_JIT_MAX_FILE >> 20);
+		return -EFBIG;
+	}
+	return 0;
+}
+
 int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, size_t whylen)
 {
 	struct stat st;
@@ -246,27 +270,13 @@ int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, si
 	*size = 0;
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		ret = -EINVAL;
-		snprintf(why, whylen, "ignoring %s: not a regular file", path);
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		snprintf(why, whylen, "ignoring %s: %s", path, strerror(errno));
 		goto out;
 	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		ret = -EPERM;
-		snprintf(why, whylen, "ignoring %s: owned by uid %u, not by you or root (perf's rule)",
-			 path, (unsigned)st.st_uid);
+	if ((ret = sym_jit_check_file(path, &st, -1, why, whylen)) < 0)
 		goto out;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		ret = -EPERM;
-		snprintf(why, whylen, "ignoring %s: writable by other users (chmod go-w %s)", path, path);
-		goto out;
-	}
-	if (st.st_size > SYM_JIT_MAX_FILE) {
-		ret = -EFBIG;
-		snprintf(why, whylen, "ignoring %s: larger than %u MiB", path, SYM_JIT_MAX_FILE >> 20);
-		goto out;
-	}
 	buf = xmalloc((size_t)st.st_size + 1);
 	while (len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)
 		len += (size_t)n;

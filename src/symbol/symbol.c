@@ -615,6 +615,15 @@ void sym_jit_add_dump(struct sym_session *s, uint32_t pid, const char *path)
 	free(data);
 }
 
+void sym_jit_add_dump_data(struct sym_session *s, uint32_t pid, const void *data, size_t size,
+			   const char *name)
+{
+	struct jit_proc *jp = jit_proc(s, pid);
+	char err[512];
+	if (sym_jit_add_jitdump(jp->j, data, size, name, err, sizeof(err)) < 0)
+		warn("%s", err);
+}
+
 bool sym_jit_read_perfmap(struct sym_session *s, uint32_t pid, void **data, size_t *size)
 {
 	struct jit_proc *jp = jit_proc(s, pid);

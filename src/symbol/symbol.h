@@ -156,6 +156,19 @@ const char *sym_jit_source(const struct sym_jit *j);
  * (perf's rule). Returns 0 with a malloc'd *data, -ENOENT and friends when
  * missing, or -EPERM / -EFBIG / -EINVAL with the reason in why. */
 int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, size_t whylen);
+/* The rule of sym_jit_read_file() for an open file's fstat: 0, or -EINVAL
+ * (not a regular file), -EPERM (owner, or writable by others), -EFBIG,
+ * with the reason in why. also_uid (>= 0) is one more trusted owner: the
+ * user of the process the file describes (so `sudo stax -p` of a user's
+ * JIT reads that user's map). */
+struct stat;
+int sym_jit_check_file(const char *path, const struct stat *st, long also_uid, char *why,
+		       size_t whylen);
+/* Add a jitdump's bytes (a copy kept while the file existed) to pid's
+ * JIT symbols, as sym_jit_add_dump() does with the file; name is the
+ * file's name. */
+void sym_jit_add_dump_data(struct sym_session *s, uint32_t pid, const void *data, size_t size,
+			   const char *name);
 
 /* Session-level JIT symbols of process pid. Sources: a perf map given
  * with sym_jit_set_perfmap() (the copy in a recording), else

@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #endif
 #include "unwind/table.h"
+#include "unwind/roots.h"
+#include "unwind/unwind.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -660,7 +662,13 @@ static void add_trampolines(Elf *elf, struct utable *t)
 		const uint8_t *p = d->d_buf, *end = p + d->d_size;
 		while (nhits < 8 && (p = memmem(p, (size_t)(end - p), pat, sizeof(pat)))) {
 			uint64_t a = shdr.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
-			if (utable_find(t, a)->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP)
+			const struct urule *r = utable_find(t, a);
+			/* Go's runtime.sigreturn has an FDE of a plain function
+			 * (CFA = rsp + 8) after int3 padding: still the
+			 * trampoline, nothing calls it. */
+			bool plain = r->kind == UR_NORMAL && r->cfa_reg == UNW_RSP && r->cfa_off == 8 &&
+				     p > (const uint8_t *)d->d_buf && p[-1] == 0xcc;
+			if ((r->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP) || plain)
 				hits[nhits++] = a;
 			p += sizeof(pat);
 		}
@@ -708,14 +716,10 @@ static void add_trampolines(Elf *elf, struct utable *t)
 	t->nsignal_tramp = (uint32_t)nhits;
 }
 
-/* Record where the functions that call main or a thread's start routine
- * are. Returns false when elf has no .symtab to look in. */
+/* Record where the functions of roots.h's list are (roots, and stack
+ * switches). Returns false when elf has no .symtab to look in. */
 static bool find_root_callers(Elf *elf, struct utable *t)
 {
-	static const char *const names[] = {
-		"__libc_start_call_main", "__libc_start_main", "start_thread",
-		"__clone3", "__clone", "clone3", "clone", "__start", "_start",
-	};
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	bool have_symtab = false;
@@ -732,22 +736,21 @@ static bool find_root_callers(Elf *elf, struct utable *t)
 		for (size_t i = 0; i < n && t->nroots < (int)ARRAY_SIZE(t->roots); i++) {
 			GElf_Sym sym;
 			const char *name;
+			int kind;
 			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    !sym.st_value || !sym.st_size ||
 			    !(name = elf_strptr(elf, shdr.sh_link, sym.st_name)))
 				continue;
-			for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
-				if (strcmp(name, names[k]) != 0)
-					continue;
-				int j = 0;
-				while (j < t->nroots && t->roots[j].start != sym.st_value)
-					j++;
-				if (j == t->nroots) {
-					t->roots[j].start = sym.st_value;
-					t->roots[j].end = sym.st_value + sym.st_size;
-					t->nroots++;
-				}
-				break;
+			if (!(kind = roots_kind(name, SIZE_MAX)))
+				continue;
+			int j = 0;
+			while (j < t->nroots && t->roots[j].start != sym.st_value)
+				j++;
+			if (j == t->nroots) {
+				t->roots[j].start = sym.st_value;
+				t->roots[j].end = sym.st_value + sym.st_size;
+				t->roots[j].kind = kind;
+				t->nroots++;
 			}
 		}
 	}

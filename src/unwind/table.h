@@ -91,7 +91,8 @@ struct utable {
 	/* Functions that call main or a thread's start routine (found by
 	 * name in the symbol table, or the debug file's): a kernel chain
 	 * that ends in one of them has reached the root. */
-	struct { uint64_t start, end; } roots[8];
+	/* functions of roots.h's list: roots and stack switches */
+	struct { uint64_t start, end; int kind; } roots[16];
 	int nroots;
 
 	/* Facts for reports and tests. */
@@ -157,14 +158,21 @@ int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
  * PT_LOAD segment. */
 bool utable_bias(const struct utable *t, uint64_t start, uint64_t pgoff, uint64_t *bias);
 
-/* Is vaddr inside a function that calls main or a thread start routine
- * (__libc_start_call_main, start_thread, clone3, ...)? */
-static inline bool utable_in_root_caller(const struct utable *t, uint64_t vaddr)
+/* The kind (enum root_kind of unwind/roots.h) of the function of the
+ * list containing vaddr, 0 when none does. */
+static inline int utable_root_kind(const struct utable *t, uint64_t vaddr)
 {
 	for (int i = 0; i < t->nroots; i++)
 		if (vaddr >= t->roots[i].start && vaddr < t->roots[i].end)
-			return true;
-	return false;
+			return t->roots[i].kind;
+	return 0;
+}
+
+/* Is vaddr inside a root function (main, __libc_start_call_main,
+ * start_thread, clone3, runtime.goexit, ...: roots.h)? */
+static inline bool utable_in_root_caller(const struct utable *t, uint64_t vaddr)
+{
+	return utable_root_kind(t, vaddr) == 1;
 }
 
 /* x86_64.c: turn one interpreted CFI row into a rule (kind UR_NORMAL,

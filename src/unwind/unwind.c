@@ -18,6 +18,7 @@
 
 #include "lib/hash.h"
 #include "lib/util.h"
+#include "unwind/roots.h"
 #include "unwind/splice.h"
 #include "unwind/table.h"
 #include "unwind/x86_64.h"
@@ -81,6 +82,7 @@ struct unwinder {
 	struct utable **tables;
 	size_t ntables, cap_tables;
 	struct unwind_stats stats;
+	uint8_t *xbuf;              /* XREAD_SIZE bytes: see xread() */
 };
 
 struct unwinder *unwinder_new(void)
@@ -99,6 +101,7 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->ntables; i++)
 		utable_free(u->tables[i]);
 	free(u->tables);
+	free(u->xbuf);
 	hmap_release(&u->by_key);
 	free(u);
 }
@@ -209,6 +212,11 @@ struct copy {
 	const uint8_t *stack;
 	uint64_t base, end;   /* [base, end) */
 	int fault;
+	uint64_t fault_addr;
+	/* stack memory read from the live process (unwind_input.read_stack):
+	 * [xbase, xend) in the unwinder's buffer */
+	const uint8_t *x;
+	uint64_t xbase, xend;
 };
 
 static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
@@ -217,10 +225,52 @@ static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
 		memcpy(v, c->stack + (addr - c->base), 8);
 		return true;
 	}
+	if (c->x && addr >= c->xbase && addr <= c->xend - 8 && c->xend - c->xbase >= 8) {
+		memcpy(v, c->x + (addr - c->xbase), 8);
+		return true;
+	}
 	/* Above the copy is where the stack goes on: truncated. Below it
 	 * (or wrapped) cannot be a caller's frame: broken. */
 	c->fault = addr >= c->base && addr < UINT64_MAX - 8 ? FAULT_BEYOND : FAULT_BAD;
+	c->fault_addr = addr;
 	return false;
+}
+
+#define XREAD_SIZE (64u << 10)   /* bytes read from the process at a time */
+#define XREAD_MAX 16             /* reads per sample */
+#define XREAD_CHECK 256          /* bytes of the copy's end read again */
+
+/* Read the stack around addr (a read that missed the copy) from the live
+ * process into the unwinder's buffer. Next to the copy, the read starts
+ * inside it, and the bytes both have must be equal: else the thread's
+ * stack moved on since the sample, and nothing is read. Returns 0, or
+ * -errno (-EPERM: no ptrace access; -ESTALE: the stack changed). */
+static int xread(struct unwinder *u, const struct unwind_input *in, struct copy *c,
+		 uint64_t addr)
+{
+	uint64_t from = addr & ~7ull;
+	size_t check = 0;
+	long got;
+
+	if (!u->xbuf)
+		u->xbuf = xmalloc(XREAD_SIZE);
+	if (addr >= c->end && addr - c->end < XREAD_SIZE / 2 && c->end - c->base >= XREAD_CHECK) {
+		from = c->end - XREAD_CHECK;
+		check = XREAD_CHECK;
+	}
+	if (from > UINT64_MAX - XREAD_SIZE)
+		return -EFAULT;
+	got = in->read_stack(in->find_arg, from, u->xbuf, XREAD_SIZE);
+	if (got < 0)
+		return (int)got;
+	if ((size_t)got < check + 16)
+		return -EFAULT;
+	if (check && memcmp(u->xbuf, c->stack + (from - c->base), check) != 0)
+		return -ESTALE;
+	c->x = u->xbuf;
+	c->xbase = from;
+	c->xend = from + (uint64_t)got;
+	return 0;
 }
 
 static bool copy_read_cb(void *arg, uint64_t addr, uint64_t *v)
@@ -350,6 +400,53 @@ static bool is_root(struct unwinder *u, const struct unwind_input *in, uint64_t 
 			     utable_in_root_caller(m->t, ra - 1 - m->bias));
 }
 
+/* The mapping containing addr. Within one sample the address space is
+ * fixed, and across samples while its version stays the same: the
+ * mappings already found stay valid (a stack goes back and forth between
+ * the program and libc). */
+static const struct umod *seen_module(struct unwinder *u, const struct unwind_input *in,
+				      uint64_t addr)
+{
+	const struct umod *mod;
+
+	for (int i = 0; i < u->nseen; i++)
+		if (addr >= u->seen[i]->start && addr < u->seen[i]->end)
+			return u->seen[i];
+	mod = module_for(u, in, addr);
+	if (mod && u->nseen < SEEN) {
+		u->seen[u->nseen++] = mod;
+	} else if (mod) {
+		u->seen[u->seen_next] = mod;
+		u->seen_next = (u->seen_next + 1) % SEEN;
+	}
+	return mod;
+}
+
+/* The frame pointer at a stack switch frame whose stack pointer is sp:
+ * the callee on the new stack saved it in its frame record at sp - 16
+ * (Go's frames keep rbp there, and Go's CFI does not say so, so the rules
+ * leave rbp as sampled). The record counts only when the frame-pointer
+ * walk from the sampled rbp reaches it inside the copy. Else rbp where a
+ * rule restored it (valid has UNW_RBP), else 0. */
+static uint64_t switch_rbp(const struct unwind_input *in, struct copy *c, uint64_t sp,
+			   uint64_t rbp, uint32_t valid)
+{
+	uint64_t fp = in->regs.r[UNW_RBP], next;
+
+	if (in->regs.valid & (1u << UNW_RBP))
+		for (int i = 0; i < UNWIND_MAX_DEPTH && fp >= c->base && fp < c->end; i++) {
+			if (!copy_read(c, fp, &next))
+				break;
+			if (fp == sp - 16)
+				return next;
+			if (next <= fp)
+				break;
+			fp = next;
+		}
+	c->fault = FAULT_NONE;
+	return (valid & (1u << UNW_RBP)) ? rbp : 0;
+}
+
 /* One walk of a sample. With track_rbx, rbx is carried from frame to
  * frame by the compiled rules too (where each frame saved it), which only
  * the rare rule that defines its CFA by rbx needs. */
@@ -365,6 +462,16 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	const struct umod *mod = NULL;
 	size_t n = 0, limit = MIN(max, (size_t)UNWIND_MAX_DEPTH);
 	bool exact = true;        /* look up pc itself, not pc-1 */
+	bool rbp_by_rule = false; /* rbp was restored by a rule (else it is the
+				   * sampled one: Go's CFI does not say where
+				   * frames save it) */
+	bool offstack = false;    /* a stack switch or a signal frame led to
+				   * a stack outside the copy */
+	bool back = false;        /* a step moved the CFA down (a signal frame or
+				   * a stack switch): loops become possible */
+	uint64_t cfas[UNWIND_MAX_DEPTH]; /* cfas[i]: the CFA that gave frame i */
+	int xreads = 0;           /* reads of the live process's stack */
+	int xerr = 0;             /* why the last one failed */
 	uint32_t next_flags;
 
 	memset(res, 0, sizeof(*res));
@@ -399,6 +506,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	if (c.end < c.base)
 		c.end = UINT64_MAX;
 	c.fault = FAULT_NONE;
+	c.x = NULL;
+	c.xbase = c.xend = 0;
 	if (in->stack)
 		for (size_t o = 0; o < MIN(in->stack_size, (size_t)STACK_PREFETCH); o += 64)
 			__builtin_prefetch(in->stack + o);
@@ -415,8 +524,10 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	for (;;) {
 		uint64_t lookup = exact ? pc : pc - 1;
 		uint64_t cfa = 0, ra, nsp, nrbp = rbp;
-		bool cfa_known = false, signal = false;
+		bool cfa_known = false, signal = false, switched = false;
+		int rk;
 		uint32_t nvalid = valid;
+		const struct umod *nmod;
 		const struct urule *r;
 		const struct utable *rt;
 		uint64_t rbias;
@@ -428,27 +539,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			res->stop = UNWIND_STOP_DEPTH;
 			goto stop;
 		}
-		if (!mod || lookup < mod->start || lookup >= mod->end) {
-			/* Within one sample the address space is fixed, and
-			 * across samples while its version stays the same: the
-			 * mappings already found stay valid (a stack goes back
-			 * and forth between the program and libc). */
-			mod = NULL;
-			for (int i = 0; i < u->nseen; i++)
-				if (lookup >= u->seen[i]->start && lookup < u->seen[i]->end) {
-					mod = u->seen[i];
-					break;
-				}
-			if (!mod) {
-				mod = module_for(u, in, lookup);
-				if (mod && u->nseen < SEEN) {
-					u->seen[u->nseen++] = mod;
-				} else if (mod) {
-					u->seen[u->seen_next] = mod;
-					u->seen_next = (u->seen_next + 1) % SEEN;
-				}
-			}
-		}
+		if (!mod || lookup < mod->start || lookup >= mod->end)
+			mod = seen_module(u, in, lookup);
 		if (mod && mod->t) {
 			uint64_t key = (lookup & 0xffffffffffffull) | mod->gen;
 			struct rule_slot *rs = &u->cache[(key * 0x9e3779b97f4a7c15ull) >> 54];
@@ -483,7 +575,45 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			 * starts a byte early for RA-1 lookups instead). */
 			kind = UR_SIGNAL;
 		}
+		rk = mod && mod->t && mod->t->nroots ? utable_root_kind(mod->t, lookup - mod->bias) : 0;
+		if (rk == ROOT_K_SWITCH_CFI && !exact)
+			switched = offstack = true; /* its CFI goes to the other stack */
+		if (rk == ROOT_K_SWITCH && (!exact || n == 1) &&
+		    !(n <= 2 && rbp > sp && rbp - sp <= 4096)) {
+			/* pc returns into a function that ran its callee on
+			 * another stack (Go's systemstack, mcall, morestack):
+			 * the rules of its frame would read the new stack, where
+			 * its caller is not. It left rbp pointing at its caller's
+			 * frame record on the old stack; the kernel's chain
+			 * followed it there. (Its caller's own return address is
+			 * not in that record: the caller is skipped, as
+			 * frame-pointer unwinders do, never invented.) Seen as the
+			 * second frame with rbp just above the stack pointer, it
+			 * is systemstack still on the old stack (in
+			 * gosave_systemstack_switch): its CFI is right. Sampled
+			 * in the function itself (the first frame), the same
+			 * test tells whether it switched yet. */
+			switched = offstack = true;
+			if (n > 1)
+				rbp = switch_rbp(in, &c, sp, rbp, rbp_by_rule ? valid : 0);
+			else if (!(valid & (1u << UNW_RBP)))
+				rbp = 0;
+			if (rbp < 4096 || rbp > UINT64_MAX - 16) {
+				res->quality = UNWIND_Q_TRUNCATED;
+				res->stop = UNWIND_STOP_SWITCH;
+				goto stop;
+			}
+			cfa = rbp + 16;
+			cfa_known = true;
+			if (!copy_read(&c, rbp + 8, &ra) || !copy_read(&c, rbp, &nrbp))
+				goto fault;
+			nvalid = (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
+			nsp = cfa;
+			kind = -1;
+		}
 		switch (kind) {
+		case -1:
+			break;
 		case UR_NORMAL:
 		case UR_PLT:
 			if (r->kind == UR_PLT) {
@@ -550,6 +680,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			nsp = nr[UNW_RSP];
 			nrbp = nr[UNW_RBP];
 			signal = true;
+			/* handled on an alternate stack (sigaltstack) */
+			offstack |= nsp < c.base || nsp >= c.end;
 			/* The trampoline is symbolized at its exact pc. */
 			if (n > 1)
 				frames[n - 1].flags = (frames[n - 1].flags & ~UNWIND_F_RA) |
@@ -637,7 +769,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			res->jit_frames++;
 		}
 
-		if (!signal && nsp <= sp) {
+		if (!signal && !switched && nsp <= sp) {
 			/* The stack pointer must move towards the caller. */
 			res->quality = UNWIND_Q_BROKEN;
 			res->stop = UNWIND_STOP_SP;
@@ -652,29 +784,79 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 			}
 			goto done;
 		}
+		/* Never an invented frame: the caller's pc must be in
+		 * executable code the process has mapped... */
+		nmod = seen_module(u, in, signal ? ra : ra - 1);
+		if (!nmod && in->find) {
+			res->quality = UNWIND_Q_BROKEN;
+			res->stop = UNWIND_STOP_NOT_CODE;
+			goto stop;
+		}
+		/* ...and, once a step went down (where the CFA no longer
+		 * rises at every step), no (CFA, return address) pair may come
+		 * again. */
+		back |= signal || switched;
+		if (back) {
+			for (size_t j = 1; j < n; j++)
+				if (cfas[j] == nsp && frames[j].pc == ra) {
+					res->quality = UNWIND_Q_BROKEN;
+					res->stop = UNWIND_STOP_LOOP;
+					goto stop;
+				}
+		}
+		if (nmod)
+			mod = nmod;
 		next_flags = signal ? UNWIND_F_SIGNAL : UNWIND_F_RA;
 		exact = signal;
+		rbp_by_rule |= nrbp != rbp || (nvalid & ~valid & (1u << UNW_RBP)) ||
+			       (kind == UR_NORMAL && r->rbp == URBP_CFA) || kind == UR_SLOW;
 		pc = ra;
 		sp = nsp;
 		rbp = nrbp;
 		valid = nvalid | (1u << UNW_RIP) | (1u << UNW_RSP);
 		frames[n].pc = pc;
 		frames[n].flags = next_flags;
+		cfas[n] = nsp;
 		n++;
+		if (c.x && !(nsp - 8 >= c.base && nsp <= c.end))
+			res->read_frames++;
 		continue;
 
 	fault:
-		if (c.fault == FAULT_BEYOND && cfa_known && splice_matches(&sp_info, cfa)) {
+		if (((c.fault == FAULT_BEYOND || switched || back) && cfa_known &&
+		     splice_matches(&sp_info, cfa)) ||
+		    (back && exact && n > 1 && (valid & (1u << UNW_RBP)) && sp_info.valid &&
+		     rbp == sp_info.frame)) {
+			/* A stack switch (or a signal handled on another
+			 * stack) goes to another stack, above or below the
+			 * copy: the kernel's chain followed its frame pointer
+			 * there. A frame interrupted by a signal before it made
+			 * its own frame record (a leaf, a prologue) has its
+			 * caller's in rbp: the chain goes on from the caller's
+			 * caller (the caller is skipped, never invented). */
 			res->dwarf_frames = n;
 			size_t i = sp_info.next;
+			bool not_code = false;
 			for (; i < in->fp_chain_len && n < limit; i++) {
+				/* The chain is the kernel's rbp walk, which follows
+				 * whatever rbp held in code that does not keep frame
+				 * pointers: a return address outside executable
+				 * code ends it there. */
+				if (in->find && !seen_module(u, in, in->fp_chain[i] - 1)) {
+					not_code = true;
+					break;
+				}
 				frames[n].pc = in->fp_chain[i];
 				frames[n].flags = UNWIND_F_RA;
 				n++;
 			}
 			res->method = UNWIND_M_SPLICED;
 			u->stats.spliced++;
-			if (i < in->fp_chain_len) {
+			if (not_code) {
+				res->quality = UNWIND_Q_BROKEN;
+				res->stop = UNWIND_STOP_NOT_CODE;
+				res->stop_pc = frames[n - 1].pc;
+			} else if (i < in->fp_chain_len) {
 				res->quality = UNWIND_Q_TRUNCATED;
 				res->stop = UNWIND_STOP_DEPTH;
 				res->stop_pc = frames[n - 1].pc;
@@ -685,8 +867,51 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 				res->stop = UNWIND_STOP_CHAIN;
 				res->stop_pc = frames[n - 1].pc;
 			}
-			res->n = n;
-			return;
+			if (res->quality == UNWIND_Q_COMPLETE || !offstack ||
+			    !in->read_stack || xreads >= XREAD_MAX || xerr == -EPERM) {
+				res->n = n;
+				return;
+			}
+			/* The chain did not reach a root from the other stack
+			 * (code there keeps no frame pointers): read that stack
+			 * instead, below. */
+			n = res->dwarf_frames;
+			res->dwarf_frames = 0;
+			res->method = UNWIND_M_DWARF;
+			res->quality = UNWIND_Q_UNKNOWN;
+			res->stop = UNWIND_STOP_NONE;
+			res->stop_pc = 0;
+			u->stats.spliced--;
+			if (c.fault == FAULT_NONE)
+				c.fault = FAULT_BEYOND;
+		}
+		if (in->read_stack && xreads < XREAD_MAX && c.fault != FAULT_NONE &&
+		    offstack && xerr != -EPERM) {
+			/* The stack a switch came from is not in the copy,
+			 * and the kernel's chain does not go on from here:
+			 * read it from the process and unwind this frame
+			 * again. (A stack deeper than the copy is not read:
+			 * its verdict stays truncated.) */
+			int fault = c.fault;
+			xreads++;
+			xerr = xread(u, in, &c, c.fault_addr);
+			c.fault = FAULT_NONE;
+			if (!xerr)
+				continue;
+			c.fault = fault;
+		}
+		if (xerr == -EPERM && offstack) {
+			res->quality = UNWIND_Q_TRUNCATED;
+			res->stop = UNWIND_STOP_NO_ACCESS;
+			goto stop;
+		}
+		if (offstack && (switched || c.fault == FAULT_BEYOND)) {
+			/* the other stack is not in the copy, and the kernel's
+			 * chain does not reach it (or is not this stack's),
+			 * nor could it be read from the process */
+			res->quality = UNWIND_Q_TRUNCATED;
+			res->stop = UNWIND_STOP_SWITCH;
+			goto stop;
 		}
 		res->quality = c.fault == FAULT_BEYOND ? UNWIND_Q_TRUNCATED : UNWIND_Q_BROKEN;
 		res->stop = c.fault == FAULT_BEYOND ? UNWIND_STOP_COPY : UNWIND_STOP_BAD_ADDR;
@@ -739,6 +964,10 @@ const char *unwind_stop_name(enum unwind_stop s)
 	case UNWIND_STOP_BAD_CFI: return "unwind information that could not be used";
 	case UNWIND_STOP_NO_REGS: return "no user registers";
 	case UNWIND_STOP_SIGNAL: return "a signal frame with no return address";
+	case UNWIND_STOP_NOT_CODE: return "a return address outside executable code";
+	case UNWIND_STOP_LOOP: return "the unwinding went round in a loop";
+	case UNWIND_STOP_SWITCH: return "a stack switch that could not be followed";
+	case UNWIND_STOP_NO_ACCESS: return "no access to the process's stack beyond the copy";
 	case UNWIND_NSTOPS: break;
 	}
 	return "?";

@@ -55,13 +55,20 @@ struct unwind_module {
 };
 
 /* Find the executable mapping containing pc in the sampled process.
- * Returns false when pc is in no known mapping (JIT, unknown). */
+ * Anonymous executable memory (JIT code) is a mapping too, with path ""
+ * or "//anon" (no unwind table). Returns false when pc is in no
+ * executable mapping: the unwinder then never makes pc a frame. */
 typedef bool (*unwind_find_fn)(void *arg, uint64_t pc, struct unwind_module *out);
 
 /* Read len bytes of the sampled process's code at addr into buf, to
  * recognise generated code without CFI by its bytes. Returns false when
  * they cannot be read (the process is gone, or a recording from a file). */
 typedef bool (*unwind_read_code_fn)(void *arg, uint64_t addr, uint8_t *buf, size_t len);
+
+/* Read len bytes of the sampled thread's stack at addr from the live
+ * process (process_vm_readv), for frames beyond the copy. Returns the
+ * bytes read (> 0), or -errno (-EPERM: no ptrace access to it). */
+typedef long (*unwind_read_stack_fn)(void *arg, uint64_t addr, uint8_t *buf, size_t len);
 
 /* Unwind rows for JIT code from the program's jitdump
  * (JIT_CODE_UNWINDING_INFO): the compiled table covering pc, or NULL.
@@ -79,6 +86,15 @@ struct unwind_input {
 	void *find_arg;                /* argument of find, read_code, jit_table */
 	unwind_read_code_fn read_code; /* optional */
 	unwind_jit_table_fn jit_table; /* optional */
+	/* optional, live recordings only: where a stack switch (or a
+	 * signal frame) leads to a stack outside the copy and the kernel's
+	 * chain does not continue there, read that stack from the process.
+	 * The outer frames of a running thread change rarely; what is read
+	 * next to the copy must equal the copy's last bytes, every frame
+	 * read passes the same checks, and samples so unwound say so
+	 * (unwind_result.read_frames). A stack merely deeper than the copy
+	 * is not read: it stays truncated. */
+	unwind_read_stack_fn read_stack;
 	/* The address space's version: when it equals the previous sample's
 	 * (and is not 0), the modules find() gave for that sample are used
 	 * again without asking; the caller must change it whenever a
@@ -115,7 +131,18 @@ enum unwind_stop {
 	UNWIND_STOP_BAD_CFI,     /* broken: CFI that could not be interpreted */
 	UNWIND_STOP_NO_REGS,     /* broken: the sample has no user registers */
 	UNWIND_STOP_SIGNAL,      /* broken: a signal frame ended in a zero pc */
-	UNWIND_NSTOPS
+	UNWIND_STOP_NOT_CODE,    /* broken: the next return address is in no
+				  * executable mapping (never shown as a frame) */
+	UNWIND_STOP_LOOP,        /* broken: a (CFA, return address) pair came
+				  * again: the rules went round in a loop */
+	UNWIND_STOP_SWITCH,      /* truncated: a stack switch (Go's systemstack,
+				  * mcall, morestack) whose other stack could not
+				  * be reached (no frame pointer, or beyond the
+				  * copy and not in the kernel's chain) */
+	UNWIND_STOP_NO_ACCESS,   /* truncated: the stack beyond the copy could
+				  * not be read from the process (no ptrace
+				  * access to it) */
+	UNWIND_NSTOPS            /* at most 16: 4 bits in rec_sample.quality */
 };
 
 struct unwind_result {
@@ -128,6 +155,8 @@ struct unwind_result {
 	size_t jit_frames;         /* frames unwound through code without CFI in
 				    * its module, by one of the rules in jit: */
 	uint32_t jit;              /* UNWIND_JIT_* bits */
+	size_t read_frames;        /* frames found in stack memory read from the
+				    * live process (beyond the copy) */
 };
 
 /* Rules for frames whose code has no CFI in a file (JIT code). */

@@ -1,26 +1,19 @@
 #include "view/view.h"
 #include "lib/util.h"
+#include "unwind/roots.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Functions where a stack counts as having reached its root: main (or
  * the libc frames that call it, since Debian's libc has no frame pointers
- * and a chain may end there), and thread or process start functions.
- * bench/roots.awk uses the same list. */
-static const char *const root_names[] = {
-	"main", "__libc_start_call_main", "__libc_start_main", "_start",
-	"start_thread", "clone", "clone3", "__clone", "__clone3", "Py_BytesMain",
-	"_dl_start_user", /* ld.so running the libraries' constructors */
-};
-
+ * and a chain may end there), thread and process start functions, and
+ * each runtime's own (runtime.goexit, ...). The list is unwind/roots.c's,
+ * which the unwinder uses for its verdicts; bench/roots.awk copies it. */
 bool view_is_root_name(const char *name)
 {
-	size_t i;
-	for (i = 0; i < ARRAY_SIZE(root_names); i++)
-		if (!strcmp(name, root_names[i]))
-			return true;
-	return false;
+	return roots_kind(name, SIZE_MAX) == ROOT_K_ROOT;
 }
 
 /* The kernel keeps the first 15 bytes of a name (TASK_COMM_LEN 16). */

@@ -233,6 +233,31 @@ static void module_finding(const struct profile *p, struct findings *f, const st
 			" below the stack pointer (hand-written assembly that saves registers there),"
 			" which no stack copy holds", 100 * share, m->module));
 		break;
+	case UNWIND_STOP_SWITCH:
+		/* not the copy's size: the other stack is elsewhere */
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks end in %s where the runtime switches"
+			" stacks (Go's systemstack, mcall or morestack; Rust's psm segments) and the stack it"
+			" came from could not be reached: the kernel's frame-pointer chain does not go there,"
+			" and it could not be read from the process (gone by then, or a recording from a"
+			" file). A larger --stack-size does not help", 100 * share, m->module));
+		break;
+	case UNWIND_STOP_NO_ACCESS:
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks end in %s at a stack switch whose other"
+			" stack stax could not read from the process: it needs ptrace access to it (record"
+			" as root, as the process's user under kernel.yama.ptrace_scope=0, or start the"
+			" program under stax)", 100 * share, m->module));
+		break;
+	case UNWIND_STOP_NOT_CODE:
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: the next return address"
+			" would be outside any executable mapping (code there uses rbp for data, or switches"
+			" stacks in a way stax does not know), so the stack ends there instead of showing"
+			" a made-up caller", 100 * share, m->module));
+		break;
+	case UNWIND_STOP_LOOP:
+		add(f, share + 0.1, xasprintf("%.1f%% of stacks stop in %s: unwinding went round in a"
+			" loop (a frame came again), so the stack ends there instead of repeating made-up"
+			" callers", 100 * share, m->module));
+		break;
 	case UNWIND_STOP_SP:
 	case UNWIND_STOP_BAD_CFI:
 	case UNWIND_STOP_SIGNAL:

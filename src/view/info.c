@@ -167,6 +167,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	size_t nstops;
 	uint64_t kept = 0, weight = 0, rooted = 0, quality[4] = { 0 }, method[3] = { 0 };
 	uint64_t jit[4] = { 0 }; /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
+	uint64_t nread = 0;      /* samples with frames read from the live process */
 	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
 	uint64_t end = strtoull(meta_or(p, "end_ns", "0"), NULL, 10);
 	uint64_t freq = strtoull(meta_or(p, "freq", "0"), NULL, 10);
@@ -193,7 +194,8 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		weight += s->weight;
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
-		if (s->method >> SAMPLE_M_JIT_SHIFT) {
+		nread += (s->method & SAMPLE_M_READ) != 0;
+		if ((s->method >> SAMPLE_M_JIT_SHIFT) & 7) {
 			jit[0]++;
 			for (k = 0; k < 3; k++)
 				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
@@ -294,6 +296,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			method[0], method[1], method[2]);
 		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
 			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
+		fprintf(out, ",\"read_from_process\":%" PRIu64, nread);
 		fputs(",\"stops\":[", out);
 		for (i = 0; i < nstops; i++) {
 			fprintf(out, "%s{\"module\":", i ? "," : "");
@@ -356,6 +359,9 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		", unverified frame-pointer chains %" PRIu64 "\n", quality[1], quality[2], quality[3], quality[0]);
 	fprintf(out, "  method:    fp %" PRIu64 ", dwarf %" PRIu64 ", spliced %" PRIu64 "\n",
 		method[0], method[1], method[2]);
+	if (nread)
+		fprintf(out, "  read:      %" PRIu64 " with outer frames read from the live process beyond"
+			" the stack copy\n", nread);
 	if (jit[0])
 		fprintf(out, "  jit:       %" PRIu64 " through code without CFI: CPython trampoline %" PRIu64
 			", frame pointer %" PRIu64 ", jitdump CFI %" PRIu64 "\n", jit[0], jit[1], jit[2], jit[3]);

@@ -43,6 +43,21 @@ else
 	fail "names survive removing the map files" "no jit_map_loop in stax top"
 fi
 
+# a JIT that deletes its perf map and jitdump before it exits (runtimes do
+# this at exit): read while they existed, they still name its code
+stax record -o "$T/d.data" -- "$T/jitmap" 1 --delete-maps >/dev/null 2>"$T/d.err" || fail "record jitmap --delete-maps" "$(first_line "$T/d.err")"
+stax flame --folded -i "$T/d.data" >"$T/d.folded" 2>/dev/null
+p=$(stax script -i "$T/d.data" 2>/dev/null | awk 'NR == 1 { split($2, a, "/"); print a[1] }')
+left=$(ls "/tmp/perf-$p.map" "/tmp/jit-$p.dump" 2>/dev/null | wc -l)
+jit_cleanup "$T/d.data"
+s_map=$(share "$T/d.folded" ";jit_map_loop$K")
+s_dump=$(share "$T/d.folded" ";jit_dump_loop$K")
+if [ -n "$p" ] && [ "$left" -eq 0 ] && between "$s_map" 25 75 && between "$s_dump" 25 75; then
+	ok "maps deleted before exit still name JIT code (perf map $s_map%, jitdump $s_dump%)"
+else
+	fail "maps deleted before exit still name JIT code" "jit_map_loop $s_map%, jit_dump_loop $s_dump% (want ~50 each); $left files left; $(first_line "$T/d.err")"
+fi
+
 # perf's rule: a map others can write is not read, and stax says so once
 stax record -o "$T/o.data" -- "$T/jitmap" 0.5 --open-map >/dev/null 2>"$T/o.err"
 stax flame --folded -i "$T/o.data" >"$T/o.folded" 2>/dev/null

@@ -7,8 +7,11 @@
  *                   record), found through the file's executable marker
  *                   mapping, as perf's jitdump convention has it
  * Expected stacks: main;run_jitted;jit_map_loop and ...;jit_dump_loop.
- * usage: jitmap [SECONDS] [--open-map]   --open-map makes the perf map
- *        writable by everyone (a profiler must then refuse to read it)
+ * usage: jitmap [SECONDS] [--open-map | --delete-maps]   --open-map makes
+ *        the perf map writable by everyone (a profiler must then refuse to
+ *        read it); --delete-maps removes the perf map and the jitdump before
+ *        exiting, as runtimes do at exit (a profiler must read them while
+ *        they exist)
  * x86-64 only. Build: see Makefile (jitmap-fp, jitmap-nofp).
  */
 #define _GNU_SOURCE
@@ -126,6 +129,11 @@ int main(int argc, char **argv)
 	while (now() < end) {
 		run_jitted(a);
 		run_jitted(b);
+	}
+	if (argc > 2 && !strcmp(argv[2], "--delete-maps")) {
+		unlink(path);
+		snprintf(path, sizeof(path), "/tmp/jit-%d.dump", getpid());
+		unlink(path);
 	}
 	printf("done\n");
 	return 0;

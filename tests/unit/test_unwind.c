@@ -119,11 +119,13 @@ static bool find_cb(void *arg, uint64_t pc, struct unwind_module *out)
 	(void)arg;
 	find_calls++;
 	const struct map *m = map_of(pc);
-	if (!m || !m->exec || !m->path[0])
+	if (!m || !m->exec)
 		return false;
 	if (m->path[0] == '[' && strcmp(m->path, "[vdso]") != 0)
 		return false;
-	out->path = m->path;
+	/* anonymous executable memory (JIT code) is a mapping, as the
+	 * recorder's MMAP records say: "//anon" */
+	out->path = m->path[0] ? m->path : "//anon";
 	out->build_id = NULL;
 	out->build_id_size = 0;
 	out->start = m->start;
@@ -474,6 +476,35 @@ static NOINLINE void test_chain(void)
 	CHECK(ends_at_start(frames, res.n, 5), "chain: reaches main, __libc_start_*, _start");
 	CHECK(res.quality == UNWIND_Q_COMPLETE && res.method == UNWIND_M_DWARF,
 	      "chain: verdict complete at _start");
+
+	/* never an invented frame: chain_c's return address (into chain_b)
+	 * overwritten with a data address in a copy of the stack; the walk
+	 * ends at chain_c with the verdict that says why */
+	{
+		uint64_t ra = res.n >= 8 ? frames[2].pc : 0, data = (uint64_t)(uintptr_t)&sink;
+		struct capture bad = cap_main;
+		size_t at = SIZE_MAX;
+		bad.stack = malloc(cap_main.size);
+		memcpy(bad.stack, cap_main.stack, cap_main.size);
+		for (size_t o = 0; ra && o + 8 <= bad.size && at == SIZE_MAX; o += 8)
+			if (!memcmp(bad.stack + o, &ra, 8))
+				at = o;
+		if (at != SIZE_MAX) {
+			memcpy(bad.stack + at, &data, 8);
+			unwind_capture(&bad, bad.size, UNWIND_MODE_DWARF, NULL, 0, frames, &res);
+			print_frames("data address as a return address", frames, &res);
+			bool shown = false;
+			for (size_t i = 0; i < res.n; i++)
+				shown |= frames[i].pc == data;
+			CHECK(!shown && res.n == 2 && res.quality == UNWIND_Q_BROKEN &&
+			      res.stop == UNWIND_STOP_NOT_CODE &&
+			      name_is(symbolize(frames[1].pc, frames[1].flags), "chain_c"),
+			      "invented frame: a return address outside executable code ends the stack");
+		} else {
+			CHECK(false, "invented frame: chain_c's return address found in the copy");
+		}
+		free(bad.stack);
+	}
 
 	/* 2. a truncated copy */
 	unwind_capture(&cap_main, 256, UNWIND_MODE_DWARF, NULL, 0, frames, &res);

@@ -1,0 +1,60 @@
+/* roots.c - the list of root and stack-switch functions (roots.h). */
+#include "unwind/roots.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "lib/util.h"
+
+static const struct {
+	const char *name;
+	enum root_kind kind;
+} known[] = {
+	/* C: main, the libc frames that call it (Debian's libc has no
+	 * frame pointers, so a chain may end there), thread and process
+	 * start functions */
+	{ "main", ROOT_K_ROOT },
+	{ "__libc_start_call_main", ROOT_K_ROOT },
+	{ "__libc_start_main", ROOT_K_ROOT },
+	{ "_start", ROOT_K_ROOT },
+	{ "__start", ROOT_K_ROOT },
+	{ "start_thread", ROOT_K_ROOT },
+	{ "clone", ROOT_K_ROOT },
+	{ "clone3", ROOT_K_ROOT },
+	{ "__clone", ROOT_K_ROOT },
+	{ "__clone3", ROOT_K_ROOT },
+	{ "_dl_start_user", ROOT_K_ROOT },  /* ld.so running constructors */
+	{ "Py_BytesMain", ROOT_K_ROOT },    /* CPython's main tail-calls it */
+	/* Go: goroutines start in goexit's frame, Ms in mstart (threads
+	 * made by runtime.clone) and the first in rt0_go */
+	{ "runtime.goexit", ROOT_K_ROOT },
+	{ "runtime.mstart", ROOT_K_ROOT },
+	{ "runtime.rt0_go", ROOT_K_ROOT },
+	{ "runtime.clone", ROOT_K_ROOT },
+	{ "_rt0_amd64", ROOT_K_ROOT },        /* the entry point, before rt0_go */
+	{ "_rt0_amd64_linux", ROOT_K_ROOT },
+	/* Go's stack switches onto the g0 (scheduler) stack */
+	{ "runtime.systemstack", ROOT_K_SWITCH },
+	{ "runtime.mcall", ROOT_K_SWITCH },
+	{ "runtime.morestack", ROOT_K_SWITCH },
+	{ "runtime.asmcgocall", ROOT_K_SWITCH },
+	/* Rust's psm (stacker::grow): CFA = rbp + 16 on the old stack */
+	{ "rust_psm_on_stack", ROOT_K_SWITCH_CFI },
+	/* the vDSO's clock is called on the g0 stack */
+	{ "runtime.nanotime1", ROOT_K_SWITCH },
+	{ "runtime.walltime", ROOT_K_SWITCH },
+	{ "runtime.walltime1", ROOT_K_SWITCH },
+};
+
+enum root_kind roots_kind(const char *name, size_t len)
+{
+	if (len == SIZE_MAX)
+		len = strlen(name);
+	/* Go's ABI wrappers: "runtime.goexit.abi0" is runtime.goexit */
+	if (len > 5 && !memcmp(name + len - 5, ".abi0", 5))
+		len -= 5;
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (strlen(known[i].name) == len && !memcmp(known[i].name, name, len))
+			return known[i].kind;
+	return ROOT_K_NONE;
+}

@@ -1,0 +1,84 @@
+#!/bin/sh
+# unwind_switch.sh - work run on another stack segment (Rust's
+# stacker/psm, tests/programs/unwind_switch.c: psm's own assembly and
+# CFI, built without frame pointers). A sample taken on the segment has
+# none of the caller's stack in its copy, and the kernel's chain cannot
+# follow code without frame pointers: the live recorder reads the
+# caller's stack from the process (marked in info), or the stack ends
+# with a verdict that says it stopped at a stack switch; never made-up
+# frames. The same for a signal handled on an alternate stack
+# (tests/programs/unwind_altstack.c).
+. "$(dirname "$0")/lib.sh"
+require_stax
+
+P="$PROG/unwind_switch-nofp"
+if [ ! -x "$P" ]; then
+	fail "unwind_switch" "$P is missing (run make programs)"
+	done_testing
+fi
+rec() {
+	stax record -q -o "$T/s.data" -- "$P" "$1" >"$T/s.out" 2>"$T/s.err" &&
+		stax flame -i "$T/s.data" --folded >"$T/s.folded" 2>>"$T/s.err" &&
+		stax info -i "$T/s.data" >"$T/s.info" 2>>"$T/s.err"
+}
+FULL=';_start;(.*;)?main;run_switched;rust_psm_on_stack;on_segment;hot'
+check() {
+	n=$(samples "$T/s.folded" ";hot$K")
+	full=$(samples "$T/s.folded" "$FULL$K")
+	pct=$(awk -v g="$full" -v t="$n" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	[ "$n" -ge 200 ] && between "$pct" 90 100
+}
+rec 1 || fail "record" "$(first_line "$T/s.err")"
+check || { rec 2 || fail "record (again)" "$(first_line "$T/s.err")"; }
+if check; then
+	ok "$pct% of $n samples in hot reach main across the stack switch"
+else
+	fail "stacks cross the stack switch" "$pct% of $n (want >= 90% of >= 200): $(sort -t' ' -k2 -nr "$T/s.folded" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+fi
+# the rest end at the switch with that verdict (the process gone before
+# its last samples were unwound), never with other callers
+other=$(grep ';hot' "$T/s.folded" | grep -Ev "^[^;]*;rust_psm_on_stack;on_segment;hot|$FULL" | wc -l)
+if [ "$other" -eq 0 ]; then
+	ok "no other callers of rust_psm_on_stack"
+else
+	fail "no other callers of rust_psm_on_stack" "$(grep ';hot' "$T/s.folded" | grep -Ev "$FULL" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+fi
+read_n=$(sed -n 's/^  read: *\([0-9]*\) .*/\1/p' "$T/s.info")
+if [ -n "$read_n" ] && [ "$read_n" -ge "$full" ]; then
+	ok "info counts the $read_n samples read from the process"
+else
+	fail "info counts samples read from the process" "read '$read_n', full stacks $full"
+fi
+
+# a signal handled on an alternate stack (sigaltstack): the interrupted
+# frames are on the thread's own stack, outside the copy
+A="$PROG/unwind_altstack-nofp"
+arec() {
+	stax record -q -o "$T/a.data" -- "$A" "$1" >"$T/a.out" 2>"$T/a.err" &&
+		stax flame -i "$T/a.data" --folded >"$T/a.folded" 2>>"$T/a.err"
+}
+AFULL=';_start;(.*;)?main;interrupted;__restore_rt;handler'
+acheck() {
+	an=$(samples "$T/a.folded" ";handler$K")
+	afull=$(samples "$T/a.folded" "$AFULL$K")
+	apct=$(awk -v g="$afull" -v t="$an" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	[ "$an" -ge 200 ] && between "$apct" 90 100
+}
+if [ ! -x "$A" ]; then
+	fail "sigaltstack" "$A is missing (run make programs)"
+else
+	arec 1 || fail "record altstack" "$(first_line "$T/a.err")"
+	acheck || { arec 2 || fail "record altstack (again)" "$(first_line "$T/a.err")"; }
+	if acheck; then
+		ok "sigaltstack: $apct% of $an samples in the handler reach main through the signal frame"
+	else
+		fail "sigaltstack: handler stacks reach main" "$apct% of $an (want >= 90% of >= 200): $(sort -t' ' -k2 -nr "$T/a.folded" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+	fi
+	abad=$(grep ';handler' "$T/a.folded" | grep -Ev "^[^;]*;interrupted;__restore_rt;handler|$AFULL" | wc -l)
+	if [ "$abad" -eq 0 ]; then
+		ok "sigaltstack: no other callers of the handler"
+	else
+		fail "sigaltstack: no other callers of the handler" "$(grep ';handler' "$T/a.folded" | grep -Ev "$AFULL" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+	fi
+fi
+done_testing
