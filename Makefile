@@ -132,6 +132,34 @@ fuzz: build-deps
 	@$(MAKE) --no-print-directory all
 	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-300}
 
+# make install / make uninstall: the GNU variables. DESTDIR is prepended
+# to every path, so make install DESTDIR=DIR writes only under DIR.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+INSTALL ?= install
+INSTALLED = $(DESTDIR)$(BINDIR)/stax $(DESTDIR)$(MANDIR)/man1/stax.1 \
+	$(DESTDIR)$(BASHCOMPDIR)/stax $(DESTDIR)$(ZSHCOMPDIR)/_stax
+
+# the man page with the version in its title line
+$(B)/stax.1: docs/stax.1 $(B)/version
+	@mkdir -p $(dir $@)
+	sed '1s/^\.TH STAX 1 "\([^"]*\)" "stax"/.TH STAX 1 "\1" "stax $(VERSION_STRING)"/' docs/stax.1 >$@
+
+.PHONY: install uninstall
+install: $(BIN) $(B)/stax.1
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(INSTALL) -m 755 $(BIN) $(DESTDIR)$(BINDIR)/stax
+	$(INSTALL) -m 644 $(B)/stax.1 $(DESTDIR)$(MANDIR)/man1/stax.1
+	$(INSTALL) -m 644 completion/stax.bash $(DESTDIR)$(BASHCOMPDIR)/stax
+	$(INSTALL) -m 644 completion/_stax $(DESTDIR)$(ZSHCOMPDIR)/_stax
+
+uninstall:
+	rm -f $(INSTALLED)
+
 clean:
 	rm -rf $(B) $(SAN) stax tests/programs/build
 

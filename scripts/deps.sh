@@ -55,6 +55,7 @@ zstd:/usr/bin/zstd
 xz-utils:/usr/bin/xz
 iproute2:/bin/ss
 groff-base:/usr/bin/groff
+zsh:/usr/bin/zsh
 "
 # make bench: perf is the reference, libunwind the unwinder to compare with
 [ "${1:-}" = "--bench" ] && need="$need
