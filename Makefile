@@ -160,6 +160,18 @@ install: $(BIN) $(B)/stax.1
 uninstall:
 	rm -f $(INSTALLED)
 
+# make deb: stax built with Debian's flags (dpkg-buildflags, all hardening)
+# in build/deb/obj, packaged by scripts/deb.sh into build/deb/
+DEB = $(B)/deb
+DEB_FLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+.PHONY: deb
+deb: $(B)/stax.1
+	@command -v dpkg-buildflags >/dev/null || { echo "stax: error: make deb needs dpkg-dev (apt-get install -y dpkg-dev)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory B=$(DEB)/obj BIN=$(DEB)/obj/stax \
+		CFLAGS="$$($(DEB_FLAGS) CFLAGS)" CPPFLAGS="$$($(DEB_FLAGS) CPPFLAGS)" \
+		LDFLAGS="$$($(DEB_FLAGS) LDFLAGS)" $(DEB)/obj/stax
+	@sh scripts/deb.sh $(DEB)/obj/stax $(B)/stax.1 $(VERSION_STRING) $(DEB)
+
 clean:
 	rm -rf $(B) $(SAN) stax tests/programs/build
 
