@@ -160,6 +160,12 @@ install: $(BIN) $(B)/stax.1
 uninstall:
 	rm -f $(INSTALLED)
 
+# gcc -fanalyzer and cppcheck over src/; scripts/analyze.supp holds the
+# findings that are not bugs, each with its reason
+.PHONY: analyze
+analyze: deps
+	@sh scripts/analyze.sh
+
 # make deb: stax built with Debian's flags (dpkg-buildflags, all hardening)
 # in build/deb/obj, packaged by scripts/deb.sh into build/deb/
 DEB = $(B)/deb
@@ -173,6 +179,6 @@ deb: $(B)/stax.1
 	@sh scripts/deb.sh $(DEB)/obj/stax $(B)/stax.1 $(VERSION_STRING) $(DEB)
 
 clean:
-	rm -rf $(B) $(SAN) stax tests/programs/build
+	rm -rf $(B) $(SAN) build-clang stax tests/programs/build
 
 -include $(OBJ:.o=.d)
