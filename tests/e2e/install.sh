@@ -130,7 +130,7 @@ done
 got=$(complete_words stax record --unwind "")
 [ "$(echo $got)" = "dwarf fp hybrid" ] && ok "bash: record --unwind TAB offers hybrid, dwarf, fp" ||
 	fail "bash: record --unwind TAB offers hybrid, dwarf, fp" "got: $(echo $got)"
-mkdir -p "$T/cwd/sub" && : >"$T/cwd/a.data" && : >"$T/cwd/b.txt"
+mkdir -p "$T/cwd/sub" && : >"$T/cwd/a.data" && : >"$T/cwd/a.txt" && : >"$T/cwd/b.txt"
 got=$(cd "$T/cwd" && complete_words stax top -i "")
 [ "$(echo $got)" = "a.data sub" ] && ok "bash: top -i TAB offers recordings and directories" ||
 	fail "bash: top -i TAB offers recordings and directories" "got: $(echo $got)"
@@ -141,7 +141,9 @@ got=$(complete_words stax record -F 99 -- ech)
 echo "$got" | grep -qx echo && ok "bash: record -- ech TAB completes commands" ||
 	fail "bash: record -- ech TAB completes commands" "got: $(echo $got | cut -c1-100)"
 
-# zsh: the function parses, and compinit binds it to stax
+# zsh: the function parses, compinit binds it to stax, and TAB in a real
+# interactive zsh (zpty) completes commands, options, values and files
+# (recordings first: with a.data and a.txt, "a" completes to a.data)
 if command -v zsh >/dev/null 2>&1; then
 	if zsh -n "$ROOT/completion/_stax" 2>"$T/zsh.err" &&
 		[ "$(zsh -fc 'fpath=("$1" $fpath); autoload -Uz compinit; compinit -u -d "$2"; print -r -- $_comps[stax]' \
@@ -150,6 +152,24 @@ if command -v zsh >/dev/null 2>&1; then
 	else
 		fail "zsh: _stax parses and compinit binds it to stax" "$(first_line "$T/zsh.err")"
 	fi
+	# a directory with only the stax under test, first in PATH
+	mkdir -p "$T/zbin" "$T/zwork" && ln -s "$STAX" "$T/zbin/stax"
+	zcomplete() {
+		timeout 120 zsh -f "$ROOT/tests/e2e/zsh-complete.zsh" "$ROOT/completion" "$T/zwork" "$T/zbin" "$T/cwd" "$1" 2>/dev/null
+	}
+	for pair in 'stax rec|stax record ' 'stax record --unw|stax record --unwind ' \
+		'stax record --unwind hy|stax record --unwind hybrid ' 'stax info --js|stax info --json ' \
+		'stax top -i a|stax top -i a.data ' 'stax flame a|stax flame a.data ' \
+		'stax export --format pp|stax export --format pprof '; do
+		line=${pair%%|*}
+		want_line=${pair#*|}
+		got=$(zcomplete "$line")
+		if [ "$got" = "[$want_line]" ]; then
+			ok "zsh: '$line' TAB gives '$want_line'"
+		else
+			fail "zsh: '$line' TAB gives '$want_line'" "got '$got'"
+		fi
+	done
 else
 	skip "zsh completion" "zsh is not installed (make test-deps installs it)"
 fi
