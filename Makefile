@@ -1,25 +1,45 @@
 # stax - sampling CPU profiler for Linux.
-#   make          build ./stax (installs missing Debian packages as root)
-#   make run      profile the bundled demo and print where its time went
-#   make check    build and run every test; last line "N passed, N failed"
+#   make          build ./stax (when a build dependency is missing, it
+#                 prints the apt-get install line and stops; it never
+#                 installs anything)
+#   make run      install missing Debian packages (as root), build, profile
+#                 the bundled demo and print where its time went
+#   make check    install what the tests use (as root), build and run
+#                 every test; last line "N passed, N failed"
 #   make bench    measure stax against perf (bench/report.md)
 #   make fuzz     run the fuzz targets longer (FUZZ_SECONDS=300; FUZZ_ONLY=NAME for one)
 #   make check-sanitize  build stax and the unit tests with AddressSanitizer
 #                 and UndefinedBehaviorSanitizer (build-san/) and run every
 #                 test against that build
 #   make test-deps  install what the tests use (make check runs it first)
+#   make install / uninstall  PREFIX=/usr/local DESTDIR= BINDIR MANDIR
+#   make deb      build a Debian package (build/deb/stax_VERSION_ARCH.deb)
+#   make analyze  gcc -fanalyzer and cppcheck over src/
+#
+# The usual variables work as users and distributions expect: CC, CFLAGS
+# (default -O2 -g), CPPFLAGS, LDFLAGS and LDLIBS are the user's, given on
+# the command line or in the environment (make CC=clang CFLAGS=-O1); the
+# project's own flags are in STAX_CPPFLAGS, STAX_CFLAGS and STAX_LIBS and
+# always apply, before the user's (so a user's -O or -std wins).
 
 CC ?= cc
 CFLAGS ?= -O2 -g
-CFLAGS += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Isrc -D_GNU_SOURCE -MMD -MP
-CFLAGS += $(SAN_CFLAGS)
-LDLIBS = -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl
+STAX_CPPFLAGS = -Isrc -D_GNU_SOURCE -MMD -MP
+STAX_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
+STAX_LIBS = -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl -lm
+ALL_CPPFLAGS = $(STAX_CPPFLAGS) $(CPPFLAGS)
+ALL_CFLAGS = $(STAX_CFLAGS) $(CFLAGS) $(SAN_CFLAGS)
+ALL_LIBS = $(STAX_LIBS) $(LDLIBS)
 # capstone (annotate) and libmicrohttpd (serve) are opened when used, by
 # the names of the libraries their headers come with (Debian 12's names
 # in the code when the headers are not installed yet)
 soname = $(shell objdump -p $$($(CC) -print-file-name=lib$(1).so) 2>/dev/null | awk '$$1 == "SONAME" { print $$2 }')
 CAPSTONE_SONAME := $(call soname,capstone)
 MICROHTTPD_SONAME := $(call soname,microhttpd)
+
+# The one version string (scripts/version.sh: VERSION, plus git's
+# commit count and hash in a checkout)
+VERSION_STRING := $(shell sh scripts/version.sh)
 
 B = build
 BIN = stax
@@ -29,28 +49,39 @@ LIBOBJ := $(filter-out $(B)/src/main.o $(B)/src/cmd/%,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 
-.PHONY: all deps test-deps run check check-sanitize bench fuzz clean programs unit
-all: deps $(BIN)
+.PHONY: all deps build-deps test-deps run check check-sanitize bench fuzz clean programs unit FORCE
+all: $(BIN)
 
+# plain make only checks (and names the apt-get install line); make run,
+# make check and make test-deps install what is missing when root
 deps:
+	@sh scripts/deps.sh --check
+
+build-deps:
 	@sh scripts/deps.sh
 
 test-deps:
 	@sh scripts/deps.sh --test
 
 $(BIN): $(OBJ)
-	$(CC) $(CFLAGS) -o $@ $(OBJ) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(ALL_LIBS)
 
-$(B)/src/view/annotate.o: CFLAGS += $(if $(CAPSTONE_SONAME),-DCAPSTONE_SONAME='"$(CAPSTONE_SONAME)"')
-$(B)/src/serve/serve.o: CFLAGS += $(if $(MICROHTTPD_SONAME),-DMICROHTTPD_SONAME='"$(MICROHTTPD_SONAME)"')
+$(B)/src/view/annotate.o: STAX_CPPFLAGS += $(if $(CAPSTONE_SONAME),-DCAPSTONE_SONAME='"$(CAPSTONE_SONAME)"')
+$(B)/src/serve/serve.o: STAX_CPPFLAGS += $(if $(MICROHTTPD_SONAME),-DMICROHTTPD_SONAME='"$(MICROHTTPD_SONAME)"')
+$(B)/src/lib/version.o: STAX_CPPFLAGS += -DSTAX_VERSION='"$(VERSION_STRING)"'
+# rewritten only when the version changed, so lib/version.o is rebuilt then
+$(B)/src/lib/version.o: $(B)/version
+$(B)/version: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(VERSION_STRING)' | cmp -s - $@ || echo '$(VERSION_STRING)' >$@
 
 $(B)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/unit/%: tests/unit/%.c $(LIBOBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(LIBOBJ) $(LDLIBS)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJ) $(ALL_LIBS)
 
 unit: $(UNIT_BIN)
 
@@ -61,7 +92,8 @@ src/serve/page.c: src/serve/page.html src/serve/gen-page.sh
 programs:
 	@$(MAKE) -s -C tests/programs
 
-run: all
+run: build-deps
+	@$(MAKE) --no-print-directory all
 	@$(MAKE) -s -C tests/programs demo
 	@echo "== stax record -o demo.data -- tests/programs/build/demo"
 	./stax record -o $(B)/demo.data -- tests/programs/build/demo
@@ -91,14 +123,62 @@ check-sanitize: test-deps
 	sh tests/run.sh; rc=$$?; \
 	if [ -d "$$logs/seen" ]; then echo "sanitizer reports: $$logs/seen"; else rm -rf "$$logs"; fi; exit $$rc
 
-bench: all programs
+bench:
 	@sh scripts/deps.sh --bench
+	@$(MAKE) --no-print-directory all programs
 	@QUICK=$(QUICK) sh bench/run.sh
 
-fuzz: all
+fuzz: build-deps
+	@$(MAKE) --no-print-directory all
 	@sh tests/fuzz/run.sh $${FUZZ_SECONDS:-300}
 
+# make install / make uninstall: the GNU variables. DESTDIR is prepended
+# to every path, so make install DESTDIR=DIR writes only under DIR.
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+INSTALL ?= install
+INSTALLED = $(DESTDIR)$(BINDIR)/stax $(DESTDIR)$(MANDIR)/man1/stax.1 \
+	$(DESTDIR)$(BASHCOMPDIR)/stax $(DESTDIR)$(ZSHCOMPDIR)/_stax
+
+# the man page with the version in its title line
+$(B)/stax.1: docs/stax.1 $(B)/version
+	@mkdir -p $(dir $@)
+	sed '1s/^\.TH STAX 1 "\([^"]*\)" "stax"/.TH STAX 1 "\1" "stax $(VERSION_STRING)"/' docs/stax.1 >$@
+
+.PHONY: install uninstall
+install: $(BIN) $(B)/stax.1
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(INSTALL) -m 755 $(BIN) $(DESTDIR)$(BINDIR)/stax
+	$(INSTALL) -m 644 $(B)/stax.1 $(DESTDIR)$(MANDIR)/man1/stax.1
+	$(INSTALL) -m 644 completion/stax.bash $(DESTDIR)$(BASHCOMPDIR)/stax
+	$(INSTALL) -m 644 completion/_stax $(DESTDIR)$(ZSHCOMPDIR)/_stax
+
+uninstall:
+	rm -f $(INSTALLED)
+
+# gcc -fanalyzer and cppcheck over src/; scripts/analyze.supp holds the
+# findings that are not bugs, each with its reason
+.PHONY: analyze
+analyze: deps
+	@sh scripts/analyze.sh
+
+# make deb: stax built with Debian's flags (dpkg-buildflags, all hardening)
+# in build/deb/obj, packaged by scripts/deb.sh into build/deb/
+DEB = $(B)/deb
+DEB_FLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+.PHONY: deb
+deb: $(B)/stax.1
+	@command -v dpkg-buildflags >/dev/null || { echo "stax: error: make deb needs dpkg-dev (apt-get install -y dpkg-dev)" >&2; exit 1; }
+	@$(MAKE) --no-print-directory B=$(DEB)/obj BIN=$(DEB)/obj/stax \
+		CFLAGS="$$($(DEB_FLAGS) CFLAGS)" CPPFLAGS="$$($(DEB_FLAGS) CPPFLAGS)" \
+		LDFLAGS="$$($(DEB_FLAGS) LDFLAGS)" $(DEB)/obj/stax
+	@sh scripts/deb.sh $(DEB)/obj/stax $(B)/stax.1 $(VERSION_STRING) $(DEB)
+
 clean:
-	rm -rf $(B) $(SAN) stax tests/programs/build
+	rm -rf $(B) $(SAN) build-clang stax tests/programs/build
 
 -include $(OBJ:.o=.d)

@@ -2,7 +2,11 @@
 # deps.sh - install the Debian packages stax needs to build and test.
 # As root: apt-get installs what is missing. Otherwise: print the exact
 # command and fail, so `make` stops with something to do.
-#   sh scripts/deps.sh          build dependencies (make)
+#   sh scripts/deps.sh --check  only check the build dependencies (plain
+#                               make): print the exact apt-get install
+#                               line and fail when one is missing, even
+#                               as root (a build never installs packages)
+#   sh scripts/deps.sh          build dependencies (make run, make fuzz)
 #   sh scripts/deps.sh --test   and what the tests use (make test-deps,
 #                               which make check runs first): Debian
 #                               packages, then the npm packages of
@@ -31,6 +35,9 @@ libcapstone-dev:/usr/include/capstone/capstone.h
 libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 [ "${1:-}" = "--test" ] && need="$need
+lintian:/usr/bin/lintian
+cppcheck:/usr/bin/cppcheck
+dpkg-dev:/usr/bin/dpkg-shlibdeps
 linux-perf:/usr/bin/perf
 util-linux:/usr/bin/setpriv
 binutils:/usr/bin/objdump
@@ -48,6 +55,7 @@ zstd:/usr/bin/zstd
 xz-utils:/usr/bin/xz
 iproute2:/bin/ss
 groff-base:/usr/bin/groff
+zsh:/usr/bin/zsh
 "
 # make bench: perf is the reference, libunwind the unwinder to compare with
 [ "${1:-}" = "--bench" ] && need="$need
@@ -62,6 +70,12 @@ for item in $need; do
 	[ -e "$file" ] || missing="$missing $pkg"
 done
 if [ -n "$missing" ]; then
+	if [ "${1:-}" = "--check" ]; then
+		sudo=sudo
+		[ "$(id -u)" = 0 ] && sudo=
+		echo "stax: error: missing build dependencies (run: ${sudo:+sudo }apt-get install -y$missing; or make run, which installs them as root)" >&2
+		exit 1
+	fi
 	if [ "$(id -u)" != 0 ]; then
 		echo "stax: error: missing build dependencies (run: sudo apt-get install -y$missing)" >&2
 		exit 1

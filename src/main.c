@@ -1,6 +1,7 @@
 /* main.c - the subcommand table and dispatch. */
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "lib/version.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -91,7 +92,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		puts("stax 0.1");
+		printf("stax %s\n", stax_version);
 		return 0;
 	}
 	c = cmd_find(argv[1]);

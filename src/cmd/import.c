@@ -5,6 +5,7 @@
 #include "store/reader.h"
 #include "store/writer.h"
 #include "lib/util.h"
+#include "lib/version.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -98,6 +99,7 @@ int cmd_import(int argc, char **argv)
 		cmd_output_abort(&co);
 		die("cannot create %s: %s (choose another path with -o)", output, strerror(-e));
 	}
+	store_put_meta(&w, "stax_version", stax_version);
 	if (perfdata_import(input, &w, &o, &st, err, sizeof(err))) {
 		store_writer_close(&w);
 		cmd_output_abort(&co);

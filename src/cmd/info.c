@@ -6,8 +6,9 @@
 const char cmd_info_help[] =
 "usage: stax info [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
-"What was recorded: command, duration, event with requested and effective\n"
-"rate (the kernel lowers it when it throttles), samples, lost records,\n"
+"What was recorded: the stax that wrote it (written by:), command, duration,\n"
+"event with requested and effective rate (the kernel lowers it when it\n"
+"throttles), samples, lost records,\n"
 "throttling, the recorder's ring size per cpu (rings:), the processes\n"
 "and threads whose lost records it read from /proc and those that had\n"
 "exited first (recovered:), how good the stacks are (how many reach main or a thread\n"

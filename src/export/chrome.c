@@ -11,6 +11,7 @@
 #include "export/export.h"
 #include "lib/json.h"
 #include "lib/util.h"
+#include "lib/version.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -51,7 +52,8 @@ int export_chrome(const struct profile *p, const struct view_filter *f, FILE *ou
 	if (!period || export_weight(p, &p->samples[idx[0]]) == 1) /* n > 0 here */
 		period = 1000000; /* not a clock event: assume 1 ms */
 
-	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"stax 0.1\"},\"traceEvents\":[", out);
+	fprintf(out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"stax %s\"},\"traceEvents\":[",
+		stax_version);
 	for (i = 0; i < n; i = j) {
 		const struct rec_sample *s0 = &p->samples[idx[i]];
 		const struct rec_sample *prev = NULL;

@@ -8,6 +8,7 @@
 #include "export/export.h"
 #include "lib/json.h"
 #include "lib/util.h"
+#include "lib/version.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -63,7 +64,7 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":", out);
 	json_str(out, p->path ? path_base(p->path) : "stax");
-	fputs(",\"exporter\":\"stax 0.1\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", out);
+	fprintf(out, ",\"exporter\":\"stax %s\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", stax_version);
 	for (i = 0; i < nframes; i++) {
 		const struct prof_func *fn = profile_func(p, order[i]);
 		fputs(i ? ",{\"name\":" : "{\"name\":", out);

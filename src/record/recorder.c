@@ -7,6 +7,7 @@
 #include "lib/perm.h"
 #include "lib/safefile.h"
 #include "lib/util.h"
+#include "lib/version.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -488,6 +489,7 @@ static void put_header_meta(struct recorder *r)
 	}
 	buf_add_u8(&cmd, 0);
 	store_put_meta(&r->w, "command", (char *)cmd.data);
+	store_put_meta(&r->w, "stax_version", stax_version);
 	store_put_meta(&r->w, "event", r->ev->name);
 	store_put_meta(&r->w, "event_is_clock", r->ev->is_clock ? "1" : "0");
 	put_meta_u64(&r->w, "freq", o->freq);

@@ -93,7 +93,10 @@ struct store_chunk_sum {
 _Static_assert(sizeof(struct store_chunk_sum) == 16, "chunk checksum frame");
 
 enum rec_type {
-	REC_META = 1,     /* str key, str value */
+	REC_META = 1,     /* str key, str value (keys: docs/FORMAT.md; e.g.
+			   * "stax_version", the version of the stax that
+			   * wrote the file, scripts/version.sh's string;
+			   * absent in files from before it was stored) */
 	REC_COMM = 2,     /* struct rec_comm, str name */
 	REC_MAPPING = 3,  /* struct rec_mapping, str path */
 	REC_FORK = 4,     /* struct rec_task */

@@ -260,6 +260,12 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		json_str(out, meta_or(p, "command", "?"));
 		fputs(",\"event\":", out);
 		json_str(out, meta_or(p, "event", "?"));
+		/* null: written before stax stored its version, or a perf.data */
+		fputs(",\"stax_version\":", out);
+		if (profile_meta(p, "stax_version"))
+			json_str(out, profile_meta(p, "stax_version"));
+		else
+			fputs("null", out);
 		fprintf(out, ",\"state\":\"%s\",\"duration_s\":%.3f,\"requested_hz\":%" PRIu64
 			",\"effective_hz\":%.1f,\"samples\":%" PRIu64 ",\"lost\":%" PRIu64
 			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
@@ -330,6 +336,8 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, "damaged:     %" PRIu64 " chunk%s (%s), skipped; the first at offset %" PRIu64 ": %s\n",
 			p->damage.chunks, p->damage.chunks == 1 ? "" : "s", size, p->damage.first, p->damage.why);
 	}
+	fprintf(out, "written by:  %s%s\n", profile_meta(p, "stax_version") ? "stax " : "",
+		meta_or(p, "stax_version", "not stored (an older stax, or a perf.data)"));
 	fprintf(out, "command:     %s\n", meta_or(p, "command", "?"));
 	if (profile_meta(p, "exit_status"))
 		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));

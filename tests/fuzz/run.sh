@@ -31,8 +31,8 @@ mkdir -p "$out"
 cd "$top" || exit 1
 only=${FUZZ_ONLY:-}
 srcs=$(find src -name '*.c' ! -name main.c ! -path 'src/cmd/*' | sort)
-# the same libraries as ./stax (the Makefile's LDLIBS line)
-libs=$(sed -n 's/^LDLIBS = //p' Makefile)
+# the same libraries as ./stax (the Makefile's STAX_LIBS line)
+libs=$(sed -n 's/^STAX_LIBS = //p' Makefile)
 cflags="-std=gnu11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 status=0
 if ! command -v clang >/dev/null 2>&1; then
