@@ -62,7 +62,7 @@ const char cmd_record_help[] =
 "  --off-cpu         also record where threads wait: every switch-out with\n"
 "                    its user and kernel stack (4 KiB of user stack,\n"
 "                    unwound like samples), ended by the switch-in, with a\n"
-"                    reason (lock, read, write, sleep, poll, fault,\n"
+"                    reason (lock, wait, read, write, sleep, poll, fault,\n"
 "                    preempted, other); see stax threads, stax top\n"
 "                    --off-cpu, stax flame --off-cpu and --wall. Needs root,\n"
 "                    CAP_PERFMON or kernel.perf_event_paranoid <= 1\n"

@@ -21,6 +21,7 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	hmap_init(&g->switch_ids);
 	hmap_init(&g->pend_index);
 	hmap_init(&g->kreason);
+	hmap_init(&g->ureason);
 	hmap_init(&g->code_index);
 	hmap_init(&g->tail_index);
 	recover_init(&g->recover);
@@ -35,6 +36,9 @@ void ingest_release(struct ingest *g)
 	hmap_release(&g->switch_ids);
 	hmap_release(&g->pend_index);
 	hmap_release(&g->kreason);
+	hmap_release(&g->ureason);
+	if (g->usyms)
+		sym_session_free(g->usyms);
 	hmap_release(&g->tail_index);
 	recover_release(&g->recover);
 	free(g->tails);
@@ -52,7 +56,8 @@ void ingest_release(struct ingest *g)
 		sym_session_free(g->ksyms);
 }
 
-static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, size_t nk);
+static void offcpu_out_sample(struct ingest *g, const struct perf_sample *s,
+			      const struct rec_sample *rs, size_t nu, bool unwound, size_t nk);
 static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid);
 
 /* ---- stacks ---- */
@@ -404,7 +409,7 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	rs.stack = intern_stack(g, rs.pid, rs.tid, nu, unwound, nk);
 	put_new_nodes(g);
 	if (g->offcpu && hmap_get(&g->switch_ids, s->id, &node)) {
-		offcpu_out_sample(g, &rs, nk);
+		offcpu_out_sample(g, s, &rs, nu, unwound, nk);
 		return;
 	}
 	store_put_sample(g->w, &rs);
@@ -603,38 +608,39 @@ struct reason_pat {
 	const char *pat;
 	uint8_t reason, tier;
 	bool whole;
+	bool futex;       /* a futex wait: the user frames say lock or wait */
 };
 static const struct reason_pat reason_pats[] = {
-	{ "exc_page_fault", OFFCPU_FAULT, 0, false }, { "handle_mm_fault", OFFCPU_FAULT, 0, false },
-	{ "do_user_addr_fault", OFFCPU_FAULT, 0, false }, { "__do_fault", OFFCPU_FAULT, 0, false },
-	{ "futex", OFFCPU_LOCK, 1, false }, { "__mutex_lock", OFFCPU_LOCK, 1, false },
-	{ "rwsem_down", OFFCPU_LOCK, 1, false }, { "rt_mutex", OFFCPU_LOCK, 1, false },
-	{ "flock", OFFCPU_LOCK, 1, false }, { "fcntl_setlk", OFFCPU_LOCK, 1, false },
-	{ "nanosleep", OFFCPU_SLEEP, 1, false }, { "msleep", OFFCPU_SLEEP, 1, false },
-	{ "_sys_alarm", OFFCPU_SLEEP, 1, false },
-	{ "do_poll", OFFCPU_POLL, 1, false }, { "do_sys_poll", OFFCPU_POLL, 1, false },
-	{ "do_select", OFFCPU_POLL, 1, false }, { "core_sys_select", OFFCPU_POLL, 1, false },
-	{ "ep_poll", OFFCPU_POLL, 1, false }, { "epoll_wait", OFFCPU_POLL, 1, false },
-	{ "do_wait", OFFCPU_POLL, 1, false }, { "wait4", OFFCPU_POLL, 1, false },
-	{ "waitid", OFFCPU_POLL, 1, false }, { "sigsuspend", OFFCPU_POLL, 1, false },
-	{ "sys_pause", OFFCPU_POLL, 1, false }, { "sigtimedwait", OFFCPU_POLL, 1, false },
-	{ "io_uring_enter", OFFCPU_POLL, 1, false },
-	{ "pipe_read", OFFCPU_READ, 1, false }, { "pipe_write", OFFCPU_WRITE, 1, false },
-	{ "vfs_read", OFFCPU_READ, 1, false }, { "ksys_read", OFFCPU_READ, 1, false },
-	{ "_sys_read", OFFCPU_READ, 1, false }, { "_sys_pread", OFFCPU_READ, 1, false },
-	{ "do_readv", OFFCPU_READ, 1, false }, { "do_preadv", OFFCPU_READ, 1, false },
-	{ "recvmsg", OFFCPU_READ, 1, false }, { "recvfrom", OFFCPU_READ, 1, false },
-	{ "sock_read_iter", OFFCPU_READ, 1, false }, { "filemap_read", OFFCPU_READ, 1, true },
-	{ "tty_read", OFFCPU_READ, 1, false }, { "unix_stream_read", OFFCPU_READ, 1, false },
-	{ "skb_recv", OFFCPU_READ, 1, false }, { "accept", OFFCPU_READ, 1, false },
-	{ "vfs_write", OFFCPU_WRITE, 1, false }, { "ksys_write", OFFCPU_WRITE, 1, false },
-	{ "_sys_write", OFFCPU_WRITE, 1, false }, { "_sys_pwrite", OFFCPU_WRITE, 1, false },
-	{ "do_writev", OFFCPU_WRITE, 1, false }, { "do_pwritev", OFFCPU_WRITE, 1, false },
-	{ "sendmsg", OFFCPU_WRITE, 1, false }, { "sendto", OFFCPU_WRITE, 1, false },
-	{ "sock_write_iter", OFFCPU_WRITE, 1, false }, { "fsync", OFFCPU_WRITE, 1, false },
-	{ "fdatasync", OFFCPU_WRITE, 1, false }, { "sync_file_range", OFFCPU_WRITE, 1, false },
-	{ "tty_write", OFFCPU_WRITE, 1, false }, { "unix_stream_sendmsg", OFFCPU_WRITE, 1, false },
-	{ "wait_for_completion", OFFCPU_POLL, 2, false },
+	{ "exc_page_fault", OFFCPU_FAULT, 0, false, false }, { "handle_mm_fault", OFFCPU_FAULT, 0, false, false },
+	{ "do_user_addr_fault", OFFCPU_FAULT, 0, false, false }, { "__do_fault", OFFCPU_FAULT, 0, false, false },
+	{ "futex", OFFCPU_LOCK, 1, false, true }, { "__mutex_lock", OFFCPU_LOCK, 1, false, false },
+	{ "rwsem_down", OFFCPU_LOCK, 1, false, false }, { "rt_mutex", OFFCPU_LOCK, 1, false, false },
+	{ "flock", OFFCPU_LOCK, 1, false, false }, { "fcntl_setlk", OFFCPU_LOCK, 1, false, false },
+	{ "nanosleep", OFFCPU_SLEEP, 1, false, false }, { "msleep", OFFCPU_SLEEP, 1, false, false },
+	{ "_sys_alarm", OFFCPU_SLEEP, 1, false, false },
+	{ "do_poll", OFFCPU_POLL, 1, false, false }, { "do_sys_poll", OFFCPU_POLL, 1, false, false },
+	{ "do_select", OFFCPU_POLL, 1, false, false }, { "core_sys_select", OFFCPU_POLL, 1, false, false },
+	{ "ep_poll", OFFCPU_POLL, 1, false, false }, { "epoll_wait", OFFCPU_POLL, 1, false, false },
+	{ "do_wait", OFFCPU_POLL, 1, false, false }, { "wait4", OFFCPU_POLL, 1, false, false },
+	{ "waitid", OFFCPU_POLL, 1, false, false }, { "sigsuspend", OFFCPU_POLL, 1, false, false },
+	{ "sys_pause", OFFCPU_POLL, 1, false, false }, { "sigtimedwait", OFFCPU_POLL, 1, false, false },
+	{ "io_uring_enter", OFFCPU_POLL, 1, false, false },
+	{ "pipe_read", OFFCPU_READ, 1, false, false }, { "pipe_write", OFFCPU_WRITE, 1, false, false },
+	{ "vfs_read", OFFCPU_READ, 1, false, false }, { "ksys_read", OFFCPU_READ, 1, false, false },
+	{ "_sys_read", OFFCPU_READ, 1, false, false }, { "_sys_pread", OFFCPU_READ, 1, false, false },
+	{ "do_readv", OFFCPU_READ, 1, false, false }, { "do_preadv", OFFCPU_READ, 1, false, false },
+	{ "recvmsg", OFFCPU_READ, 1, false, false }, { "recvfrom", OFFCPU_READ, 1, false, false },
+	{ "sock_read_iter", OFFCPU_READ, 1, false, false }, { "filemap_read", OFFCPU_READ, 1, true, false },
+	{ "tty_read", OFFCPU_READ, 1, false, false }, { "unix_stream_read", OFFCPU_READ, 1, false, false },
+	{ "skb_recv", OFFCPU_READ, 1, false, false }, { "accept", OFFCPU_READ, 1, false, false },
+	{ "vfs_write", OFFCPU_WRITE, 1, false, false }, { "ksys_write", OFFCPU_WRITE, 1, false, false },
+	{ "_sys_write", OFFCPU_WRITE, 1, false, false }, { "_sys_pwrite", OFFCPU_WRITE, 1, false, false },
+	{ "do_writev", OFFCPU_WRITE, 1, false, false }, { "do_pwritev", OFFCPU_WRITE, 1, false, false },
+	{ "sendmsg", OFFCPU_WRITE, 1, false, false }, { "sendto", OFFCPU_WRITE, 1, false, false },
+	{ "sock_write_iter", OFFCPU_WRITE, 1, false, false }, { "fsync", OFFCPU_WRITE, 1, false, false },
+	{ "fdatasync", OFFCPU_WRITE, 1, false, false }, { "sync_file_range", OFFCPU_WRITE, 1, false, false },
+	{ "tty_write", OFFCPU_WRITE, 1, false, false }, { "unix_stream_sendmsg", OFFCPU_WRITE, 1, false, false },
+	{ "wait_for_completion", OFFCPU_POLL, 2, false, false },
 };
 #define REASON_NONE 0xff
 
@@ -663,7 +669,9 @@ static uint8_t addr_reason(struct ingest *g, uint64_t addr)
 	return r;
 }
 
-enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
+/* The pattern of the kernel stack that decides its reason (innermost of
+ * the lowest tier), NULL: none. */
+static const struct reason_pat *kernel_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
 {
 	const struct reason_pat *best = NULL;
 	size_t i;
@@ -672,15 +680,132 @@ enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframe
 		if (r != REASON_NONE && (!best || reason_pats[r].tier < best->tier))
 			best = &reason_pats[r];
 	}
+	return best;
+}
+
+enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
+{
+	const struct reason_pat *best = kernel_reason(g, kframes, nk);
 	return best ? (enum offcpu_reason)best->reason : OFFCPU_OTHER;
+}
+
+/* User functions that say what a futex wait is for, matched (as
+ * substrings of the demangled name) against the user frames from the
+ * leaf up: the innermost that matches decides. A condition variable
+ * that takes its mutex back after the wake-up (glibc's
+ * __pthread_mutex_cond_lock, __lll_lock_wait) is contending for a lock,
+ * and those frames are nearer the leaf than pthread_cond_wait. Frames
+ * of generic futex helpers (futex_wait, __futex_abstimed_wait_common,
+ * Rust's std::sys::...::futex::futex_wait, Go's runtime.futexsleep)
+ * match neither and let their callers decide. */
+static const struct { const char *pat; uint8_t reason; } wait_pats[] = {
+	/* glibc, musl: mutexes and rwlocks */
+	{ "lll_lock_wait", OFFCPU_LOCK }, { "pthread_mutex_", OFFCPU_LOCK },
+	{ "pthread_rwlock_", OFFCPU_LOCK },
+	/* C++: std::mutex, std::shared_mutex use the above */
+	/* Rust std, parking_lot; Go's runtime locks */
+	{ "lock_contended", OFFCPU_LOCK }, { "read_contended", OFFCPU_LOCK },
+	{ "write_contended", OFFCPU_LOCK }, { "lock_slow", OFFCPU_LOCK },
+	{ "runtime.lock2", OFFCPU_LOCK }, { "runtime.lockWithRank", OFFCPU_LOCK },
+	/* condition variables, semaphores, joins, barriers, parking */
+	{ "pthread_cond_", OFFCPU_WAIT }, { "sem_wait", OFFCPU_WAIT },
+	{ "sem_timedwait", OFFCPU_WAIT }, { "sem_clockwait", OFFCPU_WAIT },
+	{ "pthread_join", OFFCPU_WAIT }, { "pthread_timedjoin", OFFCPU_WAIT },
+	{ "pthread_clockjoin", OFFCPU_WAIT }, { "pthread_barrier_wait", OFFCPU_WAIT },
+	{ "condition_variable", OFFCPU_WAIT }, { "Condvar::wait", OFFCPU_WAIT },
+	{ "std::thread::park", OFFCPU_WAIT }, { "Parker::park", OFFCPU_WAIT },
+	{ "JoinInner", OFFCPU_WAIT }, { "::recv", OFFCPU_WAIT },
+	{ "runtime.notesleep", OFFCPU_WAIT }, { "runtime.notetsleep", OFFCPU_WAIT },
+};
+
+enum offcpu_reason ingest_wait_by_name(const char *name)
+{
+	size_t i;
+	for (i = 0; name && i < ARRAY_SIZE(wait_pats); i++)
+		if (strstr(name, wait_pats[i].pat))
+			return (enum offcpu_reason)wait_pats[i].reason;
+	return OFFCPU_OTHER;
+}
+
+/* The decision of one user address (OFFCPU_LOCK, OFFCPU_WAIT, or
+ * OFFCPU_OTHER: none), cached per mapping and address. */
+static enum offcpu_reason user_frame_reason(struct ingest *g, uint32_t pid, uint64_t addr, bool ra)
+{
+	uint32_t id = state_find(&g->st, pid, addr), v;
+	uint64_t key = hash_mix(hash_mix(id, addr), ra);
+	const struct state_mapping *m = state_mapping(&g->st, id);
+	struct sym_result res;
+
+	if (hmap_get(&g->ureason, key, &v))
+		return (enum offcpu_reason)v;
+	memset(&res, 0, sizeof(res));
+	if (m && m->path[0] == '/') {
+		struct sym_module_ref ref = {
+			m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
+			m->start, m->end, m->pgoff,
+		};
+		if (!g->usyms) {
+			g->usyms = sym_session_new();
+			sym_set_lines(g->usyms, false);
+			sym_set_debuginfod(g->usyms, false);
+		}
+		sym_lookup(g->usyms, &ref, addr - (ra ? 1 : 0), &res);
+	}
+	v = ingest_wait_by_name(res.name);
+	hmap_put(&g->ureason, key, v);
+	return (enum offcpu_reason)v;
+}
+
+/* futex(2) operations (the low 7 bits of op): what glibc 2.36 uses them
+ * for. Only a hint: Rust's std Mutex waits with FUTEX_WAIT_BITSET too. */
+#define FUTEX_OP_WAIT 0
+#define FUTEX_OP_LOCK_PI 6
+#define FUTEX_OP_WAIT_BITSET 9
+#define FUTEX_OP_WAIT_REQUEUE_PI 11
+#define FUTEX_OP_LOCK_PI2 13
+
+/* A futex wait: lock or wait, by the user frames (uframes[0..nu), leaf
+ * first), else by the futex operation (the second argument, in rsi of
+ * the user registers at the system call), else lock. */
+static enum offcpu_reason futex_reason(struct ingest *g, const struct perf_sample *s, size_t nu,
+				       bool unwound)
+{
+	size_t i, k = 0;
+	int bit;
+
+	for (i = 0; i < nu; i++) {
+		bool ra = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
+		enum offcpu_reason r = user_frame_reason(g, s->pid, g->uframes[i], ra);
+		if (r != OFFCPU_OTHER)
+			return r;
+	}
+	if (s->regs_abi && s->regs && (s->regs_mask & (1ull << 4 /* SI */))) {
+		uint64_t si;
+		for (bit = 0; bit < 4; bit++)
+			k += (s->regs_mask >> bit) & 1;
+		memcpy(&si, s->regs + 8 * k, 8);
+		switch (si & 0x7f) {
+		case FUTEX_OP_WAIT_BITSET:
+		case FUTEX_OP_WAIT_REQUEUE_PI:
+			return OFFCPU_WAIT;
+		case FUTEX_OP_WAIT:
+		case FUTEX_OP_LOCK_PI:
+		case FUTEX_OP_LOCK_PI2:
+		default:
+			return OFFCPU_LOCK;
+		}
+	}
+	return OFFCPU_LOCK;
 }
 
 /* Switch-outs closer than this to the sample are the same switch. */
 #define SAME_SWITCH_NS 1000000ull
 
-static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, size_t nk)
+static void offcpu_out_sample(struct ingest *g, const struct perf_sample *s,
+			      const struct rec_sample *rs, size_t nu, bool unwound, size_t nk)
 {
 	struct offcpu_pending *p;
+	const struct reason_pat *kr;
 	if (!rs->tid)
 		return; /* the idle task */
 	p = pending(g, rs->pid, rs->tid);
@@ -693,7 +818,10 @@ static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, siz
 	p->stack = rs->stack;
 	p->cpu = rs->cpu;
 	p->qm = (uint8_t)(SAMPLE_Q(rs->quality) | (rs->method & 3) << 2);
-	p->reason = (uint8_t)ingest_offcpu_reason(g, g->kframes, nk);
+	kr = kernel_reason(g, g->kframes, nk);
+	p->reason = kr ? kr->reason : OFFCPU_OTHER;
+	if (kr && kr->futex)
+		p->reason = (uint8_t)futex_reason(g, s, nu, unwound);
 }
 
 static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end, uint8_t flags)

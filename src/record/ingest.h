@@ -59,6 +59,10 @@ struct ingest {
 	struct hmap pend_index;        /* tid -> index in pend */
 	struct hmap kreason;           /* kernel address -> reason + 1 */
 	struct sym_session *ksyms;
+	/* futex waits: (mapping, user address) -> OFFCPU_LOCK, OFFCPU_WAIT
+	 * or OFFCPU_OTHER (says neither), named by usyms */
+	struct hmap ureason;
+	struct sym_session *usyms;
 	/* a session already holding the modules' symbols and DWARF (opened
 	 * on another thread while reading): ingest_put_symbols uses it and
 	 * frees it; NULL: it opens its own */
@@ -137,6 +141,12 @@ void ingest_finish(struct ingest *g, uint64_t end_time);
  * frames in /proc/kallsyms (cached per address); OFFCPU_OTHER when no
  * frame says. Preemption is not in the stack: the caller checks it. */
 enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk);
+/* What a user function in a futex wait's stack says: OFFCPU_LOCK (a
+ * mutex or rwlock: pthread_mutex_lock, __lll_lock_wait, Rust's
+ * lock_contended, ...), OFFCPU_WAIT (pthread_cond_wait, sem_wait,
+ * pthread_join, std::condition_variable, Rust's Condvar::wait, ...), or
+ * OFFCPU_OTHER when it says neither (name may be NULL). */
+enum offcpu_reason ingest_wait_by_name(const char *name);
 
 /* Handle one record laid out by f. Malformed records are counted in
  * bad_records and skipped, unknown types in unknown_records. */

@@ -207,14 +207,17 @@ _Static_assert(sizeof(struct rec_throttle) == 16, "rec_throttle");
  * stack at switch-out and whether it was still runnable. */
 enum offcpu_reason {
 	OFFCPU_OTHER = 0,
-	OFFCPU_LOCK = 1,      /* futex, kernel mutex or rwsem */
+	OFFCPU_LOCK = 1,      /* contended mutex or rwlock (futex), kernel mutex or rwsem */
 	OFFCPU_READ = 2,      /* read, recv, pipe or socket read */
 	OFFCPU_WRITE = 3,     /* write, send, fsync */
 	OFFCPU_SLEEP = 4,     /* nanosleep, hrtimer sleep */
 	OFFCPU_POLL = 5,      /* poll, select, epoll, wait4, waitid, completions */
 	OFFCPU_FAULT = 6,     /* page fault */
 	OFFCPU_PREEMPT = 7,   /* preempted: still runnable when switched out */
-	OFFCPU_NREASONS = 8,
+	OFFCPU_WAIT = 8,      /* a futex wait that is no contended lock: condition
+			       * variable, semaphore, join, barrier, thread park
+			       * (recordings of stax before it have lock there) */
+	OFFCPU_NREASONS = 9,
 };
 #define OFFCPU_F_OPEN 1u      /* still off the CPU when recording stopped (or,
                                 * read live, as of the last chunk) */
