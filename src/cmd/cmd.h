@@ -33,6 +33,8 @@ extern const char cmd_wait_help[];
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_wakers(int argc, char **argv);
+extern const char cmd_wakers_help[];
 
 extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
 	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[],

@@ -12,10 +12,11 @@ const char cmd_threads_help[] =
 "For a recording made with --off-cpu the columns are where each thread's\n"
 "wall time went: SAMPLES, CPU_MS (samples times their period), OFF_MS\n"
 "(time off the CPU), WALL_MS (the two together), ONCPU% (CPU_MS over\n"
-"WALL_MS), then OFF_MS by reason: LOCK (futex, kernel mutexes), READ,\n"
-"WRITE, SLEEP (nanosleep), POLL (poll, select, epoll, wait4, waitid),\n"
-"FAULT (page faults), PREEMPTED (still runnable, waiting for a cpu) and\n"
-"OTHER.\n"
+"WALL_MS), then OFF_MS by reason: LOCK (contended mutexes and rwlocks,\n"
+"kernel mutexes), READ, WRITE, SLEEP (nanosleep), POLL (poll, select,\n"
+"epoll, wait4, waitid), FAULT (page faults), PREEMPTED (still runnable,\n"
+"waiting for a cpu), WAIT (condition variables, semaphores, joins) and\n"
+"OTHER (see docs/OFFCPU.md).\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
 "JSON.\n";
 

@@ -9,6 +9,11 @@
 #include <string.h>
 #include <sys/uio.h>
 
+/* tracepoints' common_flags (the kernel's enum trace_flag_type) */
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
+#define TRACE_FLAG_NMI 0x40
+
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode)
 {
 	memset(g, 0, sizeof(*g));
@@ -19,6 +24,7 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	if (mode != UNWIND_MODE_FP)
 		g->unwinder = unwinder_new();
 	hmap_init(&g->switch_ids);
+	hmap_init(&g->wake_ids);
 	hmap_init(&g->pend_index);
 	hmap_init(&g->kreason);
 	hmap_init(&g->ureason);
@@ -34,6 +40,7 @@ void ingest_release(struct ingest *g)
 	state_release(&g->st);
 	stack_table_release(&g->stacks);
 	hmap_release(&g->switch_ids);
+	hmap_release(&g->wake_ids);
 	hmap_release(&g->pend_index);
 	hmap_release(&g->kreason);
 	hmap_release(&g->ureason);
@@ -58,6 +65,9 @@ void ingest_release(struct ingest *g)
 
 static void offcpu_out_sample(struct ingest *g, const struct perf_sample *s,
 			      const struct rec_sample *rs, size_t nu, bool unwound, size_t nk);
+static struct offcpu_pending *wake_target(struct ingest *g, const struct perf_sample *s, uint8_t *flags);
+static void offcpu_wake(struct ingest *g, struct offcpu_pending *p, const struct perf_sample *s,
+			const struct rec_sample *rs, uint8_t flags);
 static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid);
 
 /* ---- stacks ---- */
@@ -348,7 +358,22 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	uint64_t i, ctx = PERF_CONTEXT_USER;
 	size_t nk = 0, nu = 0, nchain = 0;
 	uint32_t node;
-	bool unwound = false, capped;
+	bool unwound = false, capped, wake = false;
+	struct offcpu_pending *woken = NULL;
+	uint8_t wake_flags = 0;
+
+	/* a wake-up matters only when it ends a wait: unwind no other */
+	if (g->wakers && hmap_get(&g->wake_ids, s->id, &node)) {
+		g->wakes++;
+		if (!(woken = wake_target(g, s, &wake_flags)))
+			return;
+		if (wake_flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_NMI | TRACE_FLAG_SOFTIRQ)) {
+			/* the interrupted thread woke no one: no stack */
+			offcpu_wake(g, woken, s, NULL, wake_flags);
+			return;
+		}
+		wake = true;
+	}
 
 	for (i = 0; i < s->callchain_nr; i++) {
 		uint64_t a;
@@ -408,6 +433,10 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 
 	rs.stack = intern_stack(g, rs.pid, rs.tid, nu, unwound, nk);
 	put_new_nodes(g);
+	if (wake) {
+		offcpu_wake(g, woken, s, &rs, wake_flags);
+		return;
+	}
 	if (g->offcpu && hmap_get(&g->switch_ids, s->id, &node)) {
 		offcpu_out_sample(g, s, &rs, nu, unwound, nk);
 		return;
@@ -579,6 +608,67 @@ void ingest_enable_offcpu(struct ingest *g)
 void ingest_add_switch_id(struct ingest *g, uint64_t id)
 {
 	hmap_put(&g->switch_ids, id, 1);
+}
+
+void ingest_enable_wakers(struct ingest *g, uint32_t flags_off, uint32_t pid_off)
+{
+	g->wakers = true;
+	g->wake_flags_off = flags_off;
+	g->wake_pid_off = pid_off;
+}
+
+void ingest_add_wake_id(struct ingest *g, uint64_t id)
+{
+	hmap_put(&g->wake_ids, id, 1);
+}
+
+/* The thread a sched_waking sample wakes, when it is off the CPU since
+ * before the wake-up and no earlier wake-up ended that wait (the first
+ * one does: the thread is runnable after it); NULL otherwise. *flags:
+ * the tracepoint's common_flags. */
+static struct offcpu_pending *wake_target(struct ingest *g, const struct perf_sample *s, uint8_t *flags)
+{
+	struct offcpu_pending *p;
+	int32_t tid;
+	uint32_t at;
+
+	if (!s->raw || s->raw_size < g->wake_pid_off + 4u || s->raw_size < g->wake_flags_off + 1u) {
+		g->bad_records++;
+		return NULL;
+	}
+	memcpy(&tid, s->raw + g->wake_pid_off, 4);
+	*flags = s->raw[g->wake_flags_off];
+	if (tid <= 0 || !hmap_get(&g->pend_index, (uint32_t)tid, &at))
+		return NULL;
+	p = &g->pend[at];
+	if (!p->out_time || p->woken || p->preempt || s->time < p->out_time)
+		return NULL;
+	return p;
+}
+
+/* Keep the wake-up of p (rs: the waker's sample with its stack; NULL in
+ * interrupt context), written with p's interval when it ends. */
+static void offcpu_wake(struct ingest *g, struct offcpu_pending *p, const struct perf_sample *s,
+			const struct rec_sample *rs, uint8_t flags)
+{
+	memset(&p->wk, 0, sizeof(p->wk));
+	p->woken = true;
+	p->wk.time = s->time;
+	p->wk.tid = p->tid;
+	if (flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_NMI)) {
+		p->wk.kind = WAKER_IRQ;
+	} else if (flags & TRACE_FLAG_SOFTIRQ) {
+		p->wk.kind = WAKER_SOFTIRQ;
+	} else {
+		p->wk.kind = WAKER_THREAD;
+		p->wk.waker_pid = s->pid;
+		p->wk.waker_tid = s->tid;
+		if (rs) {
+			p->wk.stack = rs->stack;
+			p->wk.flags = (uint8_t)((SAMPLE_Q(rs->quality) | (rs->method & 3) << 2) << 4);
+		}
+	}
+	g->wakes_kept++;
 }
 
 static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid)
@@ -814,6 +904,7 @@ static void offcpu_out_sample(struct ingest *g, const struct perf_sample *s,
 	if (!(p->out_time && !p->stack && rs->time - p->out_time < SAME_SWITCH_NS)) {
 		p->out_time = rs->time;
 		p->preempt = false;
+		p->woken = false;
 	}
 	p->stack = rs->stack;
 	p->cpu = rs->cpu;
@@ -837,10 +928,16 @@ static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end
 	o.reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
 	o.flags = (uint8_t)(flags | (p->qm << 4));
 	store_put_offcpu(g->w, &o);
+	if (p->woken && !p->preempt) {
+		p->wk.start = o.start;
+		p->wk.tid = o.tid;
+		store_put_waker(g->w, &p->wk, NULL);
+	}
 	g->offcpu_intervals++;
 	g->offcpu_ns += o.duration;
 	p->out_time = 0;
 	p->stack = 0;
+	p->woken = false;
 }
 
 /* PERF_RECORD_SWITCH and SWITCH_CPU_WIDE: the sample_id names the thread
@@ -868,6 +965,7 @@ static void on_switch(struct ingest *g, const struct perf_format *f, const struc
 			p->reason = OFFCPU_OTHER;
 			p->qm = 0;
 			p->cpu = (uint16_t)id.cpu;
+			p->woken = false;
 		} else if (id.time > p->out_time) {
 			/* The switch's sample came first: the kernel takes it
 			 * (copying the stack, walking the chain) on the way out,

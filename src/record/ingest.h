@@ -37,6 +37,9 @@ struct offcpu_pending {
 	uint8_t qm;          /* quality | method << 2 of the stack */
 	bool preempt;        /* the switch-out record said still runnable */
 	bool dead;           /* exited: its last switch-out is no wait */
+	/* the wake-up that ended the wait (sched_waking), if seen */
+	bool woken;
+	struct rec_waker wk;
 };
 
 struct ingest {
@@ -54,6 +57,12 @@ struct ingest {
 	/* off-CPU: samples of these event ids are switch-outs, not samples */
 	bool offcpu;
 	struct hmap switch_ids;
+	/* wakers: samples of these ids are sched_waking tracepoint hits, the
+	 * woken thread's pid and common_flags at these raw offsets */
+	bool wakers;
+	struct hmap wake_ids;
+	uint32_t wake_flags_off, wake_pid_off;
+	uint64_t wakes, wakes_kept;
 	struct offcpu_pending *pend;
 	size_t npend, pendcap;
 	struct hmap pend_index;        /* tid -> index in pend */
@@ -131,6 +140,12 @@ void ingest_release(struct ingest *g);
  * intervals. Each interval is written as a rec_offcpu. */
 void ingest_enable_offcpu(struct ingest *g);
 void ingest_add_switch_id(struct ingest *g, uint64_t id);
+/* Wakers: samples whose id is a wake id are sched:sched_waking hits (raw
+ * data with common_flags at flags_off, the woken pid at pid_off); the
+ * first wake-up of a thread off the CPU is written with its interval as
+ * a rec_waker, with the waker's stack unwound like a sample. */
+void ingest_enable_wakers(struct ingest *g, uint32_t flags_off, uint32_t pid_off);
+void ingest_add_wake_id(struct ingest *g, uint64_t id);
 /* Tell the writer which threads are off the CPU as of now (CLOCK_MONOTONIC
  * ns, the events' clock), for readers of the growing file; no-op without
  * off-CPU recording. Cheap: one entry per thread. */

@@ -60,6 +60,11 @@ struct recorder {
 	/* CPU time of attached processes (-p): at the start and as last
 	 * seen, from /proc/PID/stat, for the effective rate in stax info */
 	uint64_t *cpu_first, *cpu_last;
+	/* --off-cpu: wake-ups recorded (sched:sched_waking), or why not */
+	bool wakers;
+	struct perf_event_attr wkattr;
+	struct waking_format wf;
+	char wakers_why[300];
 };
 
 /* ---- signals: a self-pipe wakes the poll loop ---- */
@@ -140,6 +145,8 @@ static size_t sample_record_bytes(const struct perf_event_attr *a, size_t chain)
 	     8 * !!(t & PERF_SAMPLE_CPU) + 8 * !!(t & PERF_SAMPLE_PERIOD);
 	if (t & PERF_SAMPLE_CALLCHAIN)
 		n += 8 + 8 * (chain + 3); /* with the context markers */
+	if (t & PERF_SAMPLE_RAW)
+		n += 8 + 40; /* sched_waking's fields, padded */
 	if (t & PERF_SAMPLE_REGS_USER)
 		n += 8 + 8 * (size_t)__builtin_popcountll(a->sample_regs_user);
 	if (t & PERF_SAMPLE_STACK_USER)
@@ -281,7 +288,31 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 			return error("cannot read the id of a perf event: %s", strerror(errno));
 		ingest_add_switch_id(&r->ing, id);
 	}
-	return open_into(r, records, pid, r->srings, r->switch_pages);
+	if (open_into(r, records, pid, r->srings, r->switch_pages))
+		return -1;
+	if (r->wakers) {
+		/* the tracepoint may be refused where the rest is not: try it
+		 * once, and record the waits without wakers then */
+		int fd = event_open(&r->wkattr, pid, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno != ENODEV) {
+			snprintf(r->wakers_why, sizeof(r->wakers_why),
+				 "the kernel refused the sched:sched_waking tracepoint: %s", strerror(errno));
+			r->wakers = false;
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		first = r->nfds;
+		if (open_into(r, &r->wkattr, pid, r->rings, r->pages))
+			return -1;
+		for (i = first; i < r->nfds; i++) {
+			uint64_t id;
+			if (ioctl(r->fds[i], PERF_EVENT_IOC_ID, &id))
+				return error("cannot read the id of a perf event: %s", strerror(errno));
+			ingest_add_wake_id(&r->ing, id);
+		}
+	}
+	return 0;
 }
 
 /* Stack bytes copied per switch-out: the blocking frames are near the
@@ -500,8 +531,12 @@ static void put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "kernel_frames", r->kernel ? "1" : "0");
 	perm_format(&r->perm, perm, sizeof(perm));
 	store_put_meta(&r->w, "perm", perm);
-	if (o->off_cpu)
+	if (o->off_cpu) {
 		store_put_meta(&r->w, "off_cpu", "1");
+		store_put_meta(&r->w, "wakers", r->wakers ? "1" : "0");
+		if (!r->wakers)
+			store_put_meta(&r->w, "wakers_why", r->wakers_why);
+	}
 	if (o->system_wide)
 		store_put_meta(&r->w, "system_wide", "1");
 	gethostname(host, sizeof(host) - 1);
@@ -835,7 +870,21 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	if (o->off_cpu) {
 		/* samples of both events share the rings: tell them apart by id */
 		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		/* who ends the waits: the sched_waking tracepoint, with its
+		 * raw fields (in every event's samples, so they read alike) */
+		struct waking_format wf;
+		if (r->perm.privileged != 1)
+			snprintf(r->wakers_why, sizeof(r->wakers_why),
+				 "it needs root or CAP_PERFMON (the sched:sched_waking tracepoint)");
+		else if (!event_waking_format(&wf, r->wakers_why, sizeof(r->wakers_why)))
+			r->wakers = true;
+		if (r->wakers)
+			attr.sample_type |= PERF_SAMPLE_RAW;
 		event_attr_switch(&swattr, &recattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
+		if (r->wakers) {
+			event_attr_waking(&r->wkattr, &attr, &wf, MIN(SWITCH_STACK_BYTES, o->stack_size));
+			r->wf = wf;
+		}
 	}
 	/* before anything is created: a -m that cannot work stops here */
 	if (size_rings(r, &attr))
@@ -868,6 +917,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	r->ing.max_stack = attr.sample_max_stack;
 	if (o->off_cpu)
 		ingest_enable_offcpu(&r->ing);
+	if (r->wakers)
+		ingest_enable_wakers(&r->ing, r->wf.flags_off, r->wf.pid_off);
 	r->fmt.sample_type = attr.sample_type;
 	r->fmt.read_format = attr.read_format;
 	r->fmt.regs_user_mask = attr.sample_regs_user;
@@ -930,6 +981,9 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	}
 	if (!r->kernel)
 		note("recording user-space frames only: %s", perm_why(PERM_KERNEL, &r->perm, 0, why, sizeof(why)));
+	if (o->off_cpu && !r->wakers)
+		note("recording the waits without who ended them (stax wakers shows them as not recorded): %s",
+		     r->wakers_why);
 	if (o->duration > 0)
 		deadline = r->start_ns + (uint64_t)(o->duration * 1e9);
 	oom_rec = r;
