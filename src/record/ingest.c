@@ -25,6 +25,9 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 		g->unwinder = unwinder_new();
 	hmap_init(&g->switch_ids);
 	hmap_init(&g->wake_ids);
+	hmap_init(&g->foreign_wake_ids);
+	hmap_init(&g->rec_pids);
+	hmap_init(&g->comm_index);
 	hmap_init(&g->pend_index);
 	hmap_init(&g->kreason);
 	hmap_init(&g->ureason);
@@ -41,6 +44,10 @@ void ingest_release(struct ingest *g)
 	stack_table_release(&g->stacks);
 	hmap_release(&g->switch_ids);
 	hmap_release(&g->wake_ids);
+	hmap_release(&g->foreign_wake_ids);
+	hmap_release(&g->rec_pids);
+	hmap_release(&g->comm_index);
+	free(g->comms);
 	hmap_release(&g->pend_index);
 	hmap_release(&g->kreason);
 	hmap_release(&g->ureason);
@@ -363,6 +370,12 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	uint8_t wake_flags = 0;
 
 	/* a wake-up matters only when it ends a wait: unwind no other */
+	if (g->wakers && hmap_get(&g->foreign_wake_ids, s->id, &node)) {
+		if (!(woken = wake_target(g, s, &wake_flags)))
+			return;
+		offcpu_wake(g, woken, s, NULL, wake_flags);
+		return;
+	}
 	if (g->wakers && hmap_get(&g->wake_ids, s->id, &node)) {
 		g->wakes++;
 		if (!(woken = wake_target(g, s, &wake_flags)))
@@ -480,6 +493,7 @@ void ingest_seed_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t tim
 	c.time = time;
 	store_put_comm(g->w, &c, name);
 	recover_note_comm(g, pid, tid, name);
+	hmap_put(&g->rec_pids, pid, 1);
 }
 
 /* MMAP (type 1) and MMAP2 (type 10): executable mappings only. */
@@ -567,6 +581,7 @@ static void on_comm(struct ingest *g, const struct perf_format *f, const struct 
 	}
 	store_put_comm(g->w, &c, name);
 	recover_note_comm(g, c.pid, c.tid, name);
+	hmap_put(&g->rec_pids, c.pid, 1);
 }
 
 static void on_task(struct ingest *g, const struct perf_event_header *h)
@@ -582,6 +597,7 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 		if (g->offcpu && hmap_get(&g->pend_index, t.tid, &at))
 			g->pend[at].dead = false; /* a tid used again */
 		state_fork(&g->st, t.pid, t.ppid);
+		hmap_put(&g->rec_pids, t.pid, 1);
 		store_put_task(g->w, REC_FORK, &t);
 		recover_note_fork(g, t.pid, t.ppid, t.tid);
 	} else {
@@ -622,6 +638,32 @@ void ingest_add_wake_id(struct ingest *g, uint64_t id)
 	hmap_put(&g->wake_ids, id, 1);
 }
 
+void ingest_add_foreign_wake_id(struct ingest *g, uint64_t id)
+{
+	hmap_put(&g->foreign_wake_ids, id, 1);
+}
+
+/* The name of thread tid of process pid outside the recording, read from
+ * /proc once (while live), "" when unknown. */
+static const char *foreign_comm(struct ingest *g, uint32_t pid, uint32_t tid)
+{
+	uint32_t at;
+	char path[64];
+	FILE *f;
+	if (hmap_get(&g->comm_index, tid, &at))
+		return g->comms[at - 1];
+	GROW(g->comms, g->commcap, g->ncomms + 1);
+	g->comms[g->ncomms][0] = 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	if (g->live && (f = fopen(path, "re"))) {
+		if (fgets(g->comms[g->ncomms], 16, f))
+			g->comms[g->ncomms][strcspn(g->comms[g->ncomms], "\n")] = 0;
+		fclose(f);
+	}
+	hmap_put(&g->comm_index, tid, (uint32_t)++g->ncomms);
+	return g->comms[g->ncomms - 1];
+}
+
 /* The thread a sched_waking sample wakes, when it is off the CPU since
  * before the wake-up and no earlier wake-up ended that wait (the first
  * one does: the thread is runnable after it); NULL otherwise. *flags:
@@ -641,7 +683,12 @@ static struct offcpu_pending *wake_target(struct ingest *g, const struct perf_sa
 	if (tid <= 0 || !hmap_get(&g->pend_index, (uint32_t)tid, &at))
 		return NULL;
 	p = &g->pend[at];
-	if (!p->out_time || p->woken || p->preempt || s->time < p->out_time)
+	if (!p->out_time || p->preempt || s->time < p->out_time)
+		return NULL;
+	/* a recorded waker seen by the event without stacks first: its
+	 * own event's sample (same wake-up) completes it */
+	if (p->woken && !(p->wk_partial && s->tid == p->wk.waker_tid &&
+			  hmap_get(&g->wake_ids, s->id, &at)))
 		return NULL;
 	return p;
 }
@@ -651,14 +698,30 @@ static struct offcpu_pending *wake_target(struct ingest *g, const struct perf_sa
 static void offcpu_wake(struct ingest *g, struct offcpu_pending *p, const struct perf_sample *s,
 			const struct rec_sample *rs, uint8_t flags)
 {
+	uint32_t at;
 	memset(&p->wk, 0, sizeof(p->wk));
 	p->woken = true;
+	p->wk_partial = false;
 	p->wk.time = s->time;
 	p->wk.tid = p->tid;
 	if (flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_NMI)) {
 		p->wk.kind = WAKER_IRQ;
 	} else if (flags & TRACE_FLAG_SOFTIRQ) {
 		p->wk.kind = WAKER_SOFTIRQ;
+	} else if (!rs && hmap_get(&g->rec_pids, s->pid, &at)) {
+		/* a recorded thread: its own event (with the stack) should
+		 * follow; should it not (a thread's wake-ups as it exits),
+		 * the thread without its stack */
+		p->wk.kind = WAKER_THREAD;
+		p->wk.waker_pid = s->pid;
+		p->wk.waker_tid = s->tid;
+		p->wk_partial = true;
+		return;
+	} else if (!rs) {
+		p->wk.kind = WAKER_OTHER;
+		p->wk.waker_pid = s->pid;
+		p->wk.waker_tid = s->tid;
+		snprintf(p->comm, sizeof(p->comm), "%s", foreign_comm(g, s->pid, s->tid));
 	} else {
 		p->wk.kind = WAKER_THREAD;
 		p->wk.waker_pid = s->pid;
@@ -931,7 +994,7 @@ static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end
 	if (p->woken && !p->preempt) {
 		p->wk.start = o.start;
 		p->wk.tid = o.tid;
-		store_put_waker(g->w, &p->wk, NULL);
+		store_put_waker(g->w, &p->wk, p->wk.kind == WAKER_OTHER ? p->comm : NULL);
 	}
 	g->offcpu_intervals++;
 	g->offcpu_ns += o.duration;

@@ -40,6 +40,8 @@ struct offcpu_pending {
 	/* the wake-up that ended the wait (sched_waking), if seen */
 	bool woken;
 	struct rec_waker wk;
+	char comm[16];       /* a WAKER_OTHER's name */
+	bool wk_partial;     /* wk from the event without stacks, of a recorded thread */
 };
 
 struct ingest {
@@ -61,6 +63,11 @@ struct ingest {
 	 * woken thread's pid and common_flags at these raw offsets */
 	bool wakers;
 	struct hmap wake_ids;
+	struct hmap foreign_wake_ids;  /* every process's wake-ups, no stacks */
+	struct hmap rec_pids;          /* processes recorded (their COMM or FORK seen) */
+	struct hmap comm_index;        /* tid -> comms index + 1: names from /proc */
+	char (*comms)[16];
+	size_t ncomms, commcap;
 	uint32_t wake_flags_off, wake_pid_off;
 	uint64_t wakes, wakes_kept;
 	struct offcpu_pending *pend;
@@ -146,6 +153,10 @@ void ingest_add_switch_id(struct ingest *g, uint64_t id);
  * a rec_waker, with the waker's stack unwound like a sample. */
 void ingest_enable_wakers(struct ingest *g, uint32_t flags_off, uint32_t pid_off);
 void ingest_add_wake_id(struct ingest *g, uint64_t id);
+/* The same for wake-ups by any thread, without stacks (-p, CMD): those
+ * of threads outside the recorded processes are kept as WAKER_OTHER with
+ * the waker's name (from /proc while live), interrupts as above. */
+void ingest_add_foreign_wake_id(struct ingest *g, uint64_t id);
 /* Tell the writer which threads are off the CPU as of now (CLOCK_MONOTONIC
  * ns, the events' clock), for readers of the growing file; no-op without
  * off-CPU recording. Cheap: one entry per thread. */

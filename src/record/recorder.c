@@ -39,6 +39,10 @@ struct recorder {
 	 * their own, one per cpu, so that a flood of switch samples with
 	 * stack copies cannot crowd out the records that time the intervals */
 	struct ring *srings;
+	/* --off-cpu with wakers, not -a: sched_waking on every cpu for
+	 * every process, without stacks, in rings of their own: who outside
+	 * the recorded processes (or which interrupt) woke a recorded thread */
+	struct ring *wrings;
 	size_t pages, switch_pages; /* data pages of each ring, of each switch ring */
 	struct buf batch;        /* records read, and those kept for the next drain */
 	struct buf carry;
@@ -315,6 +319,49 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 	return 0;
 }
 
+/* Wakers from outside the recorded processes (see struct recorder). A
+ * failure only costs those: the waits and the recorded wakers stay. */
+static void open_foreign_wakers(struct recorder *r)
+{
+	struct perf_event_attr a = r->wkattr;
+	size_t first = r->nfds, i;
+	int cpu;
+	a.inherit = 0;
+	a.enable_on_exec = 0;
+	a.disabled = 0;
+	a.sample_stack_user = 0;
+	a.exclude_callchain_user = 1;
+	a.exclude_callchain_kernel = 1;
+	a.wakeup_watermark = (uint32_t)MIN(r->switch_pages * (size_t)sysconf(_SC_PAGESIZE) / 4,
+					   (size_t)WAKEUP_MAX_BYTES);
+	r->wrings = xcalloc((size_t)r->ncpus, sizeof(*r->wrings));
+	for (cpu = 0; cpu < r->ncpus; cpu++) {
+		uint64_t id;
+		int fd = event_open(&a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			warn("not recording wakers outside the recorded processes: %s", strerror(errno));
+			goto undo;
+		}
+		add_fd(r, fd);
+		if (ring_map(&r->wrings[cpu], fd, r->switch_pages) || ioctl(fd, PERF_EVENT_IOC_ID, &id)) {
+			warn("not recording wakers outside the recorded processes: cannot map a ring buffer");
+			goto undo;
+		}
+		ingest_add_foreign_wake_id(&r->ing, id);
+	}
+	return;
+undo:
+	for (i = first; i < r->nfds; i++)
+		close(r->fds[i]);
+	r->nfds = first;
+	for (cpu = 0; cpu < r->ncpus; cpu++)
+		ring_unmap(&r->wrings[cpu]);
+	free(r->wrings);
+	r->wrings = NULL;
+}
+
 /* Stack bytes copied per switch-out: the blocking frames are near the
  * top, and a switch-heavy program must not flood the rings. */
 #define SWITCH_STACK_BYTES 4096
@@ -366,6 +413,9 @@ static uint64_t drain(struct recorder *r, bool all)
 	if (r->srings)
 		for (cpu = 0; cpu < r->ncpus; cpu++)
 			ring_read(&r->srings[cpu], &r->batch);
+	if (r->wrings)
+		for (cpu = 0; cpu < r->ncpus; cpu++)
+			ring_read(&r->wrings[cpu], &r->batch);
 	for (off = 0; off < r->batch.len;) {
 		const struct perf_event_header *h = (const void *)(r->batch.data + off);
 		GROW(refs, cap, n + 1);
@@ -703,6 +753,8 @@ static void stop_events(struct recorder *r)
 		ring_unmap(&r->rings[cpu]);
 	for (cpu = 0; r->srings && cpu < r->ncpus; cpu++)
 		ring_unmap(&r->srings[cpu]);
+	for (cpu = 0; r->wrings && cpu < r->ncpus; cpu++)
+		ring_unmap(&r->wrings[cpu]);
 }
 
 /* The file could not be written (the disk is full): stop recording, cut
@@ -950,6 +1002,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			target_abort(&r->child);
 			goto out;
 		}
+		if (r->wakers)
+			open_foreign_wakers(r);
 		r->start_ns = now_ns();
 		put_header_meta(r);
 		if (target_release(&r->child, o->argv[0]))
@@ -973,6 +1027,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			seed_process(r, o->pids[i], tids, nt, now_ns());
 			free(tids);
 		}
+		if (r->wakers)
+			open_foreign_wakers(r);
 		r->start_ns = now_ns();
 		put_header_meta(r);
 		track_cpu(r);
@@ -989,7 +1045,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	oom_rec = r;
 	set_oom_handler(record_oom);
 
-	pfds = xcalloc(2 * (size_t)r->ncpus + 1, sizeof(*pfds));
+	pfds = xcalloc(3 * (size_t)r->ncpus + 1, sizeof(*pfds));
 	for (;;) {
 		int np = 0, status;
 		uint64_t done;
@@ -1000,6 +1056,10 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 				continue;
 			pfds[np].fd = r->rings[cpu].fd;
 			pfds[np++].events = POLLIN;
+			if (r->wrings && r->wrings[cpu].base) {
+				pfds[np].fd = r->wrings[cpu].fd;
+				pfds[np++].events = POLLIN;
+			}
 			if (r->srings && r->srings[cpu].base) {
 				pfds[np].fd = r->srings[cpu].fd;
 				pfds[np++].events = POLLIN;
@@ -1093,6 +1153,8 @@ out:
 		ring_unmap(&r->rings[cpu]);
 	for (cpu = 0; r->srings && cpu < r->ncpus; cpu++)
 		ring_unmap(&r->srings[cpu]);
+	for (cpu = 0; r->wrings && cpu < r->ncpus; cpu++)
+		ring_unmap(&r->wrings[cpu]);
 	if (ret && r->w.fd >= 0) {
 		/* it failed before recording: leave things as they were */
 		store_writer_close(&r->w);
@@ -1116,6 +1178,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	int ret = run(r, o, exit_status);
 	free(r->rings);
 	free(r->srings);
+	free(r->wrings);
 	free(r);
 	return ret;
 }

@@ -241,7 +241,9 @@ enum waker_kind {
 	WAKER_THREAD = 0,       /* a recorded thread: waker_pid/tid, its stack */
 	WAKER_IRQ = 1,          /* an interrupt handler (hard irq or NMI) */
 	WAKER_SOFTIRQ = 2,      /* a softirq */
-	WAKER_NKINDS = 3,
+	WAKER_OTHER = 3,        /* a thread outside the recorded processes:
+				 * waker_pid/tid and its name, no stack */
+	WAKER_NKINDS = 4,
 };
 
 /* The wake-up that ended the off-CPU interval of thread tid that began
@@ -249,8 +251,8 @@ enum waker_kind {
  * sched:sched_waking tracepoint: the waking thread and its stack (kernel
  * and user, unwound like a sample), or the interrupt context it ran in
  * (then neither thread nor stack: the interrupted thread did not wake
- * anyone). Followed by str comm (empty: none). Intervals without one
- * were not ended by a recorded wake-up. */
+ * anyone). Followed by str comm: the name of a WAKER_OTHER thread, else
+ * empty. Intervals without one were not ended by a recorded wake-up. */
 struct rec_waker {
 	uint64_t start;    /* the interval's start (switch-out time) */
 	uint64_t time;     /* of the wake-up */

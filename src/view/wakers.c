@@ -85,8 +85,8 @@ static char *waker_label(const struct profile *p, const struct prof_waker *w)
 		return xstrdup("[irq]");
 	if (w->w.kind == WAKER_SOFTIRQ)
 		return xstrdup("[softirq]");
-	if (w->comm)
-		return xasprintf("[not recorded] %s/%u", w->comm, w->w.waker_pid);
+	if (w->w.kind == WAKER_OTHER)
+		return xasprintf("[not recorded] %s/%u", w->comm ? w->comm : "?", w->w.waker_pid);
 	return xasprintf("%s/%u", profile_comm(p, w->w.waker_pid, w->w.waker_tid, w->w.time),
 			 w->w.waker_tid);
 }
@@ -131,7 +131,7 @@ static void print_folded(const struct profile *p, const struct view_filter *f, c
 			put_frame(&b, p, frames[j].func);
 		}
 		buf_printf(&b, ";--");
-		if (w && w->w.kind == WAKER_THREAD && !w->comm) {
+		if (w && w->w.kind == WAKER_THREAD) {
 			nf = profile_stack_frames(p, w->w.stack, frames, MAX_DEPTH);
 			for (j = 0; j < nf; j++) {
 				buf_printf(&b, ";");
@@ -204,7 +204,7 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 			memset(&rows[nrows], 0, sizeof(rows[nrows]));
 			rows[nrows].label = label;
 			rows[nrows].kind = w ? (int)w->w.kind : -1;
-			if (w && w->w.kind == WAKER_THREAD) {
+			if (w && (w->w.kind == WAKER_THREAD || w->w.kind == WAKER_OTHER)) {
 				rows[nrows].pid = w->w.waker_pid;
 				rows[nrows].tid = w->w.waker_tid;
 			}
@@ -215,7 +215,7 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 		}
 		rows[at].ns += iv->duration;
 		rows[at].waits++;
-		if (!w || w->w.kind != WAKER_THREAD || w->comm)
+		if (!w || w->w.kind != WAKER_THREAD)
 			continue;
 		/* each function of the waker's stack, once; its kernel frames
 		 * (the wake-up machinery: try_to_wake_up, ...) only when it
@@ -256,8 +256,8 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 			fprintf(out, "%s{\"waker\":", i ? "," : "");
 			json_str(out, r->label);
 			fprintf(out, ",\"kind\":\"%s\"", r->kind < 0 ? "not_recorded" : r->kind == WAKER_IRQ ? "irq" :
-				r->kind == WAKER_SOFTIRQ ? "softirq" : "thread");
-			if (r->kind == WAKER_THREAD)
+				r->kind == WAKER_SOFTIRQ ? "softirq" : r->kind == WAKER_OTHER ? "other_process" : "thread");
+			if (r->kind == WAKER_THREAD || r->kind == WAKER_OTHER)
 				fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
 			fprintf(out, ",\"off_cpu_ms\":%.3f,\"pct\":%.2f,\"waits\":%" PRIu64 "}", r->ns / 1e6,
 				total ? 100.0 * r->ns / total : 0.0, r->waits);
