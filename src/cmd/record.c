@@ -12,7 +12,7 @@
 const char cmd_record_help[] =
 "usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
-"                   [-m PAGES|SIZE]\n"
+"                   [--no-wakers] [-m PAGES|SIZE]\n"
 "                   (-p PID[,PID...] | -a [-- CMD ARGS...] | -- CMD ARGS...)\n"
 "\n"
 "Sample the call stacks of CMD (and every thread, fork and exec it makes)\n"
@@ -68,6 +68,8 @@ const char cmd_record_help[] =
 "                    CAP_PERFMON or kernel.perf_event_paranoid <= 1. As\n"
 "                    root or with CAP_PERFMON, also who ended each wait\n"
 "                    (sched:sched_waking): see stax wakers\n"
+"  --no-wakers       with --off-cpu, do not record who ended the waits\n"
+"                    (less work per context switch)\n"
 "  -a, --all-cpus    record every process on every cpu (root, CAP_PERFMON\n"
 "                    or kernel.perf_event_paranoid <= 0); stops with\n"
 "                    Ctrl-C, --duration, or when CMD exits if one is given;\n"
@@ -173,6 +175,8 @@ int cmd_record(int argc, char **argv)
 				die("record: -m '%s': %s", v, why);
 		} else if (!strcmp(a, "--off-cpu")) {
 			o.off_cpu = 1;
+		} else if (!strcmp(a, "--no-wakers")) {
+			o.no_wakers = 1;
 		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {
 			o.system_wide = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {

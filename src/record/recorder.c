@@ -925,7 +925,9 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		/* who ends the waits: the sched_waking tracepoint, with its
 		 * raw fields (in every event's samples, so they read alike) */
 		struct waking_format wf;
-		if (r->perm.privileged != 1)
+		if (o->no_wakers)
+			snprintf(r->wakers_why, sizeof(r->wakers_why), "--no-wakers");
+		else if (r->perm.privileged != 1)
 			snprintf(r->wakers_why, sizeof(r->wakers_why),
 				 "it needs root or CAP_PERFMON (the sched:sched_waking tracepoint)");
 		else if (!event_waking_format(&wf, r->wakers_why, sizeof(r->wakers_why)))
@@ -1037,7 +1039,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	}
 	if (!r->kernel)
 		note("recording user-space frames only: %s", perm_why(PERM_KERNEL, &r->perm, 0, why, sizeof(why)));
-	if (o->off_cpu && !r->wakers)
+	if (o->off_cpu && !r->wakers && !o->no_wakers)
 		note("recording the waits without who ended them (stax wakers shows them as not recorded): %s",
 		     r->wakers_why);
 	if (o->duration > 0)
