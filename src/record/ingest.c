@@ -56,6 +56,8 @@ void ingest_release(struct ingest *g)
 	hmap_release(&g->tail_index);
 	recover_release(&g->recover);
 	free(g->tails);
+	free(g->xstack);
+	free(g->xcheck);
 	free(g->pend);
 	for (size_t i = 0; i < g->ncode; i++)
 		free(g->code[i].bytes);
@@ -244,10 +246,78 @@ static void root_tail(struct ingest *g, uint32_t tid, struct unwind_result *res)
 	}
 }
 
+/* The stack of a thread off the CPU past the kernel's copy: read from
+ * the process, up to this much in all. */
+#define STACK_READ_MAX (512u << 10)
+
+/* Bytes of the stack of s's process from addr into buf (up to len, page
+ * by page: the read stops at the first page that is not mapped). */
+static size_t read_stack_pages(uint32_t pid, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote[64];
+	size_t n = 0, done = 0;
+	ssize_t got;
+	while (done < len) {
+		uint64_t a = addr + done;
+		size_t k = 0, part = 0;
+		for (; k < 64 && done + part < len; k++) {
+			size_t step = MIN((size_t)(4096 - ((a + part) & 4095)), len - done - part);
+			remote[k].iov_base = (void *)(uintptr_t)(a + part);
+			remote[k].iov_len = step;
+			part += step;
+		}
+		local.iov_base = buf + done;
+		local.iov_len = part;
+		got = process_vm_readv((pid_t)pid, &local, 1, remote, k, 0);
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+		n = done;
+		if ((size_t)got < part)
+			break;
+	}
+	return n;
+}
+
+/* A switch-out's stack copy ended before the unwinding did: read the
+ * rest of the stack from the process, while the thread is still off the
+ * CPU (no switch-in of it handled yet, and the copied bytes are still
+ * what the stack holds, read again after the rest), into g->xstack.
+ * Returns the bytes of the longer stack (copy and rest), 0 if none. */
+static size_t extend_stack(struct ingest *g, const struct perf_sample *s, uint64_t sp)
+{
+	struct offcpu_pending *p;
+	uint32_t at;
+	size_t have = (size_t)s->stack_dyn_size, more;
+
+	if (!g->live || !hmap_get(&g->pend_index, s->tid, &at))
+		return 0;
+	p = &g->pend[at];
+	if (p->last_in > s->time || p->dead)
+		return 0;
+	if (!g->xstack) {
+		g->xstack = xmalloc(STACK_READ_MAX);
+		g->xcheck = xmalloc(STACK_READ_MAX);
+	}
+	if (have >= STACK_READ_MAX)
+		return 0;
+	memcpy(g->xstack, s->stack, have);
+	more = read_stack_pages(s->pid, sp + have, g->xstack + have, STACK_READ_MAX - have);
+	if (!more || read_stack_pages(s->pid, sp, g->xcheck, have) != have ||
+	    memcmp(g->xcheck, s->stack, have)) {
+		g->stack_reads_stale++;
+		return 0;
+	}
+	g->stack_reads++;
+	return have + more;
+}
+
 /* Unwind the user part of s from its registers and stack copy. Replaces
- * uframes[0..*nu); returns false when the sample has no user registers. */
+ * uframes[0..*nu); returns false when the sample has no user registers.
+ * switch_out: s is a switch-out, whose stack can be read on (*extended:
+ * it was). */
 static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *nu,
-			struct rec_sample *out)
+			struct rec_sample *out, bool switch_out, bool *extended)
 {
 	struct unwind_input in;
 	struct unwind_result res;
@@ -280,6 +350,16 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.space = state_gen(&g->st, s->pid);
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
+	if (switch_out && res.quality != UNWIND_Q_COMPLETE && res.stop == UNWIND_STOP_COPY &&
+	    s->stack_dyn_size == s->stack_size && in.stack_size) {
+		size_t n = extend_stack(g, s, in.regs.r[UNW_RSP]);
+		if (n) {
+			in.stack = g->xstack;
+			in.stack_size = n;
+			unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
+			*extended = true;
+		}
+	}
 	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
@@ -365,7 +445,7 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	uint64_t i, ctx = PERF_CONTEXT_USER;
 	size_t nk = 0, nu = 0, nchain = 0;
 	uint32_t node;
-	bool unwound = false, capped, wake = false;
+	bool unwound = false, capped, wake = false, extended = false;
 	struct offcpu_pending *woken = NULL;
 	uint8_t wake_flags = 0;
 
@@ -435,7 +515,8 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	rs.quality = UNWIND_Q_UNKNOWN;
 	rs.method = UNWIND_M_FP;
 	if (g->unwinder)
-		unwound = unwind_user(g, s, &nu, &rs);
+		unwound = unwind_user(g, s, &nu, &rs,
+				      g->offcpu && !wake && hmap_get(&g->switch_ids, s->id, &node), &extended);
 	if (capped && SAMPLE_Q(rs.quality) != UNWIND_Q_COMPLETE) {
 		g->chains_capped++;
 		if (SAMPLE_Q(rs.quality) == UNWIND_Q_UNKNOWN)
@@ -452,6 +533,7 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	}
 	if (g->offcpu && hmap_get(&g->switch_ids, s->id, &node)) {
 		offcpu_out_sample(g, s, &rs, nu, unwound, nk);
+		pending(g, rs.pid, rs.tid)->read = extended;
 		return;
 	}
 	store_put_sample(g->w, &rs);
@@ -989,7 +1071,7 @@ static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end
 	o.stack = p->stack;
 	o.cpu = p->cpu;
 	o.reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-	o.flags = (uint8_t)(flags | (p->qm << 4));
+	o.flags = (uint8_t)(flags | (p->qm << 4) | (p->read ? OFFCPU_F_READ : 0));
 	store_put_offcpu(g->w, &o);
 	if (p->woken && !p->preempt) {
 		p->wk.start = o.start;

@@ -41,6 +41,7 @@ struct offcpu_pending {
 	bool woken;
 	struct rec_waker wk;
 	char comm[16];       /* a WAKER_OTHER's name */
+	bool read;           /* stack read on from the process (OFFCPU_F_READ) */
 	bool wk_partial;     /* wk from the event without stacks, of a recorded thread */
 };
 
@@ -70,6 +71,10 @@ struct ingest {
 	size_t ncomms, commcap;
 	uint32_t wake_flags_off, wake_pid_off;
 	uint64_t wakes, wakes_kept;
+	/* switch-out stacks read on from the process past the kernel's
+	 * copy, and attempts given up (the thread had run again) */
+	uint8_t *xstack, *xcheck;
+	uint64_t stack_reads, stack_reads_stale;
 	struct offcpu_pending *pend;
 	size_t npend, pendcap;
 	struct hmap pend_index;        /* tid -> index in pend */

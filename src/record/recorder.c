@@ -200,7 +200,7 @@ static int size_rings(struct recorder *r, const struct perf_event_attr *attr)
 	r->pages = ring_default_pages(o->freq, sample_record_bytes(attr, TYPICAL_CHAIN), page);
 	r->switch_pages = SWITCH_RING_PAGES;
 	if (o->off_cpu)
-		/* switch-outs write samples (with 4 KiB of stack) at the rate
+		/* switch-outs write samples (with as much stack as samples) at the rate
 		 * of context switches, whatever -F says, in bursts */
 		r->pages = MIN(MAX(r->pages * 4, (size_t)(OFFCPU_RING_MIN_BYTES / page)),
 			       (size_t)(RING_DEFAULT_MAX_BYTES / page));
@@ -362,9 +362,11 @@ undo:
 	r->wrings = NULL;
 }
 
-/* Stack bytes copied per switch-out: the blocking frames are near the
- * top, and a switch-heavy program must not flood the rings. */
-#define SWITCH_STACK_BYTES 4096
+/* Stack bytes copied per wake-up: the waking function is near the top
+ * of its stack, and wake-ups come at the rate of switches. (Switch-outs
+ * copy as much as CPU samples, --stack-size: the stack of a thread
+ * blocked deep in a call chain is as deep as when it runs.) */
+#define WAKER_STACK_BYTES 4096u
 
 /* perf_event_x86_regs numbering: AX BX CX DX SI DI BP SP IP FLAGS CS SS
  * DS ES FS GS R8..R15. We ask for AX..IP and R8..R15 (bits 0-8, 16-23). */
@@ -852,6 +854,10 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
 	put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
 	put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
+	if (r->o->off_cpu) {
+		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.stack_reads);
+		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.stack_reads_stale);
+	}
 	if (r->failed)
 		store_put_meta(&r->w, "write_error", "1");
 	if (r->term_ns)
@@ -934,9 +940,9 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			r->wakers = true;
 		if (r->wakers)
 			attr.sample_type |= PERF_SAMPLE_RAW;
-		event_attr_switch(&swattr, &recattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
+		event_attr_switch(&swattr, &recattr, &attr, o->stack_size);
 		if (r->wakers) {
-			event_attr_waking(&r->wkattr, &attr, &wf, MIN(SWITCH_STACK_BYTES, o->stack_size));
+			event_attr_waking(&r->wkattr, &attr, &wf, MIN(WAKER_STACK_BYTES, o->stack_size));
 			r->wf = wf;
 		}
 	}

@@ -222,6 +222,9 @@ enum offcpu_reason {
 };
 #define OFFCPU_F_OPEN 1u      /* still off the CPU when recording stopped (or,
                                 * read live, as of the last chunk) */
+#define OFFCPU_F_READ 2u      /* the user stack past the kernel's copy was read
+                                * from the process while the thread was still
+                                * off the CPU (its copied bytes unchanged) */
 
 /* One interval a thread spent off the CPU: from its switch-out to its
  * next switch-in. The stack is where it blocked (user and kernel). */

@@ -244,9 +244,28 @@ fi
 stax info -i "$T/p.data" >"$T/p.info" 2>&1
 c=$(sed -n 's/^off-cpu: .*stacks complete \([0-9.]*\)%$/\1/p' "$T/p.info")
 if between "${c:-0}" 90 100; then
-	ok "info: off-CPU stacks complete $c% (nofp, 4 KiB copies)"
+	ok "info: off-CPU stacks complete $c% (nofp)"
 else
 	fail "info: off-CPU stacks complete >= 90% (nofp)" "'$c': $(grep off-cpu "$T/p.info" | cut -c1-300)"
+fi
+# --- deepwait: blocked deep in a call chain, ~17 KiB of frames, no frame
+# pointers: the switch-out copies as much stack as a CPU sample, so the
+# off-CPU stacks are as complete as the on-CPU ones
+rec_deep() {
+	stax record -q --off-cpu -o "$T/d.data" -- "$PROG/deepwait-nofp" "$1" >/dev/null 2>"$T/d.err"
+	stax info -i "$T/d.data" >"$T/d.info" 2>&1
+	dc=$(sed -n 's/^off-cpu: .*stacks complete \([0-9.]*\)%$/\1/p' "$T/d.info")
+	don=$(awk '/^  verdict:/ { gsub(/,/, ""); c = $3; t = $3 + $5 + $7 + $11; if (t) printf "%.1f\n", 100 * c / t }' "$T/d.info")
+	between "${dc:-0}" 95 100 && awk -v o="${dc:-0}" -v c="${don:-0}" 'BEGIN { exit !(o >= c - 2) }'
+}
+if ! rec_deep 1; then
+	echo "# deepwait off (off-CPU stacks complete '$dc'%, on-CPU '$don'%): retrying"
+	rec_deep 1
+fi
+if between "${dc:-0}" 95 100 && awk -v o="${dc:-0}" -v c="${don:-0}" 'BEGIN { exit !(o >= c - 2) }'; then
+	ok "deepwait (nofp, ~17 KiB deep): off-CPU stacks complete $dc%, on-CPU $don%"
+else
+	fail "deepwait (nofp): off-CPU stacks >= 95% complete and within 2 points of on-CPU" "off '$dc'%, on '$don'%: $(grep -E 'off-cpu|verdict' "$T/d.info" | tr '\n' '|' | cut -c1-300)"
 fi
 # JSON carries the reasons too
 stax threads --json --comm reader -i "$T/p.data" >"$T/p.json" 2>&1
