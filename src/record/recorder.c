@@ -367,6 +367,11 @@ undo:
  * copy as much as CPU samples, --stack-size: the stack of a thread
  * blocked deep in a call chain is as deep as when it runs.) */
 #define WAKER_STACK_BYTES 4096u
+/* With -a, switch-outs copy at most this much: the switches of the whole
+ * machine, whose rings a 32 KiB copy each overflows (the sleeps of a
+ * program recorded with -a on a loaded 2-cpu VM lost half their time to
+ * lost switch records). */
+#define SYSTEM_SWITCH_STACK_BYTES 8192u
 
 /* perf_event_x86_regs numbering: AX BX CX DX SI DI BP SP IP FLAGS CS SS
  * DS ES FS GS R8..R15. We ask for AX..IP and R8..R15 (bits 0-8, 16-23). */
@@ -940,7 +945,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			r->wakers = true;
 		if (r->wakers)
 			attr.sample_type |= PERF_SAMPLE_RAW;
-		event_attr_switch(&swattr, &recattr, &attr, o->stack_size);
+		event_attr_switch(&swattr, &recattr, &attr,
+				  o->system_wide ? MIN(SYSTEM_SWITCH_STACK_BYTES, o->stack_size) : o->stack_size);
 		if (r->wakers) {
 			event_attr_waking(&r->wkattr, &attr, &wf, MIN(WAKER_STACK_BYTES, o->stack_size));
 			r->wf = wf;
