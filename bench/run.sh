@@ -711,7 +711,7 @@ fi # symbols
 # about two context switches per round trip; it prints round trips/s.
 if want switch; then
 PP=$PROG/pingpong-fp
-SWM="alone stax-offcpu perf-switch perf-sched"
+SWM="alone stax-offcpu stax-nowakers perf-switch perf-sched"
 : >"$W/switch.tsv"
 rep=1
 while [ "$rep" -le "$REPS_SW" ]; do
@@ -724,6 +724,7 @@ while [ "$rep" -le "$REPS_SW" ]; do
 		case $mode in
 		alone) c=$inner ;;
 		stax-offcpu) c="$STAX record --off-cpu -o $out -- $inner" ;;
+		stax-nowakers) c="$STAX record --off-cpu --no-wakers -o $out -- $inner" ;;
 		perf-switch) c="perf record --no-bpf-event -e sched:sched_switch -g -o $out -- $inner" ;;
 		perf-sched) c="perf sched record --no-bpf-event -o $out -- $inner" ;;
 		esac
@@ -732,7 +733,7 @@ while [ "$rep" -le "$REPS_SW" ]; do
 		rts=$(sed -n 's/^pingpong: .*(\([0-9.]*\)\/s).*/\1/p' "$W/$key.err" | tail -n 1 | grep . || echo -)
 		sw=- lost=- by=-
 		case $mode in
-		stax-offcpu)
+		stax-*)
 			sw=$(sed -n 's/^stax: recorded \([0-9]*\) off-CPU intervals.*/\1/p' "$W/$key.err" | tail -n 1 | grep . || echo -)
 			lost=$(sed -n 's/^stax: recorded .* samples .*, \([0-9]*\) lost,.*/\1/p' "$W/$key.err" | tail -n 1 | grep . || echo -)
 			;;
@@ -762,7 +763,7 @@ function add(k, v) { L[k] = L[k] (L[k] == "" ? "" : " ") v }
 function m(k, f) { return L[k] == "" ? "-" : sprintf(f, med(L[k])) }
 { rt[$1, $2] = $3; iw[$1, $2] = $4; ow[$1, $2] = $5; cpu[$1, $2] = $6; sw[$1, $2] = $7; lost[$1, $2] = $8; by[$1, $2] = $9; c[$1] = $11; if ($2 > nr) nr = $2 }
 END {
-	nm = split("alone stax-offcpu perf-switch perf-sched", md, " ")
+	nm = split("alone stax-offcpu stax-nowakers perf-switch perf-sched", md, " ")
 	for (i = 1; i <= nm; i++) {
 		x = md[i]
 		for (r = 1; r <= nr; r++) {
@@ -777,19 +778,21 @@ END {
 			if (isn(lost[x, r])) add(x SUBSEP "lost", lost[x, r])
 			if (isn(by[x, r])) add(x SUBSEP "by", by[x, r])
 			if (isn(by[x, r]) && isn(sw[x, r]) && sw[x, r] > 0) add(x SUBSEP "bps", by[x, r] / sw[x, r])
+			if (isn(iw[x, r]) && isn(iw["alone", r]) && isn(sw[x, r]) && sw[x, r] > 0)
+				add(x SUBSEP "ups", (iw[x, r] - iw["alone", r]) * 1e6 / sw[x, r])
 		}
 		g = x SUBSEP
-		printf "R\t9\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x,
+		printf "R\t9\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", x,
 			m(g "rt", "%d"), tri(L[g "rtr"]), tri(L[g "iwr"]), m(g "iw", "%.3f"), m(g "ow", "%.3f"), m(g "cpu", "%.3f"),
-			m(g "sw", "%d"), m(g "lost", "%d"), m(g "by", "%d"), m(g "bps", "%.1f"), x == "alone" ? "n/a" : "-", c[x]
+			m(g "sw", "%d"), m(g "lost", "%d"), m(g "by", "%d"), m(g "bps", "%.1f"), m(g "ups", "%.2f"), x == "alone" ? "n/a" : "-", c[x]
 	}
 }' "$W/switch.tsv" >"$W/rows9"
 tsv S 9 "9. Switch recording (issue 8)"
 tsv T 9 "none set by issue 8: the cost of recording every context switch with its stack, against perf on the same switch-heavy program" "n/a"
-tsv C 9 recorder:s "round trips/s:n" "rate/alone:r" "wall/alone:r" "wall s:n" "total s:n" "cpu s:n" switches:n lost:n bytes:n "bytes/switch:n" verdict:s command:s
+tsv C 9 recorder:s "round trips/s:n" "rate/alone:r" "wall/alone:r" "wall s:n" "total s:n" "cpu s:n" switches:n lost:n bytes:n "bytes/switch:n" "us/switch:n" verdict:s command:s
 cat "$W/rows9" >>"$TSV"
 tsv N 9 "Workload: $PP $PP_N (two threads, one byte each way over two pipes per round trip). round trips/s: what pingpong prints; rate/alone and wall/alone: against the workload alone in the same repetition (a rate below 1 and a wall above 1 are the recorder's cost); wall: the workload's own wall time (inner benchrun); total: the whole command; cpu: user+system time of recorder and workload. Medians [min-max] over $REPS_SW interleaved repetitions."
-tsv N 9 "switches: stax, the off-CPU intervals in its closing summary (its file also holds the default 999 Hz cpu-clock samples); perf, the sched:sched_switch samples in perf report --stats. lost: stax's lost records from its summary; perf's LOST_SAMPLES from perf report --stats. bytes/switch: file size / switches. perf record -e sched:sched_switch -g writes the kernel and frame-pointer user chain of each switch-out; perf sched record records the whole machine (perf sched adds -a) with several sched events and no stacks, so its switches include other processes'."
+tsv N 9 "switches: stax, the off-CPU intervals in its closing summary (its file also holds the default 999 Hz cpu-clock samples); perf, the sched:sched_switch samples in perf report --stats. lost: stax's lost records from its summary; perf's LOST_SAMPLES from perf report --stats. bytes/switch: file size / switches. us/switch: the cost per switch, (wall - wall alone) / switches in microseconds. stax-offcpu records who woke each wait (sched:sched_waking, a stack per wake-up); stax-nowakers is the same with --no-wakers, as before wakers existed. perf record -e sched:sched_switch -g writes the kernel and frame-pointer user chain of each switch-out; perf sched record records the whole machine (perf sched adds -a) with several sched events and no stacks, so its switches include other processes'."
 fi # switch
 
 # --- 10: a long recording: bounded memory (issue 16) -----------------------

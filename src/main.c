@@ -12,6 +12,7 @@ static const struct cmd commands[] = {
 	{ "top", cmd_top, "functions by self and total samples", cmd_top_help },
 	{ "flame", cmd_flame, "the call tree as text, or folded stacks", cmd_flame_help },
 	{ "threads", cmd_threads, "samples and CPU time per thread", cmd_threads_help },
+	{ "wakers", cmd_wakers, "who woke the threads that waited off the CPU", cmd_wakers_help },
 	{ "info", cmd_info, "what was recorded and how good its stacks are", cmd_info_help },
 	{ "script", cmd_script, "every sample with its stack, like perf script", cmd_script_help },
 	{ "import", cmd_import, "convert a perf.data file into a stax recording", cmd_import_help },

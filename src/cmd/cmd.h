@@ -43,6 +43,8 @@ int cmd_live(int argc, char **argv);
 extern const char cmd_live_help[];
 extern const char cmd_symbolize_help[];
 extern const char cmd_timeline_help[];
+int cmd_wakers(int argc, char **argv);
+extern const char cmd_wakers_help[];
 
 extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
 	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[],

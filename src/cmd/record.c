@@ -12,7 +12,7 @@
 const char cmd_record_help[] =
 "usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
-"                   [-m PAGES|SIZE]\n"
+"                   [--no-wakers] [-m PAGES|SIZE]\n"
 "                   (-p PID[,PID...] | -a [-- CMD ARGS...] | -- CMD ARGS...)\n"
 "\n"
 "Sample the call stacks of CMD (and every thread, fork and exec it makes)\n"
@@ -60,12 +60,17 @@ const char cmd_record_help[] =
 "                    until CMD exits and exits with its status (143 after\n"
 "                    SIGTERM). With -p or -a alone, just stop recording\n"
 "  --off-cpu         also record where threads wait: every switch-out with\n"
-"                    its user and kernel stack (4 KiB of user stack,\n"
-"                    unwound like samples), ended by the switch-in, with a\n"
-"                    reason (lock, read, write, sleep, poll, fault,\n"
+"                    its user and kernel stack (unwound like samples,\n"
+"                    --stack-size bytes of user stack), ended by the\n"
+"                    switch-in, with a\n"
+"                    reason (lock, wait, read, write, sleep, poll, fault,\n"
 "                    preempted, other); see stax threads, stax top\n"
 "                    --off-cpu, stax flame --off-cpu and --wall. Needs root,\n"
-"                    CAP_PERFMON or kernel.perf_event_paranoid <= 1\n"
+"                    CAP_PERFMON or kernel.perf_event_paranoid <= 1. As\n"
+"                    root or with CAP_PERFMON, also who ended each wait\n"
+"                    (sched:sched_waking): see stax wakers\n"
+"  --no-wakers       with --off-cpu, do not record who ended the waits\n"
+"                    (less work per context switch)\n"
 "  -a, --all-cpus    record every process on every cpu (root, CAP_PERFMON\n"
 "                    or kernel.perf_event_paranoid <= 0); stops with\n"
 "                    Ctrl-C, --duration, or when CMD exits if one is given;\n"
@@ -171,6 +176,8 @@ int cmd_record(int argc, char **argv)
 				die("record: -m '%s': %s", v, why);
 		} else if (!strcmp(a, "--off-cpu")) {
 			o.off_cpu = 1;
+		} else if (!strcmp(a, "--no-wakers")) {
+			o.no_wakers = 1;
 		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {
 			o.system_wide = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {

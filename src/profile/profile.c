@@ -261,6 +261,17 @@ static int load_record(struct loader *l, const struct store_record *rec)
 			p->noffcpu++;
 		}
 		break;
+	case REC_WAKER: {
+		struct rec_waker wk;
+		cur_get(&c, &wk, sizeof(wk));
+		cur_str(&c, &s1, &n1);
+		if (c.bad || wk.kind >= WAKER_NKINDS || !stand_in_nodes(l, wk.stack))
+			return corrupt(l, rec, "waker");
+		GROW(p->wakers, p->wakercap, p->nwakers + 1);
+		p->wakers[p->nwakers].w = wk;
+		p->wakers[p->nwakers++].comm = n1 ? own(p, s1, n1) : NULL;
+		break;
+	}
 	case REC_OFFCPU_OPEN:
 		count = cur_u32(&c);
 		cur_u32(&c);
@@ -474,6 +485,7 @@ void profile_release(struct profile *p)
 	free(p->nodes);
 	free(p->samples);
 	free(p->offcpu);
+	free(p->wakers);
 	free(p->maps);
 	free(p->comms);
 	free(p->forks);

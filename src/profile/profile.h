@@ -113,6 +113,11 @@ struct profile {
 	size_t nsamples, samplecap;
 	struct rec_offcpu *offcpu;      /* off-CPU intervals (record --off-cpu) */
 	size_t noffcpu, offcpucap;
+	struct prof_waker {            /* who ended off-CPU intervals */
+		struct rec_waker w;
+		const char *comm;       /* NULL: none */
+	} *wakers;
+	size_t nwakers, wakercap;
 	struct prof_mapping *maps;      /* maps[id - 1] */
 	size_t nmaps, mapcap;
 	struct prof_comm *comms;        /* sorted by (tid, time) after load */

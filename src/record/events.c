@@ -135,6 +135,71 @@ void event_attr_switch(struct perf_event_attr *a, struct perf_event_attr *record
 	records->context_switch = 1;
 }
 
+/* "field:pid_t pid;\toffset:24;..." -> 24 for name "pid" */
+static bool format_offset(const char *line, const char *name, uint32_t *off)
+{
+	const char *f = strstr(line, "field:"), *semi, *o;
+	size_t n = strlen(name);
+	unsigned v;
+	if (!f || !(semi = strchr(f, ';')) || semi - f < (long)n + 1 ||
+	    strncmp(semi - n, name, n) || (semi[-(long)n - 1] != ' ' && semi[-(long)n - 1] != '*'))
+		return false;
+	o = strstr(semi, "offset:");
+	if (!o || sscanf(o, "offset:%u;", &v) != 1)
+		return false;
+	*off = v;
+	return true;
+}
+
+int event_waking_format(struct waking_format *wf, char *why, size_t whylen)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char path[128], line[256];
+	bool have_flags = false, have_pid = false;
+	long id = -1;
+	size_t i;
+	FILE *f = NULL;
+
+	for (i = 0; i < ARRAY_SIZE(dirs) && id < 0; i++) {
+		snprintf(path, sizeof(path), "%s/events/sched/sched_waking/id", dirs[i]);
+		id = sysctl_read(path, -1);
+	}
+	if (id < 0) {
+		snprintf(why, whylen, "cannot read the sched:sched_waking tracepoint from tracefs"
+			 " (/sys/kernel/tracing: mount it, or run as root)");
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/events/sched/sched_waking/format", dirs[i - 1]);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		have_flags |= format_offset(line, "common_flags", &wf->flags_off);
+		have_pid |= format_offset(line, "pid", &wf->pid_off);
+	}
+	if (f)
+		fclose(f);
+	if (!have_flags || !have_pid) {
+		snprintf(why, whylen, "%s has no common_flags and pid fields", path);
+		return -1;
+	}
+	wf->id = (uint64_t)id;
+	return 0;
+}
+
+void event_attr_waking(struct perf_event_attr *a, const struct perf_event_attr *main,
+		       const struct waking_format *wf, uint32_t stack_user)
+{
+	*a = *main;
+	a->type = PERF_TYPE_TRACEPOINT;
+	a->config = wf->id;
+	a->freq = 0;
+	a->sample_period = 1;
+	if (a->sample_type & PERF_SAMPLE_STACK_USER)
+		a->sample_stack_user = stack_user;
+	a->mmap = a->mmap2 = a->comm = a->comm_exec = a->task = 0;
+	a->exclude_kernel = 0; /* the tracepoint is in the kernel */
+	a->exclude_callchain_kernel = 0;
+}
+
 void event_attr(struct perf_event_attr *a, const struct event_spec *ev,
 		uint64_t freq, bool kernel, bool enable_on_exec,
 		uint64_t sample_regs_user, uint32_t stack_user)

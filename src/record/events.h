@@ -43,6 +43,21 @@ void event_attr(struct perf_event_attr *attr, const struct event_spec *ev,
 void event_attr_switch(struct perf_event_attr *attr, struct perf_event_attr *records,
 		       const struct perf_event_attr *main, uint32_t stack_user);
 
+/* The sched:sched_waking tracepoint, from tracefs: its id and where its
+ * raw data holds common_flags and the woken thread's pid. */
+struct waking_format {
+	uint64_t id;
+	uint32_t flags_off, pid_off;
+};
+/* Read it (/sys/kernel/tracing, else /sys/kernel/debug/tracing); 0, or
+ * -1 with why (a phrase) in why. */
+int event_waking_format(struct waking_format *wf, char *why, size_t whylen);
+/* The wake-up event from the sampling attribute main (same sample_type,
+ * so that its samples read like the others): sched_waking with period 1,
+ * kernel and user stacks (stack_user bytes). */
+void event_attr_waking(struct perf_event_attr *attr, const struct perf_event_attr *main,
+		       const struct waking_format *wf, uint32_t stack_user);
+
 /* perf_event_open wrapper. */
 int event_open(struct perf_event_attr *attr, int pid, int cpu, int group, unsigned long flags);
 

@@ -12,6 +12,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* tracepoints' common_flags (the kernel's enum trace_flag_type) */
+#define TRACE_FLAG_HARDIRQ 0x08
+#define TRACE_FLAG_SOFTIRQ 0x10
+#define TRACE_FLAG_NMI 0x40
+
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode)
 {
 	memset(g, 0, sizeof(*g));
@@ -22,8 +27,13 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	if (mode != UNWIND_MODE_FP)
 		g->unwinder = unwinder_new();
 	hmap_init(&g->switch_ids);
+	hmap_init(&g->wake_ids);
+	hmap_init(&g->foreign_wake_ids);
+	hmap_init(&g->rec_pids);
+	hmap_init(&g->comm_index);
 	hmap_init(&g->pend_index);
 	hmap_init(&g->kreason);
+	hmap_init(&g->ureason);
 	hmap_init(&g->code_index);
 	hmap_init(&g->tail_index);
 	recover_init(&g->recover);
@@ -36,11 +46,21 @@ void ingest_release(struct ingest *g)
 	state_release(&g->st);
 	stack_table_release(&g->stacks);
 	hmap_release(&g->switch_ids);
+	hmap_release(&g->wake_ids);
+	hmap_release(&g->foreign_wake_ids);
+	hmap_release(&g->rec_pids);
+	hmap_release(&g->comm_index);
+	free(g->comms);
 	hmap_release(&g->pend_index);
 	hmap_release(&g->kreason);
+	hmap_release(&g->ureason);
+	if (g->usyms)
+		sym_session_free(g->usyms);
 	hmap_release(&g->tail_index);
 	recover_release(&g->recover);
 	free(g->tails);
+	free(g->xstack);
+	free(g->xcheck);
 	free(g->pend);
 	for (size_t i = 0; i < g->ncode; i++)
 		free(g->code[i].bytes);
@@ -62,7 +82,11 @@ void ingest_release(struct ingest *g)
 
 #define JIT_POLL_NS 50000000ull   /* sample time between reads of JIT files */
 
-static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, size_t nk);
+static void offcpu_out_sample(struct ingest *g, const struct perf_sample *s,
+			      const struct rec_sample *rs, size_t nu, bool unwound, size_t nk);
+static struct offcpu_pending *wake_target(struct ingest *g, const struct perf_sample *s, uint8_t *flags);
+static void offcpu_wake(struct ingest *g, struct offcpu_pending *p, const struct perf_sample *s,
+			const struct rec_sample *rs, uint8_t flags);
 static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid);
 
 /* ---- stacks ---- */
@@ -260,10 +284,78 @@ static void root_tail(struct ingest *g, uint32_t tid, struct unwind_result *res)
 	}
 }
 
+/* The stack of a thread off the CPU past the kernel's copy: read from
+ * the process, up to this much in all. */
+#define STACK_READ_MAX (512u << 10)
+
+/* Bytes of the stack of s's process from addr into buf (up to len, page
+ * by page: the read stops at the first page that is not mapped). */
+static size_t read_stack_pages(uint32_t pid, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote[64];
+	size_t n = 0, done = 0;
+	ssize_t got;
+	while (done < len) {
+		uint64_t a = addr + done;
+		size_t k = 0, part = 0;
+		for (; k < 64 && done + part < len; k++) {
+			size_t step = MIN((size_t)(4096 - ((a + part) & 4095)), len - done - part);
+			remote[k].iov_base = (void *)(uintptr_t)(a + part);
+			remote[k].iov_len = step;
+			part += step;
+		}
+		local.iov_base = buf + done;
+		local.iov_len = part;
+		got = process_vm_readv((pid_t)pid, &local, 1, remote, k, 0);
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+		n = done;
+		if ((size_t)got < part)
+			break;
+	}
+	return n;
+}
+
+/* A switch-out's stack copy ended before the unwinding did: read the
+ * rest of the stack from the process, while the thread is still off the
+ * CPU (no switch-in of it handled yet, and the copied bytes are still
+ * what the stack holds, read again after the rest), into g->xstack.
+ * Returns the bytes of the longer stack (copy and rest), 0 if none. */
+static size_t extend_stack(struct ingest *g, const struct perf_sample *s, uint64_t sp)
+{
+	struct offcpu_pending *p;
+	uint32_t at;
+	size_t have = (size_t)s->stack_dyn_size, more;
+
+	if (!g->live || !hmap_get(&g->pend_index, s->tid, &at))
+		return 0;
+	p = &g->pend[at];
+	if (p->last_in > s->time || p->dead)
+		return 0;
+	if (!g->xstack) {
+		g->xstack = xmalloc(STACK_READ_MAX);
+		g->xcheck = xmalloc(STACK_READ_MAX);
+	}
+	if (have >= STACK_READ_MAX)
+		return 0;
+	memcpy(g->xstack, s->stack, have);
+	more = read_stack_pages(s->pid, sp + have, g->xstack + have, STACK_READ_MAX - have);
+	if (!more || read_stack_pages(s->pid, sp, g->xcheck, have) != have ||
+	    memcmp(g->xcheck, s->stack, have)) {
+		g->stack_reads_stale++;
+		return 0;
+	}
+	g->stack_reads++;
+	return have + more;
+}
+
 /* Unwind the user part of s from its registers and stack copy. Replaces
- * uframes[0..*nu); returns false when the sample has no user registers. */
+ * uframes[0..*nu); returns false when the sample has no user registers.
+ * switch_out: s is a switch-out, whose stack can be read on (*extended:
+ * it was). */
 static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *nu,
-			struct rec_sample *out)
+			struct rec_sample *out, bool switch_out, bool *extended)
 {
 	struct unwind_input in;
 	struct unwind_result res;
@@ -297,6 +389,16 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.space = state_gen(&g->st, s->pid);
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
+	if (switch_out && res.quality != UNWIND_Q_COMPLETE && res.stop == UNWIND_STOP_COPY &&
+	    s->stack_dyn_size == s->stack_size && in.stack_size) {
+		size_t n = extend_stack(g, s, in.regs.r[UNW_RSP]);
+		if (n) {
+			in.stack = g->xstack;
+			in.stack_size = n;
+			unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
+			*extended = true;
+		}
+	}
 	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
@@ -383,7 +485,28 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	uint64_t i, ctx = PERF_CONTEXT_USER;
 	size_t nk = 0, nu = 0, nchain = 0;
 	uint32_t node;
-	bool unwound = false, capped;
+	bool unwound = false, capped, wake = false, extended = false;
+	struct offcpu_pending *woken = NULL;
+	uint8_t wake_flags = 0;
+
+	/* a wake-up matters only when it ends a wait: unwind no other */
+	if (g->wakers && hmap_get(&g->foreign_wake_ids, s->id, &node)) {
+		if (!(woken = wake_target(g, s, &wake_flags)))
+			return;
+		offcpu_wake(g, woken, s, NULL, wake_flags);
+		return;
+	}
+	if (g->wakers && hmap_get(&g->wake_ids, s->id, &node)) {
+		g->wakes++;
+		if (!(woken = wake_target(g, s, &wake_flags)))
+			return;
+		if (wake_flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_NMI | TRACE_FLAG_SOFTIRQ)) {
+			/* the interrupted thread woke no one: no stack */
+			offcpu_wake(g, woken, s, NULL, wake_flags);
+			return;
+		}
+		wake = true;
+	}
 
 	for (i = 0; i < s->callchain_nr; i++) {
 		uint64_t a;
@@ -432,7 +555,8 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	rs.quality = UNWIND_Q_UNKNOWN;
 	rs.method = UNWIND_M_FP;
 	if (g->unwinder)
-		unwound = unwind_user(g, s, &nu, &rs);
+		unwound = unwind_user(g, s, &nu, &rs,
+				      g->offcpu && !wake && hmap_get(&g->switch_ids, s->id, &node), &extended);
 	if (capped && SAMPLE_Q(rs.quality) != UNWIND_Q_COMPLETE) {
 		g->chains_capped++;
 		if (SAMPLE_Q(rs.quality) == UNWIND_Q_UNKNOWN)
@@ -443,8 +567,13 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 
 	rs.stack = intern_stack(g, rs.pid, rs.tid, nu, unwound, nk);
 	put_new_nodes(g);
+	if (wake) {
+		offcpu_wake(g, woken, s, &rs, wake_flags);
+		return;
+	}
 	if (g->offcpu && hmap_get(&g->switch_ids, s->id, &node)) {
-		offcpu_out_sample(g, &rs, nk);
+		offcpu_out_sample(g, s, &rs, nu, unwound, nk);
+		pending(g, rs.pid, rs.tid)->read = extended;
 		return;
 	}
 	store_put_sample(g->w, &rs);
@@ -577,6 +706,7 @@ void ingest_seed_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t tim
 	c.time = time;
 	store_put_comm(g->w, &c, name);
 	recover_note_comm(g, pid, tid, name);
+	hmap_put(&g->rec_pids, pid, 1);
 }
 
 /* MMAP (type 1) and MMAP2 (type 10): executable mappings only. */
@@ -664,6 +794,7 @@ static void on_comm(struct ingest *g, const struct perf_format *f, const struct 
 	}
 	store_put_comm(g->w, &c, name);
 	recover_note_comm(g, c.pid, c.tid, name);
+	hmap_put(&g->rec_pids, c.pid, 1);
 }
 
 static void on_task(struct ingest *g, const struct perf_event_header *h)
@@ -679,6 +810,7 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 		if (g->offcpu && hmap_get(&g->pend_index, t.tid, &at))
 			g->pend[at].dead = false; /* a tid used again */
 		state_fork(&g->st, t.pid, t.ppid);
+		hmap_put(&g->rec_pids, t.pid, 1);
 		store_put_task(g->w, REC_FORK, &t);
 		recover_note_fork(g, t.pid, t.ppid, t.tid);
 	} else {
@@ -705,6 +837,114 @@ void ingest_enable_offcpu(struct ingest *g)
 void ingest_add_switch_id(struct ingest *g, uint64_t id)
 {
 	hmap_put(&g->switch_ids, id, 1);
+}
+
+void ingest_enable_wakers(struct ingest *g, uint32_t flags_off, uint32_t pid_off)
+{
+	g->wakers = true;
+	g->wake_flags_off = flags_off;
+	g->wake_pid_off = pid_off;
+}
+
+void ingest_add_wake_id(struct ingest *g, uint64_t id)
+{
+	hmap_put(&g->wake_ids, id, 1);
+}
+
+void ingest_add_foreign_wake_id(struct ingest *g, uint64_t id)
+{
+	hmap_put(&g->foreign_wake_ids, id, 1);
+}
+
+/* The name of thread tid of process pid outside the recording, read from
+ * /proc once (while live), "" when unknown. */
+static const char *foreign_comm(struct ingest *g, uint32_t pid, uint32_t tid)
+{
+	uint32_t at;
+	char path[64];
+	FILE *f;
+	if (hmap_get(&g->comm_index, tid, &at))
+		return g->comms[at - 1];
+	GROW(g->comms, g->commcap, g->ncomms + 1);
+	g->comms[g->ncomms][0] = 0;
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/comm", pid, tid);
+	if (g->live && (f = fopen(path, "re"))) {
+		if (fgets(g->comms[g->ncomms], 16, f))
+			g->comms[g->ncomms][strcspn(g->comms[g->ncomms], "\n")] = 0;
+		fclose(f);
+	}
+	hmap_put(&g->comm_index, tid, (uint32_t)++g->ncomms);
+	return g->comms[g->ncomms - 1];
+}
+
+/* The thread a sched_waking sample wakes, when it is off the CPU since
+ * before the wake-up and no earlier wake-up ended that wait (the first
+ * one does: the thread is runnable after it); NULL otherwise. *flags:
+ * the tracepoint's common_flags. */
+static struct offcpu_pending *wake_target(struct ingest *g, const struct perf_sample *s, uint8_t *flags)
+{
+	struct offcpu_pending *p;
+	int32_t tid;
+	uint32_t at;
+
+	if (!s->raw || s->raw_size < g->wake_pid_off + 4u || s->raw_size < g->wake_flags_off + 1u) {
+		g->bad_records++;
+		return NULL;
+	}
+	memcpy(&tid, s->raw + g->wake_pid_off, 4);
+	*flags = s->raw[g->wake_flags_off];
+	if (tid <= 0 || !hmap_get(&g->pend_index, (uint32_t)tid, &at))
+		return NULL;
+	p = &g->pend[at];
+	if (!p->out_time || p->preempt || s->time < p->out_time)
+		return NULL;
+	/* a recorded waker seen by the event without stacks first: its
+	 * own event's sample (same wake-up) completes it */
+	if (p->woken && !(p->wk_partial && s->tid == p->wk.waker_tid &&
+			  hmap_get(&g->wake_ids, s->id, &at)))
+		return NULL;
+	return p;
+}
+
+/* Keep the wake-up of p (rs: the waker's sample with its stack; NULL in
+ * interrupt context), written with p's interval when it ends. */
+static void offcpu_wake(struct ingest *g, struct offcpu_pending *p, const struct perf_sample *s,
+			const struct rec_sample *rs, uint8_t flags)
+{
+	uint32_t at;
+	memset(&p->wk, 0, sizeof(p->wk));
+	p->woken = true;
+	p->wk_partial = false;
+	p->wk.time = s->time;
+	p->wk.tid = p->tid;
+	if (flags & (TRACE_FLAG_HARDIRQ | TRACE_FLAG_NMI)) {
+		p->wk.kind = WAKER_IRQ;
+	} else if (flags & TRACE_FLAG_SOFTIRQ) {
+		p->wk.kind = WAKER_SOFTIRQ;
+	} else if (!rs && hmap_get(&g->rec_pids, s->pid, &at)) {
+		/* a recorded thread: its own event (with the stack) should
+		 * follow; should it not (a thread's wake-ups as it exits),
+		 * the thread without its stack */
+		p->wk.kind = WAKER_THREAD;
+		p->wk.waker_pid = s->pid;
+		p->wk.waker_tid = s->tid;
+		p->wk_partial = true;
+		return;
+	} else if (!rs) {
+		p->wk.kind = WAKER_OTHER;
+		p->wk.waker_pid = s->pid;
+		p->wk.waker_tid = s->tid;
+		snprintf(p->comm, sizeof(p->comm), "%s", foreign_comm(g, s->pid, s->tid));
+	} else {
+		p->wk.kind = WAKER_THREAD;
+		p->wk.waker_pid = s->pid;
+		p->wk.waker_tid = s->tid;
+		if (rs) {
+			p->wk.stack = rs->stack;
+			p->wk.flags = (uint8_t)((SAMPLE_Q(rs->quality) | (rs->method & 3) << 2) << 4);
+		}
+	}
+	g->wakes_kept++;
 }
 
 static struct offcpu_pending *pending(struct ingest *g, uint32_t pid, uint32_t tid)
@@ -734,38 +974,39 @@ struct reason_pat {
 	const char *pat;
 	uint8_t reason, tier;
 	bool whole;
+	bool futex;       /* a futex wait: the user frames say lock or wait */
 };
 static const struct reason_pat reason_pats[] = {
-	{ "exc_page_fault", OFFCPU_FAULT, 0, false }, { "handle_mm_fault", OFFCPU_FAULT, 0, false },
-	{ "do_user_addr_fault", OFFCPU_FAULT, 0, false }, { "__do_fault", OFFCPU_FAULT, 0, false },
-	{ "futex", OFFCPU_LOCK, 1, false }, { "__mutex_lock", OFFCPU_LOCK, 1, false },
-	{ "rwsem_down", OFFCPU_LOCK, 1, false }, { "rt_mutex", OFFCPU_LOCK, 1, false },
-	{ "flock", OFFCPU_LOCK, 1, false }, { "fcntl_setlk", OFFCPU_LOCK, 1, false },
-	{ "nanosleep", OFFCPU_SLEEP, 1, false }, { "msleep", OFFCPU_SLEEP, 1, false },
-	{ "_sys_alarm", OFFCPU_SLEEP, 1, false },
-	{ "do_poll", OFFCPU_POLL, 1, false }, { "do_sys_poll", OFFCPU_POLL, 1, false },
-	{ "do_select", OFFCPU_POLL, 1, false }, { "core_sys_select", OFFCPU_POLL, 1, false },
-	{ "ep_poll", OFFCPU_POLL, 1, false }, { "epoll_wait", OFFCPU_POLL, 1, false },
-	{ "do_wait", OFFCPU_POLL, 1, false }, { "wait4", OFFCPU_POLL, 1, false },
-	{ "waitid", OFFCPU_POLL, 1, false }, { "sigsuspend", OFFCPU_POLL, 1, false },
-	{ "sys_pause", OFFCPU_POLL, 1, false }, { "sigtimedwait", OFFCPU_POLL, 1, false },
-	{ "io_uring_enter", OFFCPU_POLL, 1, false },
-	{ "pipe_read", OFFCPU_READ, 1, false }, { "pipe_write", OFFCPU_WRITE, 1, false },
-	{ "vfs_read", OFFCPU_READ, 1, false }, { "ksys_read", OFFCPU_READ, 1, false },
-	{ "_sys_read", OFFCPU_READ, 1, false }, { "_sys_pread", OFFCPU_READ, 1, false },
-	{ "do_readv", OFFCPU_READ, 1, false }, { "do_preadv", OFFCPU_READ, 1, false },
-	{ "recvmsg", OFFCPU_READ, 1, false }, { "recvfrom", OFFCPU_READ, 1, false },
-	{ "sock_read_iter", OFFCPU_READ, 1, false }, { "filemap_read", OFFCPU_READ, 1, true },
-	{ "tty_read", OFFCPU_READ, 1, false }, { "unix_stream_read", OFFCPU_READ, 1, false },
-	{ "skb_recv", OFFCPU_READ, 1, false }, { "accept", OFFCPU_READ, 1, false },
-	{ "vfs_write", OFFCPU_WRITE, 1, false }, { "ksys_write", OFFCPU_WRITE, 1, false },
-	{ "_sys_write", OFFCPU_WRITE, 1, false }, { "_sys_pwrite", OFFCPU_WRITE, 1, false },
-	{ "do_writev", OFFCPU_WRITE, 1, false }, { "do_pwritev", OFFCPU_WRITE, 1, false },
-	{ "sendmsg", OFFCPU_WRITE, 1, false }, { "sendto", OFFCPU_WRITE, 1, false },
-	{ "sock_write_iter", OFFCPU_WRITE, 1, false }, { "fsync", OFFCPU_WRITE, 1, false },
-	{ "fdatasync", OFFCPU_WRITE, 1, false }, { "sync_file_range", OFFCPU_WRITE, 1, false },
-	{ "tty_write", OFFCPU_WRITE, 1, false }, { "unix_stream_sendmsg", OFFCPU_WRITE, 1, false },
-	{ "wait_for_completion", OFFCPU_POLL, 2, false },
+	{ "exc_page_fault", OFFCPU_FAULT, 0, false, false }, { "handle_mm_fault", OFFCPU_FAULT, 0, false, false },
+	{ "do_user_addr_fault", OFFCPU_FAULT, 0, false, false }, { "__do_fault", OFFCPU_FAULT, 0, false, false },
+	{ "futex", OFFCPU_LOCK, 1, false, true }, { "__mutex_lock", OFFCPU_LOCK, 1, false, false },
+	{ "rwsem_down", OFFCPU_LOCK, 1, false, false }, { "rt_mutex", OFFCPU_LOCK, 1, false, false },
+	{ "flock", OFFCPU_LOCK, 1, false, false }, { "fcntl_setlk", OFFCPU_LOCK, 1, false, false },
+	{ "nanosleep", OFFCPU_SLEEP, 1, false, false }, { "msleep", OFFCPU_SLEEP, 1, false, false },
+	{ "_sys_alarm", OFFCPU_SLEEP, 1, false, false },
+	{ "do_poll", OFFCPU_POLL, 1, false, false }, { "do_sys_poll", OFFCPU_POLL, 1, false, false },
+	{ "do_select", OFFCPU_POLL, 1, false, false }, { "core_sys_select", OFFCPU_POLL, 1, false, false },
+	{ "ep_poll", OFFCPU_POLL, 1, false, false }, { "epoll_wait", OFFCPU_POLL, 1, false, false },
+	{ "do_wait", OFFCPU_POLL, 1, false, false }, { "wait4", OFFCPU_POLL, 1, false, false },
+	{ "waitid", OFFCPU_POLL, 1, false, false }, { "sigsuspend", OFFCPU_POLL, 1, false, false },
+	{ "sys_pause", OFFCPU_POLL, 1, false, false }, { "sigtimedwait", OFFCPU_POLL, 1, false, false },
+	{ "io_uring_enter", OFFCPU_POLL, 1, false, false },
+	{ "pipe_read", OFFCPU_READ, 1, false, false }, { "pipe_write", OFFCPU_WRITE, 1, false, false },
+	{ "vfs_read", OFFCPU_READ, 1, false, false }, { "ksys_read", OFFCPU_READ, 1, false, false },
+	{ "_sys_read", OFFCPU_READ, 1, false, false }, { "_sys_pread", OFFCPU_READ, 1, false, false },
+	{ "do_readv", OFFCPU_READ, 1, false, false }, { "do_preadv", OFFCPU_READ, 1, false, false },
+	{ "recvmsg", OFFCPU_READ, 1, false, false }, { "recvfrom", OFFCPU_READ, 1, false, false },
+	{ "sock_read_iter", OFFCPU_READ, 1, false, false }, { "filemap_read", OFFCPU_READ, 1, true, false },
+	{ "tty_read", OFFCPU_READ, 1, false, false }, { "unix_stream_read", OFFCPU_READ, 1, false, false },
+	{ "skb_recv", OFFCPU_READ, 1, false, false }, { "accept", OFFCPU_READ, 1, false, false },
+	{ "vfs_write", OFFCPU_WRITE, 1, false, false }, { "ksys_write", OFFCPU_WRITE, 1, false, false },
+	{ "_sys_write", OFFCPU_WRITE, 1, false, false }, { "_sys_pwrite", OFFCPU_WRITE, 1, false, false },
+	{ "do_writev", OFFCPU_WRITE, 1, false, false }, { "do_pwritev", OFFCPU_WRITE, 1, false, false },
+	{ "sendmsg", OFFCPU_WRITE, 1, false, false }, { "sendto", OFFCPU_WRITE, 1, false, false },
+	{ "sock_write_iter", OFFCPU_WRITE, 1, false, false }, { "fsync", OFFCPU_WRITE, 1, false, false },
+	{ "fdatasync", OFFCPU_WRITE, 1, false, false }, { "sync_file_range", OFFCPU_WRITE, 1, false, false },
+	{ "tty_write", OFFCPU_WRITE, 1, false, false }, { "unix_stream_sendmsg", OFFCPU_WRITE, 1, false, false },
+	{ "wait_for_completion", OFFCPU_POLL, 2, false, false },
 };
 #define REASON_NONE 0xff
 
@@ -794,7 +1035,9 @@ static uint8_t addr_reason(struct ingest *g, uint64_t addr)
 	return r;
 }
 
-enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
+/* The pattern of the kernel stack that decides its reason (innermost of
+ * the lowest tier), NULL: none. */
+static const struct reason_pat *kernel_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
 {
 	const struct reason_pat *best = NULL;
 	size_t i;
@@ -803,15 +1046,132 @@ enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframe
 		if (r != REASON_NONE && (!best || reason_pats[r].tier < best->tier))
 			best = &reason_pats[r];
 	}
+	return best;
+}
+
+enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk)
+{
+	const struct reason_pat *best = kernel_reason(g, kframes, nk);
 	return best ? (enum offcpu_reason)best->reason : OFFCPU_OTHER;
+}
+
+/* User functions that say what a futex wait is for, matched (as
+ * substrings of the demangled name) against the user frames from the
+ * leaf up: the innermost that matches decides. A condition variable
+ * that takes its mutex back after the wake-up (glibc's
+ * __pthread_mutex_cond_lock, __lll_lock_wait) is contending for a lock,
+ * and those frames are nearer the leaf than pthread_cond_wait. Frames
+ * of generic futex helpers (futex_wait, __futex_abstimed_wait_common,
+ * Rust's std::sys::...::futex::futex_wait, Go's runtime.futexsleep)
+ * match neither and let their callers decide. */
+static const struct { const char *pat; uint8_t reason; } wait_pats[] = {
+	/* glibc, musl: mutexes and rwlocks */
+	{ "lll_lock_wait", OFFCPU_LOCK }, { "pthread_mutex_", OFFCPU_LOCK },
+	{ "pthread_rwlock_", OFFCPU_LOCK },
+	/* C++: std::mutex, std::shared_mutex use the above */
+	/* Rust std, parking_lot; Go's runtime locks */
+	{ "lock_contended", OFFCPU_LOCK }, { "read_contended", OFFCPU_LOCK },
+	{ "write_contended", OFFCPU_LOCK }, { "lock_slow", OFFCPU_LOCK },
+	{ "runtime.lock2", OFFCPU_LOCK }, { "runtime.lockWithRank", OFFCPU_LOCK },
+	/* condition variables, semaphores, joins, barriers, parking */
+	{ "pthread_cond_", OFFCPU_WAIT }, { "sem_wait", OFFCPU_WAIT },
+	{ "sem_timedwait", OFFCPU_WAIT }, { "sem_clockwait", OFFCPU_WAIT },
+	{ "pthread_join", OFFCPU_WAIT }, { "pthread_timedjoin", OFFCPU_WAIT },
+	{ "pthread_clockjoin", OFFCPU_WAIT }, { "pthread_barrier_wait", OFFCPU_WAIT },
+	{ "condition_variable", OFFCPU_WAIT }, { "Condvar::wait", OFFCPU_WAIT },
+	{ "std::thread::park", OFFCPU_WAIT }, { "Parker::park", OFFCPU_WAIT },
+	{ "JoinInner", OFFCPU_WAIT }, { "::recv", OFFCPU_WAIT },
+	{ "runtime.notesleep", OFFCPU_WAIT }, { "runtime.notetsleep", OFFCPU_WAIT },
+};
+
+enum offcpu_reason ingest_wait_by_name(const char *name)
+{
+	size_t i;
+	for (i = 0; name && i < ARRAY_SIZE(wait_pats); i++)
+		if (strstr(name, wait_pats[i].pat))
+			return (enum offcpu_reason)wait_pats[i].reason;
+	return OFFCPU_OTHER;
+}
+
+/* The decision of one user address (OFFCPU_LOCK, OFFCPU_WAIT, or
+ * OFFCPU_OTHER: none), cached per mapping and address. */
+static enum offcpu_reason user_frame_reason(struct ingest *g, uint32_t pid, uint64_t addr, bool ra)
+{
+	uint32_t id = state_find(&g->st, pid, addr), v;
+	uint64_t key = hash_mix(hash_mix(id, addr), ra);
+	const struct state_mapping *m = state_mapping(&g->st, id);
+	struct sym_result res;
+
+	if (hmap_get(&g->ureason, key, &v))
+		return (enum offcpu_reason)v;
+	memset(&res, 0, sizeof(res));
+	if (m && m->path[0] == '/') {
+		struct sym_module_ref ref = {
+			m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
+			m->start, m->end, m->pgoff,
+		};
+		if (!g->usyms) {
+			g->usyms = sym_session_new();
+			sym_set_lines(g->usyms, false);
+			sym_set_debuginfod(g->usyms, false);
+		}
+		sym_lookup(g->usyms, &ref, addr - (ra ? 1 : 0), &res);
+	}
+	v = ingest_wait_by_name(res.name);
+	hmap_put(&g->ureason, key, v);
+	return (enum offcpu_reason)v;
+}
+
+/* futex(2) operations (the low 7 bits of op): what glibc 2.36 uses them
+ * for. Only a hint: Rust's std Mutex waits with FUTEX_WAIT_BITSET too. */
+#define FUTEX_OP_WAIT 0
+#define FUTEX_OP_LOCK_PI 6
+#define FUTEX_OP_WAIT_BITSET 9
+#define FUTEX_OP_WAIT_REQUEUE_PI 11
+#define FUTEX_OP_LOCK_PI2 13
+
+/* A futex wait: lock or wait, by the user frames (uframes[0..nu), leaf
+ * first), else by the futex operation (the second argument, in rsi of
+ * the user registers at the system call), else lock. */
+static enum offcpu_reason futex_reason(struct ingest *g, const struct perf_sample *s, size_t nu,
+				       bool unwound)
+{
+	size_t i, k = 0;
+	int bit;
+
+	for (i = 0; i < nu; i++) {
+		bool ra = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
+		enum offcpu_reason r = user_frame_reason(g, s->pid, g->uframes[i], ra);
+		if (r != OFFCPU_OTHER)
+			return r;
+	}
+	if (s->regs_abi && s->regs && (s->regs_mask & (1ull << 4 /* SI */))) {
+		uint64_t si;
+		for (bit = 0; bit < 4; bit++)
+			k += (s->regs_mask >> bit) & 1;
+		memcpy(&si, s->regs + 8 * k, 8);
+		switch (si & 0x7f) {
+		case FUTEX_OP_WAIT_BITSET:
+		case FUTEX_OP_WAIT_REQUEUE_PI:
+			return OFFCPU_WAIT;
+		case FUTEX_OP_WAIT:
+		case FUTEX_OP_LOCK_PI:
+		case FUTEX_OP_LOCK_PI2:
+		default:
+			return OFFCPU_LOCK;
+		}
+	}
+	return OFFCPU_LOCK;
 }
 
 /* Switch-outs closer than this to the sample are the same switch. */
 #define SAME_SWITCH_NS 1000000ull
 
-static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, size_t nk)
+static void offcpu_out_sample(struct ingest *g, const struct perf_sample *s,
+			      const struct rec_sample *rs, size_t nu, bool unwound, size_t nk)
 {
 	struct offcpu_pending *p;
+	const struct reason_pat *kr;
 	if (!rs->tid)
 		return; /* the idle task */
 	p = pending(g, rs->pid, rs->tid);
@@ -820,11 +1180,15 @@ static void offcpu_out_sample(struct ingest *g, const struct rec_sample *rs, siz
 	if (!(p->out_time && !p->stack && rs->time - p->out_time < SAME_SWITCH_NS)) {
 		p->out_time = rs->time;
 		p->preempt = false;
+		p->woken = false;
 	}
 	p->stack = rs->stack;
 	p->cpu = rs->cpu;
 	p->qm = (uint8_t)(SAMPLE_Q(rs->quality) | (rs->method & 3) << 2);
-	p->reason = (uint8_t)ingest_offcpu_reason(g, g->kframes, nk);
+	kr = kernel_reason(g, g->kframes, nk);
+	p->reason = kr ? kr->reason : OFFCPU_OTHER;
+	if (kr && kr->futex)
+		p->reason = (uint8_t)futex_reason(g, s, nu, unwound);
 }
 
 static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end, uint8_t flags)
@@ -838,12 +1202,18 @@ static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end
 	o.stack = p->stack;
 	o.cpu = p->cpu;
 	o.reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-	o.flags = (uint8_t)(flags | (p->qm << 4));
+	o.flags = (uint8_t)(flags | (p->qm << 4) | (p->read ? OFFCPU_F_READ : 0));
 	store_put_offcpu(g->w, &o);
+	if (p->woken && !p->preempt) {
+		p->wk.start = o.start;
+		p->wk.tid = o.tid;
+		store_put_waker(g->w, &p->wk, p->wk.kind == WAKER_OTHER ? p->comm : NULL);
+	}
 	g->offcpu_intervals++;
 	g->offcpu_ns += o.duration;
 	p->out_time = 0;
 	p->stack = 0;
+	p->woken = false;
 }
 
 /* PERF_RECORD_SWITCH and SWITCH_CPU_WIDE: the sample_id names the thread
@@ -871,6 +1241,7 @@ static void on_switch(struct ingest *g, const struct perf_format *f, const struc
 			p->reason = OFFCPU_OTHER;
 			p->qm = 0;
 			p->cpu = (uint16_t)id.cpu;
+			p->woken = false;
 		} else if (id.time > p->out_time) {
 			/* The switch's sample came first: the kernel takes it
 			 * (copying the stack, walking the chain) on the way out,

@@ -37,6 +37,12 @@ struct offcpu_pending {
 	uint8_t qm;          /* quality | method << 2 of the stack */
 	bool preempt;        /* the switch-out record said still runnable */
 	bool dead;           /* exited: its last switch-out is no wait */
+	/* the wake-up that ended the wait (sched_waking), if seen */
+	bool woken;
+	struct rec_waker wk;
+	char comm[16];       /* a WAKER_OTHER's name */
+	bool read;           /* stack read on from the process (OFFCPU_F_READ) */
+	bool wk_partial;     /* wk from the event without stacks, of a recorded thread */
 };
 
 struct ingest {
@@ -54,11 +60,30 @@ struct ingest {
 	/* off-CPU: samples of these event ids are switch-outs, not samples */
 	bool offcpu;
 	struct hmap switch_ids;
+	/* wakers: samples of these ids are sched_waking tracepoint hits, the
+	 * woken thread's pid and common_flags at these raw offsets */
+	bool wakers;
+	struct hmap wake_ids;
+	struct hmap foreign_wake_ids;  /* every process's wake-ups, no stacks */
+	struct hmap rec_pids;          /* processes recorded (their COMM or FORK seen) */
+	struct hmap comm_index;        /* tid -> comms index + 1: names from /proc */
+	char (*comms)[16];
+	size_t ncomms, commcap;
+	uint32_t wake_flags_off, wake_pid_off;
+	uint64_t wakes, wakes_kept;
+	/* switch-out stacks read on from the process past the kernel's
+	 * copy, and attempts given up (the thread had run again) */
+	uint8_t *xstack, *xcheck;
+	uint64_t stack_reads, stack_reads_stale;
 	struct offcpu_pending *pend;
 	size_t npend, pendcap;
 	struct hmap pend_index;        /* tid -> index in pend */
 	struct hmap kreason;           /* kernel address -> reason + 1 */
 	struct sym_session *ksyms;
+	/* futex waits: (mapping, user address) -> OFFCPU_LOCK, OFFCPU_WAIT
+	 * or OFFCPU_OTHER (says neither), named by usyms */
+	struct hmap ureason;
+	struct sym_session *usyms;
 	/* a session already holding the modules' symbols and DWARF (opened
 	 * on another thread while reading): ingest_put_symbols uses it and
 	 * frees it; NULL: it opens its own */
@@ -141,6 +166,16 @@ void ingest_release(struct ingest *g);
  * intervals. Each interval is written as a rec_offcpu. */
 void ingest_enable_offcpu(struct ingest *g);
 void ingest_add_switch_id(struct ingest *g, uint64_t id);
+/* Wakers: samples whose id is a wake id are sched:sched_waking hits (raw
+ * data with common_flags at flags_off, the woken pid at pid_off); the
+ * first wake-up of a thread off the CPU is written with its interval as
+ * a rec_waker, with the waker's stack unwound like a sample. */
+void ingest_enable_wakers(struct ingest *g, uint32_t flags_off, uint32_t pid_off);
+void ingest_add_wake_id(struct ingest *g, uint64_t id);
+/* The same for wake-ups by any thread, without stacks (-p, CMD): those
+ * of threads outside the recorded processes are kept as WAKER_OTHER with
+ * the waker's name (from /proc while live), interrupts as above. */
+void ingest_add_foreign_wake_id(struct ingest *g, uint64_t id);
 /* Tell the writer which threads are off the CPU as of now (CLOCK_MONOTONIC
  * ns, the events' clock), for readers of the growing file; no-op without
  * off-CPU recording. Cheap: one entry per thread. */
@@ -151,6 +186,12 @@ void ingest_finish(struct ingest *g, uint64_t end_time);
  * frames in /proc/kallsyms (cached per address); OFFCPU_OTHER when no
  * frame says. Preemption is not in the stack: the caller checks it. */
 enum offcpu_reason ingest_offcpu_reason(struct ingest *g, const uint64_t *kframes, size_t nk);
+/* What a user function in a futex wait's stack says: OFFCPU_LOCK (a
+ * mutex or rwlock: pthread_mutex_lock, __lll_lock_wait, Rust's
+ * lock_contended, ...), OFFCPU_WAIT (pthread_cond_wait, sem_wait,
+ * pthread_join, std::condition_variable, Rust's Condvar::wait, ...), or
+ * OFFCPU_OTHER when it says neither (name may be NULL). */
+enum offcpu_reason ingest_wait_by_name(const char *name);
 
 /* Handle one record laid out by f. Malformed records are counted in
  * bad_records and skipped, unknown types in unknown_records. */

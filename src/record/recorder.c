@@ -40,6 +40,10 @@ struct recorder {
 	 * their own, one per cpu, so that a flood of switch samples with
 	 * stack copies cannot crowd out the records that time the intervals */
 	struct ring *srings;
+	/* --off-cpu with wakers, not -a: sched_waking on every cpu for
+	 * every process, without stacks, in rings of their own: who outside
+	 * the recorded processes (or which interrupt) woke a recorded thread */
+	struct ring *wrings;
 	size_t pages, switch_pages; /* data pages of each ring, of each switch ring */
 	struct buf batch;        /* records read, and those kept for the next drain */
 	struct buf carry;
@@ -61,6 +65,11 @@ struct recorder {
 	/* CPU time of attached processes (-p): at the start and as last
 	 * seen, from /proc/PID/stat, for the effective rate in stax info */
 	uint64_t *cpu_first, *cpu_last;
+	/* --off-cpu: wake-ups recorded (sched:sched_waking), or why not */
+	bool wakers;
+	struct perf_event_attr wkattr;
+	struct waking_format wf;
+	char wakers_why[300];
 };
 
 /* ---- signals: a self-pipe wakes the poll loop ---- */
@@ -141,6 +150,8 @@ static size_t sample_record_bytes(const struct perf_event_attr *a, size_t chain)
 	     8 * !!(t & PERF_SAMPLE_CPU) + 8 * !!(t & PERF_SAMPLE_PERIOD);
 	if (t & PERF_SAMPLE_CALLCHAIN)
 		n += 8 + 8 * (chain + 3); /* with the context markers */
+	if (t & PERF_SAMPLE_RAW)
+		n += 8 + 40; /* sched_waking's fields, padded */
 	if (t & PERF_SAMPLE_REGS_USER)
 		n += 8 + 8 * (size_t)__builtin_popcountll(a->sample_regs_user);
 	if (t & PERF_SAMPLE_STACK_USER)
@@ -190,7 +201,7 @@ static int size_rings(struct recorder *r, const struct perf_event_attr *attr)
 	r->pages = ring_default_pages(o->freq, sample_record_bytes(attr, TYPICAL_CHAIN), page);
 	r->switch_pages = SWITCH_RING_PAGES;
 	if (o->off_cpu)
-		/* switch-outs write samples (with 4 KiB of stack) at the rate
+		/* switch-outs write samples (with as much stack as samples) at the rate
 		 * of context switches, whatever -F says, in bursts */
 		r->pages = MIN(MAX(r->pages * 4, (size_t)(OFFCPU_RING_MIN_BYTES / page)),
 			       (size_t)(RING_DEFAULT_MAX_BYTES / page));
@@ -282,12 +293,86 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 			return error("cannot read the id of a perf event: %s", strerror(errno));
 		ingest_add_switch_id(&r->ing, id);
 	}
-	return open_into(r, records, pid, r->srings, r->switch_pages);
+	if (open_into(r, records, pid, r->srings, r->switch_pages))
+		return -1;
+	if (r->wakers) {
+		/* the tracepoint may be refused where the rest is not: try it
+		 * once, and record the waits without wakers then */
+		int fd = event_open(&r->wkattr, pid, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && errno != ENODEV) {
+			snprintf(r->wakers_why, sizeof(r->wakers_why),
+				 "the kernel refused the sched:sched_waking tracepoint: %s", strerror(errno));
+			r->wakers = false;
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		first = r->nfds;
+		if (open_into(r, &r->wkattr, pid, r->rings, r->pages))
+			return -1;
+		for (i = first; i < r->nfds; i++) {
+			uint64_t id;
+			if (ioctl(r->fds[i], PERF_EVENT_IOC_ID, &id))
+				return error("cannot read the id of a perf event: %s", strerror(errno));
+			ingest_add_wake_id(&r->ing, id);
+		}
+	}
+	return 0;
 }
 
-/* Stack bytes copied per switch-out: the blocking frames are near the
- * top, and a switch-heavy program must not flood the rings. */
-#define SWITCH_STACK_BYTES 4096
+/* Wakers from outside the recorded processes (see struct recorder). A
+ * failure only costs those: the waits and the recorded wakers stay. */
+static void open_foreign_wakers(struct recorder *r)
+{
+	struct perf_event_attr a = r->wkattr;
+	size_t first = r->nfds, i;
+	int cpu;
+	a.inherit = 0;
+	a.enable_on_exec = 0;
+	a.disabled = 0;
+	a.sample_stack_user = 0;
+	a.exclude_callchain_user = 1;
+	a.exclude_callchain_kernel = 1;
+	a.wakeup_watermark = (uint32_t)MIN(r->switch_pages * (size_t)sysconf(_SC_PAGESIZE) / 4,
+					   (size_t)WAKEUP_MAX_BYTES);
+	r->wrings = xcalloc((size_t)r->ncpus, sizeof(*r->wrings));
+	for (cpu = 0; cpu < r->ncpus; cpu++) {
+		uint64_t id;
+		int fd = event_open(&a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			warn("not recording wakers outside the recorded processes: %s", strerror(errno));
+			goto undo;
+		}
+		add_fd(r, fd);
+		if (ring_map(&r->wrings[cpu], fd, r->switch_pages) || ioctl(fd, PERF_EVENT_IOC_ID, &id)) {
+			warn("not recording wakers outside the recorded processes: cannot map a ring buffer");
+			goto undo;
+		}
+		ingest_add_foreign_wake_id(&r->ing, id);
+	}
+	return;
+undo:
+	for (i = first; i < r->nfds; i++)
+		close(r->fds[i]);
+	r->nfds = first;
+	for (cpu = 0; cpu < r->ncpus; cpu++)
+		ring_unmap(&r->wrings[cpu]);
+	free(r->wrings);
+	r->wrings = NULL;
+}
+
+/* Stack bytes copied per wake-up: the waking function is near the top
+ * of its stack, and wake-ups come at the rate of switches. (Switch-outs
+ * copy as much as CPU samples, --stack-size: the stack of a thread
+ * blocked deep in a call chain is as deep as when it runs.) */
+#define WAKER_STACK_BYTES 4096u
+/* With -a, switch-outs copy at most this much: the switches of the whole
+ * machine, whose rings a 32 KiB copy each overflows (the sleeps of a
+ * program recorded with -a on a loaded 2-cpu VM lost half their time to
+ * lost switch records). */
+#define SYSTEM_SWITCH_STACK_BYTES 8192u
 
 /* perf_event_x86_regs numbering: AX BX CX DX SI DI BP SP IP FLAGS CS SS
  * DS ES FS GS R8..R15. We ask for AX..IP and R8..R15 (bits 0-8, 16-23). */
@@ -336,6 +421,9 @@ static uint64_t drain(struct recorder *r, bool all)
 	if (r->srings)
 		for (cpu = 0; cpu < r->ncpus; cpu++)
 			ring_read(&r->srings[cpu], &r->batch);
+	if (r->wrings)
+		for (cpu = 0; cpu < r->ncpus; cpu++)
+			ring_read(&r->wrings[cpu], &r->batch);
 	for (off = 0; off < r->batch.len;) {
 		const struct perf_event_header *h = (const void *)(r->batch.data + off);
 		GROW(refs, cap, n + 1);
@@ -502,8 +590,12 @@ static void put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "kernel_frames", r->kernel ? "1" : "0");
 	perm_format(&r->perm, perm, sizeof(perm));
 	store_put_meta(&r->w, "perm", perm);
-	if (o->off_cpu)
+	if (o->off_cpu) {
 		store_put_meta(&r->w, "off_cpu", "1");
+		store_put_meta(&r->w, "wakers", r->wakers ? "1" : "0");
+		if (!r->wakers)
+			store_put_meta(&r->w, "wakers_why", r->wakers_why);
+	}
 	if (o->system_wide)
 		store_put_meta(&r->w, "system_wide", "1");
 	gethostname(host, sizeof(host) - 1);
@@ -670,6 +762,8 @@ static void stop_events(struct recorder *r)
 		ring_unmap(&r->rings[cpu]);
 	for (cpu = 0; r->srings && cpu < r->ncpus; cpu++)
 		ring_unmap(&r->srings[cpu]);
+	for (cpu = 0; r->wrings && cpu < r->ncpus; cpu++)
+		ring_unmap(&r->wrings[cpu]);
 }
 
 /* The file could not be written (the disk is full): stop recording, cut
@@ -767,6 +861,10 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
 	put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
 	put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
+	if (r->o->off_cpu) {
+		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.stack_reads);
+		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.stack_reads_stale);
+	}
 	if (r->failed)
 		store_put_meta(&r->w, "write_error", "1");
 	if (r->term_ns)
@@ -837,7 +935,24 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	if (o->off_cpu) {
 		/* samples of both events share the rings: tell them apart by id */
 		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		event_attr_switch(&swattr, &recattr, &attr, MIN(SWITCH_STACK_BYTES, o->stack_size));
+		/* who ends the waits: the sched_waking tracepoint, with its
+		 * raw fields (in every event's samples, so they read alike) */
+		struct waking_format wf;
+		if (o->no_wakers)
+			snprintf(r->wakers_why, sizeof(r->wakers_why), "--no-wakers");
+		else if (r->perm.privileged != 1)
+			snprintf(r->wakers_why, sizeof(r->wakers_why),
+				 "it needs root or CAP_PERFMON (the sched:sched_waking tracepoint)");
+		else if (!event_waking_format(&wf, r->wakers_why, sizeof(r->wakers_why)))
+			r->wakers = true;
+		if (r->wakers)
+			attr.sample_type |= PERF_SAMPLE_RAW;
+		event_attr_switch(&swattr, &recattr, &attr,
+				  o->system_wide ? MIN(SYSTEM_SWITCH_STACK_BYTES, o->stack_size) : o->stack_size);
+		if (r->wakers) {
+			event_attr_waking(&r->wkattr, &attr, &wf, MIN(WAKER_STACK_BYTES, o->stack_size));
+			r->wf = wf;
+		}
 	}
 	/* before anything is created: a -m that cannot work stops here */
 	if (size_rings(r, &attr))
@@ -870,6 +985,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	r->ing.max_stack = attr.sample_max_stack;
 	if (o->off_cpu)
 		ingest_enable_offcpu(&r->ing);
+	if (r->wakers)
+		ingest_enable_wakers(&r->ing, r->wf.flags_off, r->wf.pid_off);
 	r->fmt.sample_type = attr.sample_type;
 	r->fmt.read_format = attr.read_format;
 	r->fmt.regs_user_mask = attr.sample_regs_user;
@@ -901,6 +1018,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			target_abort(&r->child);
 			goto out;
 		}
+		if (r->wakers)
+			open_foreign_wakers(r);
 		r->start_ns = now_ns();
 		put_header_meta(r);
 		if (target_release(&r->child, o->argv[0]))
@@ -924,6 +1043,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			seed_process(r, o->pids[i], tids, nt, now_ns());
 			free(tids);
 		}
+		if (r->wakers)
+			open_foreign_wakers(r);
 		r->start_ns = now_ns();
 		put_header_meta(r);
 		track_cpu(r);
@@ -932,12 +1053,15 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	}
 	if (!r->kernel)
 		note("recording user-space frames only: %s", perm_why(PERM_KERNEL, &r->perm, 0, why, sizeof(why)));
+	if (o->off_cpu && !r->wakers && !o->no_wakers)
+		note("recording the waits without who ended them (stax wakers shows them as not recorded): %s",
+		     r->wakers_why);
 	if (o->duration > 0)
 		deadline = r->start_ns + (uint64_t)(o->duration * 1e9);
 	oom_rec = r;
 	set_oom_handler(record_oom);
 
-	pfds = xcalloc(2 * (size_t)r->ncpus + 1, sizeof(*pfds));
+	pfds = xcalloc(3 * (size_t)r->ncpus + 1, sizeof(*pfds));
 	for (;;) {
 		int np = 0, status;
 		uint64_t done;
@@ -948,6 +1072,10 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 				continue;
 			pfds[np].fd = r->rings[cpu].fd;
 			pfds[np++].events = POLLIN;
+			if (r->wrings && r->wrings[cpu].base) {
+				pfds[np].fd = r->wrings[cpu].fd;
+				pfds[np++].events = POLLIN;
+			}
 			if (r->srings && r->srings[cpu].base) {
 				pfds[np].fd = r->srings[cpu].fd;
 				pfds[np++].events = POLLIN;
@@ -1041,6 +1169,8 @@ out:
 		ring_unmap(&r->rings[cpu]);
 	for (cpu = 0; r->srings && cpu < r->ncpus; cpu++)
 		ring_unmap(&r->srings[cpu]);
+	for (cpu = 0; r->wrings && cpu < r->ncpus; cpu++)
+		ring_unmap(&r->wrings[cpu]);
 	if (ret && r->w.fd >= 0) {
 		/* it failed before recording: leave things as they were */
 		store_writer_close(&r->w);
@@ -1064,6 +1194,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 	int ret = run(r, o, exit_status);
 	free(r->rings);
 	free(r->srings);
+	free(r->wrings);
 	free(r);
 	return ret;
 }

@@ -27,6 +27,7 @@ struct record_opts {
 	double duration;        /* stop after this many seconds; 0 = no limit */
 	int quiet;              /* no summary */
 	int off_cpu;            /* also record off-CPU intervals (switches) */
+	int no_wakers;          /* ... without their wakers (sched_waking) */
 	int system_wide;        /* -a: every process, per-cpu events */
 	size_t mmap_pages;      /* -m: data pages of each ring (a power of
 				 * two); 0 = sized from the rate (see

@@ -79,9 +79,13 @@ int perf_sample_parse(const struct perf_format *f, const struct perf_event_heade
 		skip(&c, s->callchain_nr * 8);
 	}
 	if (t & PERF_SAMPLE_RAW) {
-		uint32_t n;
+		uint32_t n = 0;
 		cur_get(&c, &n, 4);
+		s->raw = c.p;
+		s->raw_size = n;
 		skip(&c, n);
+		if (c.bad)
+			return -1;
 	}
 	if (t & PERF_SAMPLE_BRANCH_STACK) {
 		uint64_t n = get64(&c);

@@ -30,6 +30,8 @@ struct perf_sample {
 	uint64_t regs_abi;            /* 0: no user registers (kernel thread) */
 	const uint8_t *regs;          /* popcount(regs_user_mask) u64 values */
 	uint64_t regs_mask;
+	const uint8_t *raw;           /* PERF_SAMPLE_RAW: a tracepoint's fields */
+	uint32_t raw_size;
 	const uint8_t *stack;         /* user stack copy */
 	uint64_t stack_size, stack_dyn_size;
 	uint16_t misc;

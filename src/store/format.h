@@ -112,6 +112,7 @@ enum rec_type {
 	REC_PERFMAP = 13, /* u32 pid, u32 size, size bytes of /tmp/perf-PID.map */
 	REC_OFFCPU_OPEN = 14, /* u32 count, u32 pad, u64 as_of, count x struct
 			       * rec_offcpu: threads off the CPU as of as_of */
+	REC_WAKER = 15,   /* struct rec_waker, str comm: who ended an off-CPU wait */
 };
 
 struct rec_header {
@@ -218,17 +219,23 @@ _Static_assert(sizeof(struct rec_throttle) == 16, "rec_throttle");
  * stack at switch-out and whether it was still runnable. */
 enum offcpu_reason {
 	OFFCPU_OTHER = 0,
-	OFFCPU_LOCK = 1,      /* futex, kernel mutex or rwsem */
+	OFFCPU_LOCK = 1,      /* contended mutex or rwlock (futex), kernel mutex or rwsem */
 	OFFCPU_READ = 2,      /* read, recv, pipe or socket read */
 	OFFCPU_WRITE = 3,     /* write, send, fsync */
 	OFFCPU_SLEEP = 4,     /* nanosleep, hrtimer sleep */
 	OFFCPU_POLL = 5,      /* poll, select, epoll, wait4, waitid, completions */
 	OFFCPU_FAULT = 6,     /* page fault */
 	OFFCPU_PREEMPT = 7,   /* preempted: still runnable when switched out */
-	OFFCPU_NREASONS = 8,
+	OFFCPU_WAIT = 8,      /* a futex wait that is no contended lock: condition
+			       * variable, semaphore, join, barrier, thread park
+			       * (recordings of stax before it have lock there) */
+	OFFCPU_NREASONS = 9,
 };
 #define OFFCPU_F_OPEN 1u      /* still off the CPU when recording stopped (or,
                                 * read live, as of the last chunk) */
+#define OFFCPU_F_READ 2u      /* the user stack past the kernel's copy was read
+                                * from the process while the thread was still
+                                * off the CPU (its copied bytes unchanged) */
 
 /* One interval a thread spent off the CPU: from its switch-out to its
  * next switch-in. The stack is where it blocked (user and kernel). */
@@ -242,6 +249,36 @@ struct rec_offcpu {
 	uint8_t flags;     /* OFFCPU_F_*; bits 4-5 quality, 6-7 method of the stack */
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_offcpu) == 32, "rec_offcpu");
+
+/* Who woke a thread that waited off the CPU (rec_waker.kind). */
+enum waker_kind {
+	WAKER_THREAD = 0,       /* a recorded thread: waker_pid/tid, its stack */
+	WAKER_IRQ = 1,          /* an interrupt handler (hard irq or NMI) */
+	WAKER_SOFTIRQ = 2,      /* a softirq */
+	WAKER_OTHER = 3,        /* a thread outside the recorded processes:
+				 * waker_pid/tid and its name, no stack */
+	WAKER_NKINDS = 4,
+};
+
+/* The wake-up that ended the off-CPU interval of thread tid that began
+ * at start (the rec_offcpu with the same tid and start), from the
+ * sched:sched_waking tracepoint: the waking thread and its stack (kernel
+ * and user, unwound like a sample), or the interrupt context it ran in
+ * (then neither thread nor stack: the interrupted thread did not wake
+ * anyone). Followed by str comm: the name of a WAKER_OTHER thread, else
+ * empty. Intervals without one were not ended by a recorded wake-up. */
+struct rec_waker {
+	uint64_t start;    /* the interval's start (switch-out time) */
+	uint64_t time;     /* of the wake-up */
+	uint32_t tid;      /* the thread that waited */
+	uint32_t waker_pid, waker_tid;  /* 0 for interrupts */
+	uint32_t stack;    /* the waker's stack, leaf node id (0: none) */
+	uint8_t kind;      /* enum waker_kind */
+	uint8_t flags;     /* bits 4-5 quality, 6-7 method of the stack */
+	uint16_t pad;
+	uint32_t pad2;
+} __attribute__((packed));
+_Static_assert(sizeof(struct rec_waker) == 40, "rec_waker");
 
 #define SYMBOL_F_KNOWN 0x10000u  /* name holds a function; else module+offset */
 

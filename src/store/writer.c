@@ -186,6 +186,7 @@ int store_writer_rewind(struct store_writer *w)
 	buf_reset(&w->nodes);
 	buf_reset(&w->samples);
 	buf_reset(&w->offcpu);
+	buf_reset(&w->wakers);
 	w->open_dirty = false;
 	w->seq = w->seq_written;
 	w->err = 0;
@@ -259,6 +260,21 @@ void store_put_lost(struct store_writer *w, const struct rec_lost *l)
 	rec_begin(w, REC_LOST, &at);
 	buf_add(&w->raw, l, sizeof(*l));
 	rec_end(w, at);
+}
+
+void store_put_waker(struct store_writer *w, const struct rec_waker *k, const char *comm)
+{
+	/* whole records, kept until the nodes of the chunk are written:
+	 * the waker's stack may be among them */
+	size_t at = w->wakers.len;
+	struct rec_header h = { REC_WAKER, 0, 0 };
+	buf_add(&w->wakers, &h, sizeof(h));
+	buf_add(&w->wakers, k, sizeof(*k));
+	buf_add_str(&w->wakers, comm ? comm : "");
+	while ((w->wakers.len - at) % 8)
+		buf_add_u8(&w->wakers, 0);
+	h.size = (uint32_t)(w->wakers.len - at);
+	memcpy(w->wakers.data + at, &h, sizeof(h));
 }
 
 void store_put_throttle(struct store_writer *w, const struct rec_throttle *t)
@@ -354,6 +370,10 @@ static void put_batches(struct store_writer *w)
 		rec_end(w, at);
 		buf_reset(&w->offcpu);
 	}
+	if (w->wakers.len) {
+		buf_add(&w->raw, w->wakers.data, w->wakers.len);
+		buf_reset(&w->wakers);
+	}
 	if (w->open_dirty) {
 		rec_begin(w, REC_OFFCPU_OPEN, &at);
 		buf_add_u32(&w->raw, (uint32_t)(w->open.len / sizeof(struct rec_offcpu)));
@@ -414,7 +434,7 @@ void store_set_offcpu_open(struct store_writer *w, uint64_t as_of,
 /* What a flush would write now (the open set counts one when changed). */
 static size_t pending(const struct store_writer *w)
 {
-	return w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len + w->open_dirty;
+	return w->raw.len + w->nodes.len + w->samples.len + w->offcpu.len + w->wakers.len + w->open_dirty;
 }
 
 int store_maybe_flush(struct store_writer *w)
@@ -474,6 +494,7 @@ int store_writer_close(struct store_writer *w)
 	buf_release(&w->nodes);
 	buf_release(&w->samples);
 	buf_release(&w->offcpu);
+	buf_release(&w->wakers);
 	buf_release(&w->open);
 	buf_release(&w->metas);
 	buf_release(&w->comp);

@@ -27,6 +27,7 @@ struct store_writer {
 	uint32_t nodes_first;  /* id of the first pending node */
 	struct buf samples;    /* pending struct rec_sample */
 	struct buf offcpu;     /* pending struct rec_offcpu */
+	struct buf wakers;     /* pending REC_WAKER records, whole */
 	struct buf open;       /* threads off the CPU now (REC_OFFCPU_OPEN) */
 	struct buf metas;      /* every META record put, for store_repeat_meta() */
 	uint64_t open_as_of;
@@ -95,6 +96,8 @@ void store_set_offcpu_open(struct store_writer *w, uint64_t as_of,
 			   const struct rec_offcpu *o, size_t n);
 void store_put_lost(struct store_writer *w, const struct rec_lost *l);
 void store_put_throttle(struct store_writer *w, const struct rec_throttle *t);
+/* Who ended an off-CPU interval; comm may be NULL. */
+void store_put_waker(struct store_writer *w, const struct rec_waker *k, const char *comm);
 void store_put_symbol(struct store_writer *w, const struct rec_symbol *s,
 		      const char *name, const char *module);
 /* One inlined function of a REC_SYMBOL_SRC record. */

@@ -67,7 +67,7 @@ bool view_keep_offcpu(const struct profile *p, const struct view_filter *f, cons
 }
 
 static const char *const reasons[OFFCPU_NREASONS] = {
-	"other", "lock", "read", "write", "sleep", "poll", "fault", "preempted",
+	"other", "lock", "read", "write", "sleep", "poll", "fault", "preempted", "wait",
 };
 
 const char *view_offcpu_reason(enum offcpu_reason r)
@@ -80,6 +80,7 @@ const char *view_offcpu_frame(enum offcpu_reason r)
 	static const char *const frames[OFFCPU_NREASONS] = {
 		"[off-cpu: other]", "[off-cpu: lock]", "[off-cpu: read]", "[off-cpu: write]",
 		"[off-cpu: sleep]", "[off-cpu: poll]", "[off-cpu: fault]", "[off-cpu: preempted]",
+		"[off-cpu: wait]",
 	};
 	return (unsigned)r < OFFCPU_NREASONS ? frames[r] : frames[0];
 }

@@ -45,6 +45,20 @@ struct flame_opts {
 };
 void view_flame(const struct profile *p, const struct view_filter *f, const struct flame_opts *o, FILE *out);
 
+struct wakers_opts {
+	size_t limit;          /* rows, 0 = all */
+	bool json;
+	bool folded;           /* waiter stack;--;waker stack MICROSECONDS */
+};
+/* Who ended the off-CPU waits the filter keeps: waking threads and the
+ * functions on their stacks, weighted by the off-CPU time they ended. */
+void view_wakers(const struct profile *p, const struct view_filter *f, const struct wakers_opts *o,
+		 FILE *out);
+/* The waker of interval o (idx: p->wakers index + 1 by hash_mix(tid,
+ * start)); NULL when none was recorded. */
+const struct prof_waker *view_waker_of(const struct profile *p, const struct hmap *idx,
+				       const struct rec_offcpu *o);
+
 void view_threads(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
 void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out);
 void view_script(const struct profile *p, const struct view_filter *f, bool json, FILE *out);

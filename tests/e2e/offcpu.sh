@@ -177,6 +177,46 @@ else
 	fail "contend (nofp): workers' lock waits in worker;take_lock;pthread_mutex_lock;...;futex [k]" "$fl%: $(sort -t' ' -k2 -nr "$T/c.workers" | head -2 | tr '\n' '|' | cut -c1-400)"
 fi
 
+# --- idlepool: workers idle on a condition variable are waiting, not locked
+# Three workers wait in pthread_cond_wait for items main queues every
+# 10 ms of its CPU time; the mutex around the queue is held for a few
+# instructions. Their futex waits are "wait" (decided by the user frame
+# pthread_cond_wait), not "lock" like contend's pthread_mutex_lock above.
+rec_idle() {
+	stax record -q --off-cpu -o "$T/i.data" -- "$PROG/idlepool-nofp" "$1" >/dev/null 2>"$T/i.err"
+	stax threads -i "$T/i.data" >"$T/i.threads" 2>&1
+	# WAIT and LOCK of the three workers, in ms
+	iw=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["NAME"] == "worker" { w += $c["WAIT"]; l += $c["LOCK"] } END { printf "%.1f %.1f\n", w, l }' "$T/i.threads")
+	set -- $iw
+	ws=$(pct "$1" "$(awk -v w="$1" -v l="$2" 'BEGIN { print w + l }')")
+	stax flame --off-cpu --folded --comm worker -i "$T/i.data" >"$T/i.off" 2>&1
+	grep -v '[[]off-cpu: preempted[]] [0-9]*$' "$T/i.off" >"$T/i.offw"
+	fw=$(share "$T/i.offw" ";worker_main;wait_for_work;[^;]*pthread_cond_wait;.*futex[^;]*_[[]k[]];.*[[]off-cpu: wait[]]\$")
+	between "$ws" 90 100 && between "$fw" 85 100 && cmp3 "$1" 1000 1e12
+}
+if ! rec_idle 1; then
+	echo "# idlepool off (wait, lock of the workers: '$iw' ms, $ws% wait; flame $fw%): retrying 2x longer"
+	rec_idle 2
+fi
+if between "$ws" 90 100 && cmp3 "$(echo "$iw" | cut -d' ' -f1)" 1000 1e12; then
+	ok "idlepool: workers idle on a condition variable wait $ws% of their futex time as 'wait' (wait, lock: $iw ms)"
+else
+	fail "idlepool: workers idle in pthread_cond_wait are 'wait', not 'lock'" "wait, lock '$iw' ms ($ws% wait): $(tr '\n' '|' <"$T/i.threads" | cut -c1-500)"
+fi
+if between "$fw" 85 100; then
+	ok "idlepool (nofp): $fw% of the workers' off-CPU time in worker_main;wait_for_work;pthread_cond_wait;...;futex [k];[off-cpu: wait]"
+else
+	fail "idlepool (nofp): workers wait in worker_main;wait_for_work;pthread_cond_wait;...[off-cpu: wait]" "$fw%: $(sort -t' ' -k2 -nr "$T/i.offw" | head -2 | tr '\n' '|' | cut -c1-400)"
+fi
+# and the contended mutex of contend is no wait: its workers have no WAIT
+cw=$(awk 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next } $c["CPU_MS"] > 100 { w += $c["WAIT"] } END { printf "%.1f\n", w }' "$T/c.threads")
+if cmp3 "$cw" 0 20; then
+	ok "contend: the workers' mutex waits are lock, not wait (WAIT $cw ms)"
+else
+	fail "contend: the workers' mutex waits are lock, not wait" "WAIT $cw ms: $(tr '\n' '|' <"$T/c.threads" | cut -c1-400)"
+fi
+
 # --- pipewait: a reader blocked on a pipe ---------------------------------
 rec_pipe() {
 	stax record -q --off-cpu -o "$T/p.data" -- "$PROG/pipewait-nofp" "$1" >/dev/null 2>"$T/p.err"
@@ -204,9 +244,28 @@ fi
 stax info -i "$T/p.data" >"$T/p.info" 2>&1
 c=$(sed -n 's/^off-cpu: .*stacks complete \([0-9.]*\)%$/\1/p' "$T/p.info")
 if between "${c:-0}" 90 100; then
-	ok "info: off-CPU stacks complete $c% (nofp, 4 KiB copies)"
+	ok "info: off-CPU stacks complete $c% (nofp)"
 else
 	fail "info: off-CPU stacks complete >= 90% (nofp)" "'$c': $(grep off-cpu "$T/p.info" | cut -c1-300)"
+fi
+# --- deepwait: blocked deep in a call chain, ~17 KiB of frames, no frame
+# pointers: the switch-out copies as much stack as a CPU sample, so the
+# off-CPU stacks are as complete as the on-CPU ones
+rec_deep() {
+	stax record -q --off-cpu -o "$T/d.data" -- "$PROG/deepwait-nofp" "$1" >/dev/null 2>"$T/d.err"
+	stax info -i "$T/d.data" >"$T/d.info" 2>&1
+	dc=$(sed -n 's/^off-cpu: .*stacks complete \([0-9.]*\)%$/\1/p' "$T/d.info")
+	don=$(awk '/^  verdict:/ { gsub(/,/, ""); c = $3; t = $3 + $5 + $7 + $11; if (t) printf "%.1f\n", 100 * c / t }' "$T/d.info")
+	between "${dc:-0}" 95 100 && awk -v o="${dc:-0}" -v c="${don:-0}" 'BEGIN { exit !(o >= c - 2) }'
+}
+if ! rec_deep 1; then
+	echo "# deepwait off (off-CPU stacks complete '$dc'%, on-CPU '$don'%): retrying"
+	rec_deep 1
+fi
+if between "${dc:-0}" 95 100 && awk -v o="${dc:-0}" -v c="${don:-0}" 'BEGIN { exit !(o >= c - 2) }'; then
+	ok "deepwait (nofp, ~17 KiB deep): off-CPU stacks complete $dc%, on-CPU $don%"
+else
+	fail "deepwait (nofp): off-CPU stacks >= 95% complete and within 2 points of on-CPU" "off '$dc'%, on '$don'%: $(grep -E 'off-cpu|verdict' "$T/d.info" | tr '\n' '|' | cut -c1-300)"
 fi
 # JSON carries the reasons too
 stax threads --json --comm reader -i "$T/p.data" >"$T/p.json" 2>&1

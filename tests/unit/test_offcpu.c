@@ -145,6 +145,37 @@ static void test_reasons(struct ingest *g)
 	CHECK(ingest_offcpu_reason(g, bare, 1) == OFFCPU_OTHER, "offcpu: schedule alone is other");
 }
 
+/* Futex waits: the user function that says lock or wait, by name as
+ * glibc, libstdc++, Rust and Go have them (demangled). */
+static void test_wait_names(void)
+{
+	static const struct { const char *name; enum offcpu_reason want; } cases[] = {
+		{ "__GI___lll_lock_wait", OFFCPU_LOCK }, { "__lll_lock_wait_private", OFFCPU_LOCK },
+		{ "___pthread_mutex_lock", OFFCPU_LOCK }, { "__pthread_mutex_cond_lock", OFFCPU_LOCK },
+		{ "__pthread_rwlock_wrlock_full64", OFFCPU_LOCK },
+		{ "std::sys::sync::mutex::futex::Mutex::lock_contended", OFFCPU_LOCK },
+		{ "std::sys::sync::rwlock::futex::RwLock::read_contended", OFFCPU_LOCK },
+		{ "runtime.lock2", OFFCPU_LOCK },
+		{ "___pthread_cond_wait", OFFCPU_WAIT }, { "__pthread_cond_wait_common", OFFCPU_WAIT },
+		{ "pthread_cond_timedwait@@GLIBC_2.3.2", OFFCPU_WAIT }, { "__new_sem_wait_slow64", OFFCPU_WAIT },
+		{ "__pthread_clockjoin_ex", OFFCPU_WAIT }, { "pthread_barrier_wait", OFFCPU_WAIT },
+		{ "std::condition_variable::wait(std::unique_lock<std::mutex>&)", OFFCPU_WAIT },
+		{ "std::sys::sync::condvar::futex::Condvar::wait_optional_timeout", OFFCPU_WAIT },
+		{ "std::thread::park", OFFCPU_WAIT }, { "runtime.notesleep", OFFCPU_WAIT },
+		/* generic helpers and everything else let the caller decide */
+		{ "__futex_abstimed_wait_common64", OFFCPU_OTHER }, { "futex_wait", OFFCPU_OTHER },
+		{ "std::sys::pal::unix::futex::futex_wait", OFFCPU_OTHER }, { "runtime.futexsleep", OFFCPU_OTHER },
+		{ "main", OFFCPU_OTHER }, { "take_lock", OFFCPU_OTHER }, { NULL, OFFCPU_OTHER },
+	};
+	size_t i;
+	char what[200];
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(what, sizeof(what), "offcpu: a futex wait in %s is %s", cases[i].name ? cases[i].name : "(no name)",
+			 cases[i].want == OFFCPU_LOCK ? "lock" : cases[i].want == OFFCPU_WAIT ? "wait" : "undecided");
+		CHECK(ingest_wait_by_name(cases[i].name) == cases[i].want, what);
+	}
+}
+
 int main(void)
 {
 	char path[] = "/tmp/stax-test-offcpu.XXXXXX";
@@ -189,6 +220,7 @@ int main(void)
 	sample(&g, SWITCH_ID, 14, 35000000);
 	ingest_finish(&g, 40000000);
 	test_reasons(&g);
+	test_wait_names();
 	store_flush(&w, CHUNK_DATA);
 	store_writer_close(&w);
 	ingest_release(&g);

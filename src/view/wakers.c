@@ -1,0 +1,310 @@
+/* wakers.c - who ended the off-CPU waits (record --off-cpu as root).
+ *
+ * Each off-CPU interval the filter keeps that ended by a wake-up (not a
+ * preemption, not still open) is paired with its rec_waker (same tid and
+ * start). The views weigh wakers by the off-CPU time they ended: the
+ * waking threads (or [irq], [softirq], [not recorded]), the functions on
+ * the wakers' stacks (each counted once per wake-up), and in the folded
+ * form the waiter's stack, "--", and the waker's stack leaf first, as
+ * BCC's offwaketime prints them.
+ */
+#include "view/view.h"
+#include "lib/buf.h"
+#include "lib/json.h"
+#include "lib/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 4096
+
+struct wk_row {
+	char *label;             /* "NAME/TID", "[irq]", "[softirq]", "[not recorded]" */
+	uint32_t pid, tid;
+	int kind;                /* enum waker_kind, or -1 not recorded */
+	uint64_t ns, waits;
+};
+
+struct fn_row {
+	uint32_t func;
+	uint32_t depth;          /* least distance from the waker's leaf */
+	uint64_t ns, waits;
+};
+
+static int cmp_wk(const void *a, const void *b)
+{
+	const struct wk_row *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return strcmp(x->label, y->label);
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct fn_row *x = a, *y = b;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
+}
+
+/* The waker of each interval: p->wakers index + 1 by (tid, start). */
+static void index_wakers(const struct profile *p, struct hmap *idx)
+{
+	size_t i;
+	for (i = 0; i < p->nwakers; i++)
+		hmap_put(idx, hash_mix(p->wakers[i].w.tid, p->wakers[i].w.start), (uint32_t)(i + 1));
+}
+
+const struct prof_waker *view_waker_of(const struct profile *p, const struct hmap *idx,
+				       const struct rec_offcpu *o)
+{
+	uint32_t at;
+	const struct prof_waker *w;
+	if (!hmap_get(idx, hash_mix(o->tid, o->start), &at))
+		return NULL;
+	w = &p->wakers[at - 1];
+	return w->w.tid == o->tid && w->w.start == o->start ? w : NULL;
+}
+
+/* Whether interval o counts: kept by f, ended by a wake-up. */
+static bool ended_by_wake(const struct profile *p, const struct view_filter *f, const struct rec_offcpu *o)
+{
+	return o->reason != OFFCPU_PREEMPT && !(o->flags & OFFCPU_F_OPEN) && o->duration &&
+	       view_keep_offcpu(p, f, o);
+}
+
+/* "[not recorded]", "[irq]", "NAME/TID": a new string. */
+static char *waker_label(const struct profile *p, const struct prof_waker *w)
+{
+	if (!w)
+		return xstrdup("[not recorded]");
+	if (w->w.kind == WAKER_IRQ)
+		return xstrdup("[irq]");
+	if (w->w.kind == WAKER_SOFTIRQ)
+		return xstrdup("[softirq]");
+	if (w->w.kind == WAKER_OTHER)
+		return xasprintf("[not recorded] %s/%u", w->comm ? w->comm : "?", w->w.waker_pid);
+	return xasprintf("%s/%u", profile_comm(p, w->w.waker_pid, w->w.waker_tid, w->w.time),
+			 w->w.waker_tid);
+}
+
+/* A frame as the folded views print it (kernel functions with _[k]). */
+static void put_frame(struct buf *b, const struct profile *p, uint32_t func)
+{
+	const struct prof_func *fn = profile_func(p, func);
+	buf_printf(b, "%s%s", fn ? view_func_name(p, func) : "[unknown]", fn && fn->kernel ? "_[k]" : "");
+}
+
+struct fold_line {
+	char *text;
+	uint64_t us;
+};
+
+static int cmp_fold(const void *a, const void *b)
+{
+	return strcmp(((const struct fold_line *)a)->text, ((const struct fold_line *)b)->text);
+}
+
+static void print_folded(const struct profile *p, const struct view_filter *f, const struct hmap *idx,
+			 FILE *out)
+{
+	struct prof_frame *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	struct fold_line *lines = NULL;
+	size_t nl = 0, cap = 0, i, j, nf;
+	struct buf b = BUF_INIT;
+
+	for (i = 0; i < p->noffcpu; i++) {
+		const struct rec_offcpu *o = &p->offcpu[i];
+		const struct prof_waker *w;
+		char *label;
+		if (!ended_by_wake(p, f, o) || o->duration < 1000)
+			continue;
+		w = view_waker_of(p, idx, o);
+		buf_reset(&b);
+		buf_printf(&b, "%s", profile_comm(p, o->pid, o->tid, o->start));
+		nf = profile_stack_frames(p, o->stack, frames, MAX_DEPTH);
+		for (j = nf; j-- > 0;) {
+			buf_printf(&b, ";");
+			put_frame(&b, p, frames[j].func);
+		}
+		buf_printf(&b, ";--");
+		if (w && w->w.kind == WAKER_THREAD) {
+			nf = profile_stack_frames(p, w->w.stack, frames, MAX_DEPTH);
+			for (j = 0; j < nf; j++) {
+				buf_printf(&b, ";");
+				put_frame(&b, p, frames[j].func);
+			}
+		}
+		label = waker_label(p, w);
+		buf_printf(&b, ";%s", label);
+		free(label);
+		buf_add_u8(&b, 0);
+		GROW(lines, cap, nl + 1);
+		lines[nl].text = xstrdup((const char *)b.data);
+		lines[nl++].us = o->duration / 1000;
+	}
+	if (nl)
+		qsort(lines, nl, sizeof(*lines), cmp_fold);
+	for (i = 0; i < nl; i = j) {
+		uint64_t us = 0;
+		for (j = i; j < nl && !strcmp(lines[j].text, lines[i].text); j++)
+			us += lines[j].us;
+		fprintf(out, "%s %" PRIu64 "\n", lines[i].text, us);
+	}
+	for (i = 0; i < nl; i++)
+		free(lines[i].text);
+	free(lines);
+	buf_release(&b);
+	free(frames);
+}
+
+void view_wakers(const struct profile *p, const struct view_filter *f, const struct wakers_opts *o,
+		 FILE *out)
+{
+	struct prof_frame *frames;
+	struct wk_row *rows = NULL;
+	struct fn_row *fns;
+	struct hmap idx, rowidx;
+	size_t nrows = 0, rowcap = 0, nfns = 0, i, j, nf, lim;
+	uint64_t total = 0, waits = 0, *seen;
+	uint32_t at, d;
+	bool user;
+	const char *rec = profile_meta(p, "wakers");
+
+	hmap_init(&idx);
+	index_wakers(p, &idx);
+	if (o->folded) {
+		print_folded(p, f, &idx, out);
+		hmap_release(&idx);
+		return;
+	}
+	hmap_init(&rowidx);
+	frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	fns = xcalloc(p->nfuncs + 1, sizeof(*fns));
+	seen = xcalloc(p->nfuncs + 1, sizeof(*seen));
+	for (i = 0; i < p->noffcpu; i++) {
+		const struct rec_offcpu *iv = &p->offcpu[i];
+		const struct prof_waker *w;
+		char *label;
+		uint64_t h;
+		if (!ended_by_wake(p, f, iv))
+			continue;
+		w = view_waker_of(p, &idx, iv);
+		total += iv->duration;
+		waits++;
+		label = waker_label(p, w);
+		h = hash_bytes(label, strlen(label));
+		while (hmap_get(&rowidx, h, &at) && strcmp(rows[at].label, label))
+			h = hash_mix(h, 0x77);
+		if (!hmap_get(&rowidx, h, &at)) {
+			GROW(rows, rowcap, nrows + 1);
+			memset(&rows[nrows], 0, sizeof(rows[nrows]));
+			rows[nrows].label = label;
+			rows[nrows].kind = w ? (int)w->w.kind : -1;
+			if (w && (w->w.kind == WAKER_THREAD || w->w.kind == WAKER_OTHER)) {
+				rows[nrows].pid = w->w.waker_pid;
+				rows[nrows].tid = w->w.waker_tid;
+			}
+			at = (uint32_t)nrows++;
+			hmap_put(&rowidx, h, at);
+		} else {
+			free(label);
+		}
+		rows[at].ns += iv->duration;
+		rows[at].waits++;
+		if (!w || w->w.kind != WAKER_THREAD)
+			continue;
+		/* each function of the waker's stack, once; its kernel frames
+		 * (the wake-up machinery: try_to_wake_up, ...) only when it
+		 * has no user frames (a kernel thread) */
+		nf = profile_stack_frames(p, w->w.stack, frames, MAX_DEPTH);
+		user = false;
+		for (j = 0; j < nf && !user; j++) {
+			const struct prof_func *fn = profile_func(p, frames[j].func);
+			user = !fn || !fn->kernel;
+		}
+		for (j = 0, d = 0; j < nf; j++) {
+			uint32_t fn = frames[j].func <= p->nfuncs ? frames[j].func : 0;
+			const struct prof_func *pf = profile_func(p, fn);
+			if (!fn || seen[fn] == i + 1 || (user && pf->kernel))
+				continue;
+			seen[fn] = i + 1;
+			if (!fns[fn].ns || d < fns[fn].depth)
+				fns[fn].depth = d;
+			d++;
+			fns[fn].func = fn;
+			fns[fn].ns += iv->duration;
+			fns[fn].waits++;
+		}
+	}
+	if (nrows)
+		qsort(rows, nrows, sizeof(*rows), cmp_wk);
+	for (i = 1; i <= p->nfuncs; i++)
+		if (fns[i].ns)
+			fns[nfns++] = fns[i];
+	if (nfns)
+		qsort(fns, nfns, sizeof(*fns), cmp_fn);
+	if (o->json) {
+		fprintf(out, JSON_OPEN "\"wakers_recorded\":%s,\"off_cpu_ms\":%.3f,\"waits\":%" PRIu64
+			",\"wakers\":[", rec && !strcmp(rec, "1") ? "true" : "false", total / 1e6, waits);
+		lim = o->limit && o->limit < nrows ? o->limit : nrows;
+		for (i = 0; i < lim; i++) {
+			const struct wk_row *r = &rows[i];
+			fprintf(out, "%s{\"waker\":", i ? "," : "");
+			json_str(out, r->label);
+			fprintf(out, ",\"kind\":\"%s\"", r->kind < 0 ? "not_recorded" : r->kind == WAKER_IRQ ? "irq" :
+				r->kind == WAKER_SOFTIRQ ? "softirq" : r->kind == WAKER_OTHER ? "other_process" : "thread");
+			if (r->kind == WAKER_THREAD || r->kind == WAKER_OTHER)
+				fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
+			fprintf(out, ",\"off_cpu_ms\":%.3f,\"pct\":%.2f,\"waits\":%" PRIu64 "}", r->ns / 1e6,
+				total ? 100.0 * r->ns / total : 0.0, r->waits);
+		}
+		fputs("],\"functions\":[", out);
+		lim = o->limit && o->limit < nfns ? o->limit : nfns;
+		for (i = 0; i < lim; i++) {
+			const struct prof_func *fn = profile_func(p, fns[i].func);
+			fprintf(out, "%s{\"name\":", i ? "," : "");
+			json_str(out, view_func_name(p, fns[i].func));
+			fputs(",\"module\":", out);
+			json_str(out, fn->module);
+			fprintf(out, ",\"kernel\":%s,\"off_cpu_ms\":%.3f,\"pct\":%.2f,\"waits\":%" PRIu64 "}",
+				fn->kernel ? "true" : "false", fns[i].ns / 1e6,
+				total ? 100.0 * fns[i].ns / total : 0.0, fns[i].waits);
+		}
+		fputs("]}\n", out);
+	} else if (!p->noffcpu) {
+		fprintf(out, "no off-CPU time in this recording (record with stax record --off-cpu)\n");
+	} else {
+		if (!rec || strcmp(rec, "1")) {
+			const char *why = profile_meta(p, "wakers_why");
+			fprintf(out, "wakers were not recorded%s%s: every wait shows as [not recorded]\n",
+				why ? ": " : "", why ? why : " (stax before wakers, or not --off-cpu)");
+		}
+		fprintf(out, "%" PRIu64 " waits ended by a wake-up, %.1f ms off the CPU (preempted and still open waits left out)\n\n",
+			waits, total / 1e6);
+		fprintf(out, "%10s %7s %7s  %s\n", "OFF_MS", "OFF%", "WAITS", "WAKER");
+		lim = o->limit && o->limit < nrows ? o->limit : nrows;
+		for (i = 0; i < lim; i++)
+			fprintf(out, "%10.1f %6.2f%% %7" PRIu64 "  %s\n", rows[i].ns / 1e6,
+				total ? 100.0 * rows[i].ns / total : 0.0, rows[i].waits, rows[i].label);
+		fprintf(out, "\n%10s %7s %7s  %s\n", "OFF_MS", "OFF%", "WAITS", "WAKING FUNCTION (on the wakers' stacks)");
+		lim = o->limit && o->limit < nfns ? o->limit : nfns;
+		for (i = 0; i < lim; i++) {
+			const struct prof_func *fn = profile_func(p, fns[i].func);
+			fprintf(out, "%10.1f %6.2f%% %7" PRIu64 "  %s%s\n", fns[i].ns / 1e6,
+				total ? 100.0 * fns[i].ns / total : 0.0, fns[i].waits,
+				view_func_name(p, fns[i].func), fn->kernel ? " [k]" : "");
+		}
+	}
+	for (i = 0; i < nrows; i++)
+		free(rows[i].label);
+	free(rows);
+	free(fns);
+	free(seen);
+	free(frames);
+	hmap_release(&rowidx);
+	hmap_release(&idx);
+}
