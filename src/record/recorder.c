@@ -1,6 +1,7 @@
 #include "record/recorder.h"
 #include "record/events.h"
 #include "record/ingest.h"
+#include "record/queue.h"
 #include "record/ring.h"
 #include "record/target.h"
 #include "store/writer.h"
@@ -40,8 +41,12 @@ struct recorder {
 	 * stack copies cannot crowd out the records that time the intervals */
 	struct ring *srings;
 	size_t pages, switch_pages; /* data pages of each ring, of each switch ring */
-	struct buf batch;        /* records read, and those kept for the next drain */
+	struct buf batch;        /* records taken, and those kept for the next drain */
 	struct buf carry;
+	/* the drain thread copies the rings into this queue (queue.h) */
+	struct rqueue q;
+	bool queue_on;
+	uint64_t dropped_put;    /* of q.dropped: written as LOST_QUEUE */
 	struct perf_format fmt;
 	struct ingest ing;
 	struct store_writer w;
@@ -325,16 +330,13 @@ static uint64_t drain(struct recorder *r, bool all)
 {
 	static struct rec_ref *refs;
 	static size_t cap;
-	uint64_t now = now_ns();
-	uint64_t safe = all ? UINT64_MAX : now > DRAIN_MARGIN_NS ? now - DRAIN_MARGIN_NS : 0;
-	size_t n = 0, off, kept;
-	int cpu;
+	uint64_t now = now_ns(), pass, dropped;
+	uint64_t safe;
+	size_t n = 0, off, kept, handled = 0;
 
-	for (cpu = 0; cpu < r->ncpus; cpu++)
-		ring_read(&r->rings[cpu], &r->batch);
-	if (r->srings)
-		for (cpu = 0; cpu < r->ncpus; cpu++)
-			ring_read(&r->srings[cpu], &r->batch);
+	/* the drain thread read every ring after pass began */
+	pass = rqueue_take(&r->q, &r->batch);
+	safe = all ? UINT64_MAX : pass > DRAIN_MARGIN_NS ? pass - DRAIN_MARGIN_NS : 0;
 	for (off = 0; off < r->batch.len;) {
 		const struct perf_event_header *h = (const void *)(r->batch.data + off);
 		GROW(refs, cap, n + 1);
@@ -345,8 +347,23 @@ static uint64_t drain(struct recorder *r, bool all)
 	}
 	if (n)
 		qsort(refs, n, sizeof(*refs), cmp_ref);
-	for (off = 0; off < n && refs[off].time <= safe; off++)
-		ingest_record(&r->ing, &r->fmt, (const void *)(r->batch.data + refs[off].off));
+	for (off = 0; off < n && refs[off].time <= safe; off++) {
+		const struct perf_event_header *h = (const void *)(r->batch.data + refs[off].off);
+		handled += h->size;
+		ingest_record(&r->ing, &r->fmt, h);
+	}
+	rqueue_done(&r->q, handled);
+	/* samples the queue dropped at its bound: lost by stax, not the kernel */
+	dropped = __atomic_load_n(&r->q.dropped, __ATOMIC_RELAXED);
+	if (dropped > r->dropped_put) {
+		struct rec_lost l;
+		memset(&l, 0, sizeof(l));
+		l.time = off ? refs[off - 1].time : safe == UINT64_MAX ? now : safe;
+		l.count = dropped - r->dropped_put;
+		l.kind = LOST_QUEUE;
+		store_put_lost(&r->w, &l);
+		r->dropped_put = dropped;
+	}
 	/* the rest (the last DRAIN_MARGIN_NS: small), in time order, starts
 	 * the next batch */
 	buf_reset(&r->carry);
@@ -357,7 +374,7 @@ static uint64_t drain(struct recorder *r, bool all)
 	buf_reset(&r->batch);
 	if (r->carry.len)
 		memcpy(buf_extend(&r->batch, r->carry.len), r->carry.data, r->carry.len);
-	return all ? now : safe;
+	return all ? now : MIN(safe, now);
 }
 
 /* ---- attaching: names and mappings from /proc ---- */
@@ -520,7 +537,8 @@ static void summary(struct recorder *r)
 	fprintf(stderr, "stax: recorded %" PRIu64 " samples in %.2f s (%s at %" PRIu64 " Hz),"
 		" %" PRIu64 " lost, %" PRIu64 " throttled; wrote %s (%s, %.1f bytes/sample)."
 		" Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
-		r->ing.samples, secs, r->ev->name, r->o->freq, r->ing.lost + r->ing.lost_samples,
+		r->ing.samples, secs, r->ev->name, r->o->freq,
+		r->ing.lost + r->ing.lost_samples + r->dropped_put,
 		r->ing.throttles, r->o->output, size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
 		r->o->output, r->o->output, r->o->output);
@@ -537,6 +555,14 @@ static void summary(struct recorder *r)
 		     geteuid() == 0 ? " (you are root)" : "", geteuid() == 0 ? "" : "sudo ",
 		     cap < 512 ? 1024 : 4 * cap);
 	}
+	if (r->ing.trimmed)
+		note("%" PRIu64 " sample%s kept only the top %u bytes of %s stack copy (or none): unwinding"
+		     " fell behind and the queue passed its high-water mark (stax info counts them)",
+		     r->ing.trimmed, r->ing.trimmed == 1 ? "" : "s", QUEUE_TRIM_KEEP,
+		     r->ing.trimmed == 1 ? "its" : "their");
+	if (r->dropped_put)
+		warn("%" PRIu64 " samples were dropped by stax: its queue (%zu MiB) was full, unwinding"
+		     " could not keep up (lower -F, or use --unwind fp)", r->dropped_put, r->q.cap >> 20);
 	if (r->ing.lost + r->ing.lost_samples) {
 		char ring[32], stack[64] = "";
 		format_size_exact(ring, sizeof(ring), (uint64_t)r->pages * (uint64_t)sysconf(_SC_PAGESIZE));
@@ -659,10 +685,11 @@ static void stop_events(struct recorder *r)
 {
 	size_t i;
 	int cpu;
-	for (i = 0; i < r->nfds; i++) {
+	for (i = 0; i < r->nfds; i++)
 		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	rqueue_stop(&r->q); /* it reads the rings: before they go */
+	for (i = 0; i < r->nfds; i++)
 		close(r->fds[i]);
-	}
 	r->nfds = 0;
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_unmap(&r->rings[cpu]);
@@ -824,9 +851,10 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	r->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
-	r->rings = xcalloc((size_t)r->ncpus, sizeof(*r->rings));
+	/* one array, for the drain thread: the switch rings after the others */
+	r->rings = xcalloc((size_t)r->ncpus * (o->off_cpu ? 2 : 1), sizeof(*r->rings));
 	if (o->off_cpu)
-		r->srings = xcalloc((size_t)r->ncpus, sizeof(*r->srings));
+		r->srings = r->rings + r->ncpus;
 
 	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,
 		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
@@ -935,22 +963,28 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	oom_rec = r;
 	set_oom_handler(record_oom);
 
-	pfds = xcalloc(2 * (size_t)r->ncpus + 1, sizeof(*pfds));
+	/* the rings are read by a thread of their own from now on */
+	{
+		size_t nrings = (size_t)r->ncpus * (o->off_cpu ? 2 : 1), bytes = 0, cap;
+		long phys = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		for (i = 0; i < nrings; i++)
+			bytes += r->rings[i].base ? r->rings[i].data_size : 0;
+		cap = (size_t)MIN(MAX(2ull * bytes, QUEUE_MIN_BYTES), QUEUE_MAX_BYTES);
+		if (phys > 0 && page > 0 && cap > (uint64_t)phys * (uint64_t)page / 16)
+			cap = (size_t)MAX((uint64_t)phys * (uint64_t)page / 16, 16ull << 20);
+		int e = rqueue_start(&r->q, r->rings, nrings, &r->fmt, cap);
+		if (e)
+			warn("cannot start the drain thread: %s (the rings are read between unwinding,"
+			     " and may overflow)", strerror(-e));
+	}
+	pfds = xcalloc(2, sizeof(*pfds));
 	for (;;) {
 		int np = 0, status;
 		uint64_t done;
 		pfds[np].fd = sig_pipe[0];
 		pfds[np++].events = POLLIN;
-		for (cpu = 0; cpu < r->ncpus; cpu++) {
-			if (!r->rings[cpu].base)
-				continue;
-			pfds[np].fd = r->rings[cpu].fd;
-			pfds[np++].events = POLLIN;
-			if (r->srings && r->srings[cpu].base) {
-				pfds[np].fd = r->srings[cpu].fd;
-				pfds[np++].events = POLLIN;
-			}
-		}
+		pfds[np].fd = rqueue_fd(&r->q);
+		pfds[np++].events = POLLIN;
 		poll(pfds, (nfds_t)np, store_ms_to_flush(&r->w, 100));
 		if (pfds[0].revents & POLLIN) {
 			char tmp[64];
@@ -984,6 +1018,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	if (!r->failed) {
 		for (i = 0; i < r->nfds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+		rqueue_stop(&r->q); /* after a last pass over the rings */
 		drain(r, true);
 		track_cpu(r);
 		r->end_ns = now_ns();
@@ -1033,6 +1068,7 @@ out:
 	set_oom_handler(NULL);
 	oom_rec = NULL;
 	restore_signals();
+	rqueue_release(&r->q);
 	for (i = 0; i < r->nfds; i++)
 		close(r->fds[i]);
 	for (cpu = 0; cpu < r->ncpus; cpu++)
@@ -1060,8 +1096,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
 	int ret = run(r, o, exit_status);
-	free(r->rings);
-	free(r->srings);
+	free(r->rings); /* srings point into it */
 	free(r);
 	return ret;
 }
