@@ -6,14 +6,17 @@
 # Prints "SAMPLES ROOTED PERCENT". A stack reaches its root when one of its
 # frames is main or the libc frames that call it, a thread or process start
 # function, CPython's Py_BytesMain, or ld.so's _dl_start_user (running the
-# libraries' constructors): the list stax info uses. Samples of
+# libraries' constructors): the list stax info uses; and, for Go
+# (section 12), runtime.goexit under every goroutine and runtime.mstart /
+# rt0_go under the runtime's own threads. Samples of
 # bench/work/benchrun (the timer that wraps each workload) are left out.
 # folded: "comm;root;...;leaf COUNT" lines. script: one block per sample,
 # a "comm" line then "ip sym" lines, blocks separated by blank lines.
 
 BEGIN {
 	split("main __libc_start_call_main __libc_start_main _start start_thread " \
-	      "clone clone3 __clone __clone3 Py_BytesMain _dl_start_user", r, " ")
+	      "clone clone3 __clone __clone3 Py_BytesMain _dl_start_user " \
+	      "runtime.goexit runtime.goexit.abi0 runtime.mstart runtime.mstart.abi0 runtime.rt0_go.abi0", r, " ")
 	for (i in r)
 		root[r[i]] = 1
 	n = 0; m = 0
