@@ -943,7 +943,7 @@ real_cmd() {
 		echo "java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp $RD Work $JAVA_N" ;;
 	node)
 		command -v node >/dev/null || { echo "skip node is not installed"; return; }
-		echo "node --perf-basic-prof bench/real/work.js $NODE_N" ;;
+		echo "node --perf-basic-prof --no-logfile-per-isolate --logfile=$RD/node-v8.log bench/real/work.js $NODE_N" ;;
 	python3.12)
 		[ -n "$PY12" ] && [ -x "$PY12" ] || { echo "skip no CPython 3.12 under pyenv root"; return; }
 		echo "$PY12 -c 'sum(i*i for i in range($PY12_N))'" ;;
