@@ -285,10 +285,10 @@ static int load_record(struct loader *l, const struct store_record *rec)
 			return corrupt(l, rec, "lost");
 		if (lo.kind)
 			p->lost_samples += lo.count;
-		if (lo.kind == LOST_QUEUE)
-			p->lost_queue += lo.count;
 		else
 			p->lost_records += lo.count;
+		if (lo.kind == LOST_QUEUE)
+			p->lost_queue += lo.count;
 		break;
 	}
 	case REC_THROTTLE: {
