@@ -27,6 +27,11 @@
 #include <unistd.h>
 
 
+struct rec_ref {
+	uint64_t time;
+	size_t off;
+};
+
 struct recorder {
 	const struct record_opts *o;
 	const struct event_spec *ev;
@@ -47,6 +52,10 @@ struct recorder {
 	struct rqueue q;
 	bool queue_on;
 	uint64_t dropped_put;    /* of q.dropped: written as LOST_QUEUE */
+	/* batch's records sorted by time; refs[pos..nrefs) wait (drain()) */
+	struct rec_ref *refs;
+	size_t nrefs, pos, refcap;
+	uint64_t safe;
 	struct perf_format fmt;
 	struct ingest ing;
 	struct store_writer w;
@@ -298,11 +307,6 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 #define REGS_MASK 0xff01ffull
 /* ---- records ---- */
 
-struct rec_ref {
-	uint64_t time;
-	size_t off;
-};
-
 static int cmp_ref(const void *a, const void *b)
 {
 	const struct rec_ref *x = a, *y = b;
@@ -315,6 +319,9 @@ static int cmp_ref(const void *a, const void *b)
  * rings when it reads them (the kernel writes a record within
  * microseconds of its timestamp). */
 #define DRAIN_MARGIN_NS 10000000ull
+/* Bytes of records one drain() handles at most: a few hundred samples
+ * with stack copies, some ms of unwinding. */
+#define DRAIN_SLICE (4u << 20)
 
 /* Read every ring, then handle the records in time order: a mapping seen
  * on one cpu must be known before a sample on another cpu uses it, and a
@@ -328,53 +335,65 @@ static int cmp_ref(const void *a, const void *b)
  * handled. */
 static uint64_t drain(struct recorder *r, bool all)
 {
-	static struct rec_ref *refs;
-	static size_t cap;
-	uint64_t now = now_ns(), pass, dropped;
-	uint64_t safe;
-	size_t n = 0, off, kept, handled = 0;
+	uint64_t now = now_ns(), pass, dropped, done;
+	size_t off, kept, handled = 0, n;
 
-	/* the drain thread read every ring after pass began */
-	pass = rqueue_take(&r->q, &r->batch);
-	safe = all ? UINT64_MAX : pass > DRAIN_MARGIN_NS ? pass - DRAIN_MARGIN_NS : 0;
-	for (off = 0; off < r->batch.len;) {
-		const struct perf_event_header *h = (const void *)(r->batch.data + off);
-		GROW(refs, cap, n + 1);
-		refs[n].time = perf_record_time(&r->fmt, h);
-		refs[n].off = off;
-		n++;
-		off += h->size;
+	if (r->pos == r->nrefs) {
+		/* nothing sorted is waiting: take what the drain thread read
+		 * (it read every ring after pass began) */
+		pass = rqueue_take(&r->q, &r->batch);
+		r->safe = all ? UINT64_MAX : pass > DRAIN_MARGIN_NS ? pass - DRAIN_MARGIN_NS : 0;
+		r->nrefs = r->pos = 0;
+		for (off = 0; off < r->batch.len;) {
+			const struct perf_event_header *h = (const void *)(r->batch.data + off);
+			GROW(r->refs, r->refcap, r->nrefs + 1);
+			r->refs[r->nrefs].time = perf_record_time(&r->fmt, h);
+			r->refs[r->nrefs].off = off;
+			r->nrefs++;
+			off += h->size;
+		}
+		if (r->nrefs)
+			qsort(r->refs, r->nrefs, sizeof(*r->refs), cmp_ref);
 	}
-	if (n)
-		qsort(refs, n, sizeof(*refs), cmp_ref);
-	for (off = 0; off < n && refs[off].time <= safe; off++) {
-		const struct perf_event_header *h = (const void *)(r->batch.data + refs[off].off);
+	if (all)
+		r->safe = UINT64_MAX;
+	/* at most DRAIN_SLICE bytes at a time (all: everything), so that the
+	 * loop sees signals, --duration and CMD's end on time when the queue
+	 * holds a backlog */
+	n = r->nrefs;
+	for (off = r->pos; off < n && r->refs[off].time <= r->safe && (all || handled < DRAIN_SLICE); off++) {
+		const struct perf_event_header *h = (const void *)(r->batch.data + r->refs[off].off);
 		handled += h->size;
 		ingest_record(&r->ing, &r->fmt, h);
 	}
+	r->pos = off;
 	rqueue_done(&r->q, handled);
+	done = off ? r->refs[off - 1].time : 0;
 	/* samples the queue dropped at its bound: lost by stax, not the kernel */
 	dropped = __atomic_load_n(&r->q.dropped, __ATOMIC_RELAXED);
 	if (dropped > r->dropped_put) {
 		struct rec_lost l;
 		memset(&l, 0, sizeof(l));
-		l.time = off ? refs[off - 1].time : safe == UINT64_MAX ? now : safe;
+		l.time = done ? done : r->safe == UINT64_MAX ? now : r->safe;
 		l.count = dropped - r->dropped_put;
 		l.kind = LOST_QUEUE;
 		store_put_lost(&r->w, &l);
 		r->dropped_put = dropped;
 	}
+	if (off < n && r->refs[off].time <= r->safe)
+		return done; /* more to handle: the next call goes on from pos */
 	/* the rest (the last DRAIN_MARGIN_NS: small), in time order, starts
 	 * the next batch */
 	buf_reset(&r->carry);
 	for (kept = off; kept < n; kept++) {
-		const struct perf_event_header *h = (const void *)(r->batch.data + refs[kept].off);
+		const struct perf_event_header *h = (const void *)(r->batch.data + r->refs[kept].off);
 		memcpy(buf_extend(&r->carry, h->size), h, h->size);
 	}
 	buf_reset(&r->batch);
 	if (r->carry.len)
 		memcpy(buf_extend(&r->batch, r->carry.len), r->carry.data, r->carry.len);
-	return all ? now : MIN(safe, now);
+	r->nrefs = r->pos = 0;
+	return all ? now : MIN(r->safe, now);
 }
 
 /* ---- attaching: names and mappings from /proc ---- */
@@ -985,7 +1004,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		pfds[np++].events = POLLIN;
 		pfds[np].fd = rqueue_fd(&r->q);
 		pfds[np++].events = POLLIN;
-		poll(pfds, (nfds_t)np, store_ms_to_flush(&r->w, 100));
+		poll(pfds, (nfds_t)np, r->pos < r->nrefs ? 0 : store_ms_to_flush(&r->w, 100));
 		if (pfds[0].revents & POLLIN) {
 			char tmp[64];
 			while (read(sig_pipe[0], tmp, sizeof(tmp)) > 0)
@@ -1019,7 +1038,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		for (i = 0; i < r->nfds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 		rqueue_stop(&r->q); /* after a last pass over the rings */
-		drain(r, true);
+		drain(r, true); /* what was sorted already, */
+		drain(r, true); /* then the rest of the queue */
 		track_cpu(r);
 		r->end_ns = now_ns();
 		if (o->off_cpu)
@@ -1088,6 +1108,7 @@ out:
 	free(r->fds);
 	buf_release(&r->batch);
 	buf_release(&r->carry);
+	free(r->refs);
 	ingest_release(&r->ing);
 	return ret;
 }
