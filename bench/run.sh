@@ -15,7 +15,8 @@
 # BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
-# long (10), crash (11); section 6 comes with record or answer. Example:
+# long (10), crash (11), real (12, 12b); section 6 comes with record or
+# answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -49,8 +50,8 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch | long | crash) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real)" ;; esac
 done
 [ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
@@ -921,6 +922,174 @@ tsv T 11 "chunks written at most 250 ms apart (260 ms allows for the 2 ms pollin
 tsv N 11 "$cwc: stax record -o FILE -- spin-fp, the file's size read every 2 ms for $CW_SECS s after its first chunk; each change is a chunk written. Then SIGKILL to the recorder; the program's CPU time at that moment from /proc/PID/schedstat, against the samples the killed file holds (stax flame --folded) at 1.001 ms of CPU time each."
 rm -f "$W/cw.data" "$W/cw.data.old"
 fi # crash
+
+# --- 12: real programs ------------------------------------------------------
+# rustc, Go, Java, node and CPython, each bare, under perf record -g, perf
+# --call-graph dwarf,8192 and stax record (hybrid, defaults), interleaved
+# within each repetition. A program this machine lacks is one row saying
+# why, never a pass.
+if want real; then
+say "real programs"
+if [ "$QUICK" = 1 ]; then RS_N=1 GO_N=50 JAVA_N=50 NODE_N=50 PY12_N=300000; else RS_N=12 GO_N=1500 JAVA_N=3000 NODE_N=3000 PY12_N=15000000; fi
+RD=$W/real
+mkdir -p "$RD"
+: >"$W/raw12"
+: >"$W/rows12"
+PY12=$(ls -d "$(pyenv root 2>/dev/null || echo "$HOME/.pyenv")"/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)
+# real_cmd NAME: the workload's command, or "skip REASON"
+real_cmd() {
+	case $1 in
+	rustc)
+		command -v rustc >/dev/null || { echo "skip rustc is not installed"; return; }
+		[ -s "$RD/crate$RS_N.rs" ] || sh bench/real/crate.sh "$RS_N" >"$RD/crate$RS_N.rs"
+		echo "rustc -O -C codegen-units=2 -o $RD/crate.out $RD/crate$RS_N.rs" ;;
+	go)
+		command -v go >/dev/null || { echo "skip go is not installed"; return; }
+		[ -x "$RD/work-go" ] || GOFLAGS= go build -o "$RD/work-go" bench/real/work.go >"$RD/go-build.err" 2>&1 ||
+			{ echo "skip go build of bench/real/work.go failed"; return; }
+		echo "$RD/work-go $GO_N" ;;
+	java)
+		command -v java >/dev/null && command -v javac >/dev/null || { echo "skip java or javac is not installed"; return; }
+		java -version 2>&1 | grep -q 'version "17' || { echo "skip java is not Java 17"; return; }
+		[ -s "$RD/Work.class" ] || javac -d "$RD" bench/real/Work.java >/dev/null 2>&1 || { echo "skip javac of bench/real/Work.java failed"; return; }
+		echo "java -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit -cp $RD Work $JAVA_N" ;;
+	node)
+		command -v node >/dev/null || { echo "skip node is not installed"; return; }
+		echo "node --perf-basic-prof --no-logfile-per-isolate --logfile=$RD/node-v8.log bench/real/work.js $NODE_N" ;;
+	python3.12)
+		[ -n "$PY12" ] && [ -x "$PY12" ] || { echo "skip no CPython 3.12 under pyenv root"; return; }
+		echo "$PY12 -c 'sum(i*i for i in range($PY12_N))'" ;;
+	esac
+}
+# the modes of this section: bare, perf-g, perf-dwarf8 (rec_cmd) and stax-hybrid
+for prog in rustc go java node python3.12; do
+	wcmd=$(real_cmd "$prog")
+	case $wcmd in skip*)
+		say "real programs: $prog skipped: ${wcmd#skip }"
+		printf 'R\t12\t%s\tskipped: %s\t-\t-\t-\t-\t-\t-\t-\t-\tn/a\t%s\n' "$prog" "${wcmd#skip }" "(none)" >>"$W/rows12"
+		continue ;;
+	esac
+	rep=1
+	while [ "$rep" -le "$REPS" ]; do
+		for mode in bare perf-g perf-dwarf8 stax-hybrid; do
+			say "real programs: $prog, $mode, repetition $rep of $REPS"
+			key=s12.$prog.$mode
+			out=$W/$key.data
+			rm -f "$out" "$out.old" "$W/$key.in" /tmp/perf-*.map
+			cmd=$(rec_cmd "$mode" 999 "$out" "$W/$key.in" "$wcmd")
+			timed "$key" "$cmd"
+			iw=$(field "$W/$key.in" 1)
+			cpu=$(awk '{ if ($2 ~ /^[0-9.]+$/) printf "%.6f", $2 + $3; else print "-" }' "$W/$key.t")
+			st=$(field "$W/$key.t" 5)
+			n=- bytes=- lost=- rooted=-
+			if [ "$mode" != bare ]; then
+				n=$(samples_of "$W/$key.err")
+				bytes=$(fsize "$out")
+				case $mode in
+				perf-*)
+					lost=$(perf report --stats -i "$out" 2>/dev/null | awk '/LOST(_SAMPLES)? events:/ { n += $3 } END { print n + 0 }')
+					rc="perf script --no-inline -F comm,ip,sym -i $out | awk -v fmt=script -f bench/roots.awk" ;;
+				*)
+					lost=$(sed -n 's/^stax: recorded .*, \([0-9][0-9]*\) lost,.*/\1/p' "$W/$key.err" | tail -n 1)
+					rc="$STAX flame --folded -i $out | awk -v fmt=folded -f bench/roots.awk" ;;
+				esac
+				[ "$rep" = "$REPS" ] && rooted=$(eval "$rc" 2>/dev/null | tail -n 1 | awk '{ print $3 }')
+			fi
+			[ "$st" = 0 ] || { say "failed ($st): $cmd"; sed 's/^/#   /' "$W/$key.err" | tail -n 3 >&2; iw=- cpu=-; }
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$prog" "$mode" "$rep" "$iw" "$cpu" "$n" "$bytes" "${lost:--}" "${rooted:--}" "$cmd" >>"$W/raw12"
+			rm -f "$out" "$out.old"
+		done
+		rep=$((rep + 1))
+	done
+done
+awk -F '\t' -v reps="$REPS" '
+function med(list,    a, n, i, j, t) {
+	n = split(list, a, " ")
+	if (!n) return "-"
+	for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+	return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function lo(list,    a, n, i, m) { n = split(list, a, " "); m = a[1] + 0; for (i = 2; i <= n; i++) if (a[i] + 0 < m) m = a[i] + 0; return m }
+function hi(list,    a, n, i, m) { n = split(list, a, " "); m = a[1] + 0; for (i = 2; i <= n; i++) if (a[i] + 0 > m) m = a[i] + 0; return m }
+function triple(list) { return list == "" ? "-" : sprintf("%.3f %.3f %.3f", med(list), lo(list), hi(list)) }
+function isn(v) { return v ~ /^[0-9.]+$/ }
+function add(k, v) { L[k] = L[k] (L[k] == "" ? "" : " ") v }
+{
+	k = $1 SUBSEP $2 SUBSEP $3
+	iw[k] = $4; cpu[k] = $5; smp[k] = $6; by[k] = $7; lost[k] = $8; cmd[$1 SUBSEP $2] = $10
+	if (isn($9)) root[$1 SUBSEP $2] = $9
+	if (!($1 in seen)) { seen[$1] = 1; order[++no] = $1 }
+}
+END {
+	nm = split("perf-g perf-dwarf8 stax-hybrid", modes, " ")
+	for (o = 1; o <= no; o++) {
+		p = order[o]
+		for (m = 1; m <= nm; m++) {
+			g = p SUBSEP modes[m]
+			for (r = 1; r <= reps; r++) {
+				k = g SUBSEP r; kb = p SUBSEP "bare" SUBSEP r; kg = p SUBSEP "perf-g" SUBSEP r
+				if (isn(iw[k]) && isn(iw[kb]) && iw[kb] > 0) add(g SUBSEP "iwb", iw[k] / iw[kb])
+				if (isn(cpu[k]) && isn(cpu[kb]) && cpu[kb] > 0) { add(g SUBSEP "cpub", cpu[k] / cpu[kb]); add(g SUBSEP "ovh", 100 * (cpu[k] - cpu[kb]) / cpu[kb]) }
+				if (isn(cpu[k]) && isn(cpu[kg]) && cpu[kg] > 0) add(g SUBSEP "cpug", cpu[k] / cpu[kg])
+				if (isn(lost[k])) tl[g] += lost[k]
+				if (isn(smp[k]) && smp[k] > 0 && isn(by[k])) add(g SUBSEP "bps", by[k] / smp[k])
+				if (isn(smp[k])) add(g SUBSEP "smp", smp[k])
+			}
+		}
+		bg = med(L[p SUBSEP "perf-g" SUBSEP "bps"])
+		for (m = 1; m <= nm; m++) {
+			g = p SUBSEP modes[m]; v = "-"
+			b = L[g SUBSEP "bps"] == "" ? "-" : med(L[g SUBSEP "bps"])
+			if (modes[m] == "stax-hybrid") {
+				why = ""
+				if (tl[g] > 0) why = why ", lost " tl[g]
+				if (L[g SUBSEP "cpug"] == "" || med(L[g SUBSEP "cpug"]) > 1.05) why = why ", cpu > 1.05x perf -g"
+				if (b == "-" || bg == "-" || b > 0.5 * bg) why = why ", bytes/sample > half of perf -g"
+				v = why == "" ? "met" : "not met (" substr(why, 3) ")"
+				nv++; if (why == "") mv++
+			}
+			printf "R\t12\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p, modes[m],
+				triple(L[g SUBSEP "iwb"]), triple(L[g SUBSEP "cpub"]), triple(L[g SUBSEP "cpug"]),
+				L[g SUBSEP "ovh"] == "" ? "-" : sprintf("%.1f", med(L[g SUBSEP "ovh"])),
+				(g in tl) ? tl[g] + 0 : "-", b == "-" ? "-" : sprintf("%.1f", b),
+				(g in root) ? root[g] : "-", L[g SUBSEP "smp"] == "" ? "-" : sprintf("%d", med(L[g SUBSEP "smp"])), v, cmd[g]
+		}
+	}
+	printf "%d %d\n", mv, nv > "/dev/stderr"
+}' "$W/raw12" >>"$W/rows12" 2>"$W/verdicts12b"
+read -r m12 n12 <"$W/verdicts12b"
+tsv S 12 "12. Real programs"
+tsv T 12 "stax record (defaults) on each program: 0 records lost, CPU time of program and profiler at most 1.05x perf record -g's, bytes per sample at most half of perf record -g's" "$(verdict "${m12:-0}" "${n12:-0}")"
+tsv C 12 program:s recorder:s "wall/bare:r" "cpu/bare:r" "cpu/perf-g:r" "cpu overhead %:n" lost:n "bytes/sample:n" "rooted %:n" samples:n verdict:s command:s
+cat "$W/rows12" >>"$TSV"
+tsv N 12 "All at 999 Hz, cpu-clock, in the same run: the program bare, under perf record -g, perf record --call-graph dwarf,8192 and stax record, interleaved in each of $REPS repetitions. wall: the program's own wall time (inner benchrun); cpu: user+system time of program and profiler together; ratios are median [min-max] over the repetitions, against the bare run or perf -g of the same repetition; cpu overhead %: (cpu - bare cpu) / bare cpu, median. lost: records lost, summed over the repetitions (perf: LOST and LOST_SAMPLES events of perf report --stats; stax: its summary, which counts the kernel's losses and its own). rooted %: samples whose stack reaches main, a thread start, _start or clone (bench/roots.awk), last repetition. Programs: rustc compiling bench/real/crate.sh $RS_N (-O, 2 codegen units); Go bench/real/work.go (2 goroutines); Java 17 bench/real/Work.java with -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit; node --perf-basic-prof bench/real/work.js; CPython 3.12 from pyenv. On a 2-CPU machine shared with other work these timings are noisy: read the spread."
+
+# 12b: the unwind table of librustc_driver, the biggest module here
+tsv S 12b "12b. Unwind table of a big library"
+tsv C 12b what:s value:n unit:s verdict:s command:s
+RSD=$(rustc --print sysroot 2>/dev/null)
+LRD=$(ls "$RSD"/lib/librustc_driver-*.so 2>/dev/null | head -n 1)
+tb12="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE -o $W/bench_tables bench/bench_tables.c src/unwind/*.c src/lib/*.c -lelf -lz -ldw -lzstd -lxxhash -llzma -lpthread"
+if [ -z "$LRD" ]; then
+	tsv R 12b "librustc_driver: not found (rustc --print sysroot)" - - n/a "rustc --print sysroot"
+	tsv R 12b "librustc_driver: not found" - - n/a "rustc --print sysroot"
+	tsv R 12b "librustc_driver: not found" - - n/a "rustc --print sysroot"
+elif [ -x "$W/bench_tables" ] || eval "$tb12" 2>/dev/null; then
+	$BR -o "$W/tables12.t" -- "$W/bench_tables" "$LRD" >"$W/tables12.out" 2>"$W/tables12.err"
+	read -r _ first medms rows fdes <"$W/tables12.out"
+	rss=$(awk '{ printf "%.1f", $4 / 1024 }' "$W/tables12.t")
+	cpu5=$(awk '{ printf "%.0f", ($2 + $3) * 1000 / 5 }' "$W/tables12.t")
+	tsv R 12b "$(basename "$LRD") ($(($(wc -c <"$LRD") >> 20)) MiB, ${fdes:-?} FDEs, ${rows:-?} rows): build, median of 5 (wall)" "${medms:--}" ms - "$W/bench_tables $LRD"
+	tsv R 12b "the same: CPU time per build (user+system of 5 builds / 5)" "${cpu5:--}" ms - "$BR -o T -- $W/bench_tables $LRD"
+	tsv R 12b "the same: peak resident memory of the process (the file's pages it touched and the table)" "${rss:--}" MiB - "$BR -o T -- $W/bench_tables $LRD"
+else
+	tsv R 12b "bench/bench_tables.c did not build" - ms "not met" "$tb12"
+	tsv R 12b "bench/bench_tables.c did not build" - ms "not met" "$tb12"
+	tsv R 12b "bench/bench_tables.c did not build" - MiB "not met" "$tb12"
+fi
+tsv T 12b "measured (no target): what building the unwind table of the largest module costs, once per recording that samples it" "n/a"
+tsv N 12b "bench/bench_tables.c loads the library and compiles its CFI with utable_load() 5 times, as the recorder does the first time a sample lands in it."
+fi # real
 
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"

@@ -298,6 +298,8 @@ static int load_record(struct loader *l, const struct store_record *rec)
 			p->lost_samples += lo.count;
 		else
 			p->lost_records += lo.count;
+		if (lo.kind == LOST_QUEUE)
+			p->lost_queue += lo.count;
 		break;
 	}
 	case REC_THROTTLE: {

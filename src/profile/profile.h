@@ -136,6 +136,8 @@ struct profile {
 	size_t nfuncs, funccap;
 	struct hmap func_index;
 	uint64_t lost_records, lost_samples, throttles, unthrottles, exits;
+	uint64_t lost_queue;            /* of lost_samples: dropped by the recorder's
+					 * queue (LOST_QUEUE), not the kernel */
 	uint64_t throttled_ns;          /* time sampling was throttled, summed over
 					 * THROTTLE/UNTHROTTLE pairs (an open one
 					 * counts to the last sample) */

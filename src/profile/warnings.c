@@ -81,9 +81,12 @@ size_t profile_warnings(const struct profile *p, struct prof_warning *w)
 	}
 	if (lost && lost * 100.0 > WARN_PERCENT * (double)(p->nsamples + lost))
 		add(w, &n, PROF_W_LOST, "%s: %" PRIu64 " samples or other records were lost (%.1f%% of"
-		    " %" PRIu64 "): the kernel's ring buffer filled faster than stax emptied it"
-		    " (stax doctor says what to do)", p->path, lost, 100.0 * lost / (double)(p->nsamples + lost),
-		    p->nsamples + lost);
+		    " %" PRIu64 "): %s (stax doctor says what to do)", p->path, lost,
+		    100.0 * lost / (double)(p->nsamples + lost), p->nsamples + lost,
+		    p->lost_queue == lost ? "the recorder's queue was full: it could not unwind as fast as"
+		    " the samples came" : p->lost_queue ? "the kernel's ring buffer filled faster than stax"
+		    " emptied it, and the recorder's queue was full" :
+		    "the kernel's ring buffer filled faster than stax emptied it");
 	if (p->throttles) {
 		/* The samples the rate would have taken while the kernel had
 		 * sampling throttled: at most its duration times the rate (a

@@ -1,4 +1,5 @@
 #include "record/ingest.h"
+#include "record/queue.h"
 #include "symbol/symbol.h"
 #include "unwind/jitcfi.h"
 #include "lib/util.h"
@@ -575,6 +576,11 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 		offcpu_out_sample(g, s, &rs, nu, unwound, nk);
 		pending(g, rs.pid, rs.tid)->read = extended;
 		return;
+	}
+	/* the recorder's queue kept only the top of the stack copy */
+	if (g->live && (s->misc & QUEUE_MISC_TRIMMED)) {
+		rs.quality |= SAMPLE_Q_TRIMMED;
+		g->trimmed++;
 	}
 	store_put_sample(g->w, &rs);
 	g->samples++;
@@ -1332,7 +1338,7 @@ void ingest_record(struct ingest *g, const struct perf_format *f, const struct p
 		memcpy(&l.count, p + (h->type == PERF_RECORD_LOST ? 8 : 0), 8);
 		perf_sample_id_parse(f, h, &id);
 		l.time = id.time;
-		l.kind = h->type == PERF_RECORD_LOST_SAMPLES;
+		l.kind = h->type == PERF_RECORD_LOST_SAMPLES ? LOST_SAMPLES : LOST_RING;
 		if (l.kind)
 			g->lost_samples += l.count;
 		else

@@ -52,6 +52,7 @@ struct ingest {
 	struct unwinder *unwinder;     /* NULL: use the kernel's chain as is */
 	enum unwind_mode mode;
 	uint64_t samples, lost, lost_samples, throttles, unthrottles;
+	uint64_t trimmed;              /* samples marked SAMPLE_Q_TRIMMED (live only) */
 	uint64_t unknown_records, bad_records;
 	uint64_t quality[4], method[3];
 	uint64_t max_stack;            /* the events' sample_max_stack (0: unknown) */

@@ -1,6 +1,7 @@
 #include "record/recorder.h"
 #include "record/events.h"
 #include "record/ingest.h"
+#include "record/queue.h"
 #include "record/ring.h"
 #include "record/target.h"
 #include "store/writer.h"
@@ -27,6 +28,11 @@
 #include <unistd.h>
 
 
+struct rec_ref {
+	uint64_t time;
+	size_t off;
+};
+
 struct recorder {
 	const struct record_opts *o;
 	const struct event_spec *ev;
@@ -45,8 +51,16 @@ struct recorder {
 	 * the recorded processes (or which interrupt) woke a recorded thread */
 	struct ring *wrings;
 	size_t pages, switch_pages; /* data pages of each ring, of each switch ring */
-	struct buf batch;        /* records read, and those kept for the next drain */
+	struct buf batch;        /* records taken, and those kept for the next drain */
 	struct buf carry;
+	/* the drain thread copies the rings into this queue (queue.h) */
+	struct rqueue q;
+	bool queue_on;
+	uint64_t dropped_put;    /* of q.dropped: written as LOST_QUEUE */
+	/* batch's records sorted by time; refs[pos..nrefs) wait (drain()) */
+	struct rec_ref *refs;
+	size_t nrefs, pos, refcap;
+	uint64_t safe;
 	struct perf_format fmt;
 	struct ingest ing;
 	struct store_writer w;
@@ -335,7 +349,7 @@ static void open_foreign_wakers(struct recorder *r)
 	a.exclude_callchain_kernel = 1;
 	a.wakeup_watermark = (uint32_t)MIN(r->switch_pages * (size_t)sysconf(_SC_PAGESIZE) / 4,
 					   (size_t)WAKEUP_MAX_BYTES);
-	r->wrings = xcalloc((size_t)r->ncpus, sizeof(*r->wrings));
+	r->wrings = r->rings + 2 * (size_t)r->ncpus; /* one array (run()) */
 	for (cpu = 0; cpu < r->ncpus; cpu++) {
 		uint64_t id;
 		int fd = event_open(&a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
@@ -359,7 +373,6 @@ undo:
 	r->nfds = first;
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_unmap(&r->wrings[cpu]);
-	free(r->wrings);
 	r->wrings = NULL;
 }
 
@@ -379,11 +392,6 @@ undo:
 #define REGS_MASK 0xff01ffull
 /* ---- records ---- */
 
-struct rec_ref {
-	uint64_t time;
-	size_t off;
-};
-
 static int cmp_ref(const void *a, const void *b)
 {
 	const struct rec_ref *x = a, *y = b;
@@ -396,6 +404,9 @@ static int cmp_ref(const void *a, const void *b)
  * rings when it reads them (the kernel writes a record within
  * microseconds of its timestamp). */
 #define DRAIN_MARGIN_NS 10000000ull
+/* Bytes of records one drain() handles at most: a few hundred samples
+ * with stack copies, some ms of unwinding. */
+#define DRAIN_SLICE (4u << 20)
 
 /* Read every ring, then handle the records in time order: a mapping seen
  * on one cpu must be known before a sample on another cpu uses it, and a
@@ -409,44 +420,65 @@ static int cmp_ref(const void *a, const void *b)
  * handled. */
 static uint64_t drain(struct recorder *r, bool all)
 {
-	static struct rec_ref *refs;
-	static size_t cap;
-	uint64_t now = now_ns();
-	uint64_t safe = all ? UINT64_MAX : now > DRAIN_MARGIN_NS ? now - DRAIN_MARGIN_NS : 0;
-	size_t n = 0, off, kept;
-	int cpu;
+	uint64_t now = now_ns(), pass, dropped, done;
+	size_t off, kept, handled = 0, n;
 
-	for (cpu = 0; cpu < r->ncpus; cpu++)
-		ring_read(&r->rings[cpu], &r->batch);
-	if (r->srings)
-		for (cpu = 0; cpu < r->ncpus; cpu++)
-			ring_read(&r->srings[cpu], &r->batch);
-	if (r->wrings)
-		for (cpu = 0; cpu < r->ncpus; cpu++)
-			ring_read(&r->wrings[cpu], &r->batch);
-	for (off = 0; off < r->batch.len;) {
-		const struct perf_event_header *h = (const void *)(r->batch.data + off);
-		GROW(refs, cap, n + 1);
-		refs[n].time = perf_record_time(&r->fmt, h);
-		refs[n].off = off;
-		n++;
-		off += h->size;
+	if (r->pos == r->nrefs) {
+		/* nothing sorted is waiting: take what the drain thread read
+		 * (it read every ring after pass began) */
+		pass = rqueue_take(&r->q, &r->batch);
+		r->safe = all ? UINT64_MAX : pass > DRAIN_MARGIN_NS ? pass - DRAIN_MARGIN_NS : 0;
+		r->nrefs = r->pos = 0;
+		for (off = 0; off < r->batch.len;) {
+			const struct perf_event_header *h = (const void *)(r->batch.data + off);
+			GROW(r->refs, r->refcap, r->nrefs + 1);
+			r->refs[r->nrefs].time = perf_record_time(&r->fmt, h);
+			r->refs[r->nrefs].off = off;
+			r->nrefs++;
+			off += h->size;
+		}
+		if (r->nrefs)
+			qsort(r->refs, r->nrefs, sizeof(*r->refs), cmp_ref);
 	}
-	if (n)
-		qsort(refs, n, sizeof(*refs), cmp_ref);
-	for (off = 0; off < n && refs[off].time <= safe; off++)
-		ingest_record(&r->ing, &r->fmt, (const void *)(r->batch.data + refs[off].off));
+	if (all)
+		r->safe = UINT64_MAX;
+	/* at most DRAIN_SLICE bytes at a time (all: everything), so that the
+	 * loop sees signals, --duration and CMD's end on time when the queue
+	 * holds a backlog */
+	n = r->nrefs;
+	for (off = r->pos; off < n && r->refs[off].time <= r->safe && (all || handled < DRAIN_SLICE); off++) {
+		const struct perf_event_header *h = (const void *)(r->batch.data + r->refs[off].off);
+		handled += h->size;
+		ingest_record(&r->ing, &r->fmt, h);
+	}
+	r->pos = off;
+	rqueue_done(&r->q, handled);
+	done = off ? r->refs[off - 1].time : 0;
+	/* samples the queue dropped at its bound: lost by stax, not the kernel */
+	dropped = __atomic_load_n(&r->q.dropped, __ATOMIC_RELAXED);
+	if (dropped > r->dropped_put) {
+		struct rec_lost l;
+		memset(&l, 0, sizeof(l));
+		l.time = done ? done : r->safe == UINT64_MAX ? now : r->safe;
+		l.count = dropped - r->dropped_put;
+		l.kind = LOST_QUEUE;
+		store_put_lost(&r->w, &l);
+		r->dropped_put = dropped;
+	}
+	if (off < n && r->refs[off].time <= r->safe)
+		return done; /* more to handle: the next call goes on from pos */
 	/* the rest (the last DRAIN_MARGIN_NS: small), in time order, starts
 	 * the next batch */
 	buf_reset(&r->carry);
 	for (kept = off; kept < n; kept++) {
-		const struct perf_event_header *h = (const void *)(r->batch.data + refs[kept].off);
+		const struct perf_event_header *h = (const void *)(r->batch.data + r->refs[kept].off);
 		memcpy(buf_extend(&r->carry, h->size), h, h->size);
 	}
 	buf_reset(&r->batch);
 	if (r->carry.len)
 		memcpy(buf_extend(&r->batch, r->carry.len), r->carry.data, r->carry.len);
-	return all ? now : safe;
+	r->nrefs = r->pos = 0;
+	return all ? now : MIN(r->safe, now);
 }
 
 /* ---- attaching: names and mappings from /proc ---- */
@@ -614,7 +646,8 @@ static void summary(struct recorder *r)
 	fprintf(stderr, "stax: recorded %" PRIu64 " samples in %.2f s (%s at %" PRIu64 " Hz),"
 		" %" PRIu64 " lost, %" PRIu64 " throttled; wrote %s (%s, %.1f bytes/sample)."
 		" Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
-		r->ing.samples, secs, r->ev->name, r->o->freq, r->ing.lost + r->ing.lost_samples,
+		r->ing.samples, secs, r->ev->name, r->o->freq,
+		r->ing.lost + r->ing.lost_samples + r->dropped_put,
 		r->ing.throttles, r->o->output, size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
 		r->o->output, r->o->output, r->o->output);
@@ -631,6 +664,14 @@ static void summary(struct recorder *r)
 		     geteuid() == 0 ? " (you are root)" : "", geteuid() == 0 ? "" : "sudo ",
 		     cap < 512 ? 1024 : 4 * cap);
 	}
+	if (r->ing.trimmed)
+		note("%" PRIu64 " sample%s kept only the top %u bytes of %s stack copy (or none): unwinding"
+		     " fell behind and the queue passed its high-water mark (stax info counts them)",
+		     r->ing.trimmed, r->ing.trimmed == 1 ? "" : "s", QUEUE_TRIM_KEEP,
+		     r->ing.trimmed == 1 ? "its" : "their");
+	if (r->dropped_put)
+		warn("%" PRIu64 " samples were dropped by stax: its queue (%zu MiB) was full, unwinding"
+		     " could not keep up (lower -F, or use --unwind fp)", r->dropped_put, r->q.cap >> 20);
 	if (r->ing.lost + r->ing.lost_samples) {
 		char ring[32], stack[64] = "";
 		format_size_exact(ring, sizeof(ring), (uint64_t)r->pages * (uint64_t)sysconf(_SC_PAGESIZE));
@@ -753,10 +794,11 @@ static void stop_events(struct recorder *r)
 {
 	size_t i;
 	int cpu;
-	for (i = 0; i < r->nfds; i++) {
+	for (i = 0; i < r->nfds; i++)
 		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	rqueue_stop(&r->q); /* it reads the rings: before they go */
+	for (i = 0; i < r->nfds; i++)
 		close(r->fds[i]);
-	}
 	r->nfds = 0;
 	for (cpu = 0; cpu < r->ncpus; cpu++)
 		ring_unmap(&r->rings[cpu]);
@@ -924,9 +966,11 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	r->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
 		r->ncpus = 1;
-	r->rings = xcalloc((size_t)r->ncpus, sizeof(*r->rings));
+	/* one array, for the drain thread: the switch rings after the
+	 * others, then the rings of the wakers outside the recording */
+	r->rings = xcalloc((size_t)r->ncpus * (o->off_cpu ? 3 : 1), sizeof(*r->rings));
 	if (o->off_cpu)
-		r->srings = xcalloc((size_t)r->ncpus, sizeof(*r->srings));
+		r->srings = r->rings + r->ncpus;
 
 	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,
 		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
@@ -1061,27 +1105,29 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	oom_rec = r;
 	set_oom_handler(record_oom);
 
-	pfds = xcalloc(3 * (size_t)r->ncpus + 1, sizeof(*pfds));
+	/* the rings are read by a thread of their own from now on */
+	{
+		size_t nrings = (size_t)r->ncpus * (o->off_cpu ? 3 : 1), bytes = 0, cap;
+		long phys = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+		for (i = 0; i < nrings; i++)
+			bytes += r->rings[i].base ? r->rings[i].data_size : 0;
+		cap = (size_t)MIN(MAX(2ull * bytes, QUEUE_MIN_BYTES), QUEUE_MAX_BYTES);
+		if (phys > 0 && page > 0 && cap > (uint64_t)phys * (uint64_t)page / 16)
+			cap = (size_t)MAX((uint64_t)phys * (uint64_t)page / 16, 16ull << 20);
+		int e = rqueue_start(&r->q, r->rings, nrings, &r->fmt, cap);
+		if (e)
+			warn("cannot start the drain thread: %s (the rings are read between unwinding,"
+			     " and may overflow)", strerror(-e));
+	}
+	pfds = xcalloc(2, sizeof(*pfds));
 	for (;;) {
 		int np = 0, status;
 		uint64_t done;
 		pfds[np].fd = sig_pipe[0];
 		pfds[np++].events = POLLIN;
-		for (cpu = 0; cpu < r->ncpus; cpu++) {
-			if (!r->rings[cpu].base)
-				continue;
-			pfds[np].fd = r->rings[cpu].fd;
-			pfds[np++].events = POLLIN;
-			if (r->wrings && r->wrings[cpu].base) {
-				pfds[np].fd = r->wrings[cpu].fd;
-				pfds[np++].events = POLLIN;
-			}
-			if (r->srings && r->srings[cpu].base) {
-				pfds[np].fd = r->srings[cpu].fd;
-				pfds[np++].events = POLLIN;
-			}
-		}
-		poll(pfds, (nfds_t)np, store_ms_to_flush(&r->w, 100));
+		pfds[np].fd = rqueue_fd(&r->q);
+		pfds[np++].events = POLLIN;
+		poll(pfds, (nfds_t)np, r->pos < r->nrefs ? 0 : store_ms_to_flush(&r->w, 100));
 		if (pfds[0].revents & POLLIN) {
 			char tmp[64];
 			while (read(sig_pipe[0], tmp, sizeof(tmp)) > 0)
@@ -1114,7 +1160,9 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	if (!r->failed) {
 		for (i = 0; i < r->nfds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-		drain(r, true);
+		rqueue_stop(&r->q); /* after a last pass over the rings */
+		drain(r, true); /* what was sorted already, */
+		drain(r, true); /* then the rest of the queue */
 		track_cpu(r);
 		r->end_ns = now_ns();
 		if (o->off_cpu)
@@ -1163,6 +1211,7 @@ out:
 	set_oom_handler(NULL);
 	oom_rec = NULL;
 	restore_signals();
+	rqueue_release(&r->q);
 	for (i = 0; i < r->nfds; i++)
 		close(r->fds[i]);
 	for (cpu = 0; cpu < r->ncpus; cpu++)
@@ -1184,6 +1233,7 @@ out:
 	free(r->fds);
 	buf_release(&r->batch);
 	buf_release(&r->carry);
+	free(r->refs);
 	ingest_release(&r->ing);
 	return ret;
 }
@@ -1192,9 +1242,7 @@ int record_run(const struct record_opts *o, int *exit_status)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
 	int ret = run(r, o, exit_status);
-	free(r->rings);
-	free(r->srings);
-	free(r->wrings);
+	free(r->rings); /* srings and wrings point into it */
 	free(r);
 	return ret;
 }

@@ -191,6 +191,10 @@ _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
 #define SAMPLE_Q_STOP_SHIFT 4
 #define SAMPLE_Q(q) ((q) & 3u)
 #define SAMPLE_Q_STOP(q) ((unsigned)(q) >> SAMPLE_Q_STOP_SHIFT)
+/* rec_sample.quality bit 2: the recorder fell behind and kept only the
+ * top of this sample's stack copy (or none): its user frames past that
+ * come from the kernel's frame-pointer chain */
+#define SAMPLE_Q_TRIMMED 0x4u
 /* rec_sample.method bits 4-6: frames in code without CFI were unwound by
  * known generated code (bit 4: the CPython trampoline), the frame pointer
  * in anonymous memory (bit 5), CFI from a jitdump (bit 6). */
@@ -203,10 +207,16 @@ _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
 struct rec_lost {
 	uint64_t time;
 	uint64_t count;
-	uint32_t kind;     /* 0 = records lost in the ring, 1 = samples lost */
+	uint32_t kind;     /* enum lost_kind */
 	uint32_t pad;
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_lost) == 24, "rec_lost");
+/* rec_lost.kind: who lost them */
+enum lost_kind {
+	LOST_RING = 0,    /* records the kernel could not write: its ring was full */
+	LOST_SAMPLES = 1, /* samples the kernel dropped (PERF_RECORD_LOST_SAMPLES) */
+	LOST_QUEUE = 2,   /* samples the recorder dropped: its own queue was full */
+};
 
 struct rec_throttle {
 	uint64_t time;

@@ -641,9 +641,58 @@ static Elf *open_debug_file(Elf *elf, const char *path, struct utable *t, int *f
 	return de;
 }
 
+/* The first range [*g0, *g1) without CFI (rule UR_FP) that ends after
+ * vaddr; false when there is none. */
+static bool next_gap(const struct utable *t, uint64_t vaddr, uint64_t *g0, uint64_t *g1)
+{
+	long r;
+	if (!t->nrows) {
+		*g0 = 0;
+		*g1 = UINT64_MAX;
+		return true;
+	}
+	if (vaddr < t->base) {
+		*g0 = 0;
+		*g1 = t->base;
+		return true;
+	}
+	r = utable_row_index(t, vaddr);
+	if (r < 0) { /* past the last row: no CFI beyond */
+		*g0 = t->base + t->addr[t->nrows - 1];
+		*g1 = UINT64_MAX;
+		return true;
+	}
+	for (uint32_t i = (uint32_t)r; i < t->nrows; i++) {
+		if (t->rule[i] != UR_FP)
+			continue;
+		*g0 = t->base + t->addr[i];
+		*g1 = i + 1 < t->nrows ? t->base + t->addr[i + 1] : UINT64_MAX;
+		return true;
+	}
+	return false;
+}
+
 /* Recognize musl-style signal trampolines, which have no CFI:
  * "mov $15,%rax; syscall" (rt_sigreturn). The unwinder looks them up at
  * RA-1, so the SIGNAL row starts one byte before. Only gaps get them. */
+/* A Go binary has a .go.buildinfo section (or Go's build-id note). */
+static bool is_go_binary(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+		if (gelf_getshdr(scn, &shdr) && (name = elf_strptr(elf, shstrndx, shdr.sh_name)) &&
+		    (!strcmp(name, ".go.buildinfo") || !strcmp(name, ".note.go.buildid")))
+			return true;
+	}
+	return false;
+}
+
 static void add_trampolines(Elf *elf, struct utable *t)
 {
 	static const uint8_t pat[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
@@ -651,6 +700,7 @@ static void add_trampolines(Elf *elf, struct utable *t)
 	GElf_Shdr shdr;
 	uint64_t hits[8];
 	int nhits = 0;
+	bool go = is_go_binary(elf);
 
 	while ((scn = elf_nextscn(elf, scn)) && nhits < 8) {
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_PROGBITS ||
@@ -659,18 +709,45 @@ static void add_trampolines(Elf *elf, struct utable *t)
 		Elf_Data *d = elf_getdata(scn, NULL);
 		if (!d || !d->d_buf)
 			continue;
-		const uint8_t *p = d->d_buf, *end = p + d->d_size;
-		while (nhits < 8 && (p = memmem(p, (size_t)(end - p), pat, sizeof(pat)))) {
-			uint64_t a = shdr.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
-			const struct urule *r = utable_find(t, a);
+		if (go) {
 			/* Go's runtime.sigreturn has an FDE of a plain function
 			 * (CFA = rsp + 8) after int3 padding: still the
-			 * trampoline, nothing calls it. */
-			bool plain = r->kind == UR_NORMAL && r->cfa_reg == UNW_RSP && r->cfa_off == 8 &&
-				     p > (const uint8_t *)d->d_buf && p[-1] == 0xcc;
-			if ((r->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP) || plain)
-				hits[nhits++] = a;
-			p += sizeof(pat);
+			 * trampoline, nothing calls it. CFI covers it, so a Go
+			 * binary's code is searched whole. */
+			const uint8_t *p = d->d_buf, *end = p + d->d_size;
+			while (nhits < 8 && (p = memmem(p, (size_t)(end - p), pat, sizeof(pat)))) {
+				uint64_t a = shdr.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
+				const struct urule *r = utable_find(t, a);
+				bool plain = r->kind == UR_NORMAL && r->cfa_reg == UNW_RSP && r->cfa_off == 8 &&
+					     p > (const uint8_t *)d->d_buf && p[-1] == 0xcc;
+				if ((r->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP) || plain)
+					hits[nhits++] = a;
+				p += sizeof(pat);
+			}
+			continue;
+		}
+		/* only where no CFI covers the code: a hit must start in a
+		 * gap. Searching just the gaps, not the whole section, spares
+		 * big binaries whose CFI covers nearly everything a scan of
+		 * all their code (librustc_driver: 30% of the table's build) */
+		uint64_t cur = shdr.sh_addr, send = shdr.sh_addr + d->d_size, g0, g1;
+		while (nhits < 8 && cur < send && next_gap(t, cur, &g0, &g1)) {
+			g0 = MAX(g0, cur);
+			if (g0 >= send)
+				break;
+			/* patterns starting in [g0, g1) may run past g1 */
+			uint64_t stop = g1 < send - MIN(send, sizeof(pat) - 1) ? g1 + sizeof(pat) - 1 : send;
+			const uint8_t *base = (const uint8_t *)d->d_buf - shdr.sh_addr;
+			const uint8_t *p = base + g0, *end = base + stop;
+			while (nhits < 8 && p < end && (p = memmem(p, (size_t)(end - p), pat, sizeof(pat)))) {
+				uint64_t a = (uint64_t)(p - base);
+				if (a >= g1)
+					break;
+				if (utable_find(t, a)->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP)
+					hits[nhits++] = a;
+				p += sizeof(pat);
+			}
+			cur = g1;
 		}
 	}
 	if (!nhits)
@@ -740,6 +817,10 @@ static bool find_root_callers(Elf *elf, struct utable *t)
 			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 			    !sym.st_value || !sym.st_size ||
 			    !(name = elf_strptr(elf, shdr.sh_link, sym.st_name)))
+				continue;
+			/* mangled C++ and Rust names ("_Z", "_R"), most symbols
+			 * of a big library, are never roots */
+			if (name[0] == '_' && (name[1] == 'Z' || name[1] == 'R'))
 				continue;
 			if (!(kind = roots_kind(name, SIZE_MAX)))
 				continue;

@@ -166,6 +166,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	const struct module_row *stops[INFO_STOPS];
 	size_t nstops;
 	uint64_t kept = 0, weight = 0, rooted = 0, quality[4] = { 0 }, method[3] = { 0 };
+	uint64_t trimmed = 0; /* SAMPLE_Q_TRIMMED: the recorder fell behind */
 	uint64_t jit[4] = { 0 }; /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
 	uint64_t nread = 0;      /* samples with frames read from the live process */
 	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
@@ -192,6 +193,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			continue;
 		kept++;
 		weight += s->weight;
+		trimmed += (s->quality & SAMPLE_Q_TRIMMED) != 0;
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
 		nread += (s->method & SAMPLE_M_READ) != 0;
@@ -271,6 +273,9 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
 			!p->partial ? "finished" : p->live ? "recording" : "truncated", secs, freq, eff, kept,
 			p->lost_records + p->lost_samples, p->throttles, npids, rooted);
+		fprintf(out, ",\"lost_by_cause\":{\"ring\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
+			",\"queue\":%" PRIu64 "},\"trimmed\":%" PRIu64, p->lost_records,
+			p->lost_samples - p->lost_queue, p->lost_queue, trimmed);
 		print_recovery(p, true, out);
 		if (p->noffcpu) {
 			uint64_t n = 0, ns = 0, complete = 0;
@@ -348,6 +353,15 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
 		p->throttles == 1 ? "" : "s");
+	if (p->lost_records + p->lost_samples)
+		fprintf(out, "lost:        %" PRIu64 " in the kernel's rings (full), %" PRIu64 " samples"
+			" dropped by the kernel, %" PRIu64 " samples dropped by stax (its queue was full)\n",
+			p->lost_records, p->lost_samples - p->lost_queue, p->lost_queue);
+	if (trimmed)
+		fprintf(out, "degraded:    %" PRIu64 " sample%s (%.1f%%) kept only the top of %s stack copy:"
+			" the recorder fell behind, and their user frames beyond it come from the frame"
+			" pointers\n", trimmed, trimmed == 1 ? "" : "s", 100.0 * trimmed / kept,
+			trimmed == 1 ? "its" : "their");
 	print_recovery(p, false, out);
 	print_offcpu_line(p, f, out);
 	if (!strcmp(meta_or(p, "kernel_frames", "0"), "1")) {

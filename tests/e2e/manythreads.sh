@@ -34,10 +34,30 @@ fi
 lost=$(sed -n 's/^stax: recorded .* samples .*, \([0-9]*\) lost,.*/\1/p' "$T/rec.err")
 ilost=$(json_num lost "$T/t.json")
 if [ -n "$lost" ] && [ "$lost" = "$ilost" ] &&
-	{ [ "$lost" -eq 0 ] || grep -q "^stax: warning: $lost records were lost .*(raise -m, now .* per cpu, or lower -F" "$T/rec.err"; }; then
+	{ [ "$lost" -eq 0 ] || grep -q "^stax: warning: $lost records were lost .*(raise -m, now .* per cpu, or lower -F" "$T/rec.err" ||
+	  grep -q "^stax: warning: [0-9]* samples were dropped by stax" "$T/rec.err"; }; then
 	ok "$lost records lost, the same in the summary, its warning and stax info"
 else
 	fail "losses reported and consistent" "summary '$lost', info '$ilost': $(grep -m1 'lost' "$T/rec.err" | cut -c1-200)"
+fi
+
+# The drain thread copies the rings whatever unwinding does: the kernel's
+# rings lose nothing; samples the recorder shortened or dropped when it
+# fell behind are counted, the same in the summary and stax info.
+ring=$(grep -o '"ring":[0-9]*' "$T/t.json" | cut -d: -f2)
+queue=$(grep -o '"queue":[0-9]*' "$T/t.json" | cut -d: -f2)
+trimmed=$(json_num trimmed "$T/t.json")
+strim=$(sed -n 's/^stax: \([0-9]*\) samples\{0,1\} kept only the top .*/\1/p' "$T/rec.err")
+sdrop=$(sed -n 's/^stax: warning: \([0-9]*\) samples were dropped by stax.*/\1/p' "$T/rec.err")
+if [ "$ring" = 0 ]; then
+	ok "the kernel's rings lost no record (queue dropped ${queue:-?}, shortened ${trimmed:-?})"
+else
+	fail "the kernel's rings lost no record" "lost_by_cause ring '$ring': $(grep -o '"lost_by_cause":{[^}]*}' "$T/t.json")"
+fi
+if [ -n "$trimmed" ] && [ "$trimmed" = "${strim:-0}" ] && [ "$queue" = "${sdrop:-0}" ]; then
+	ok "shortened ($trimmed) and dropped ($queue) samples agree in the summary and stax info"
+else
+	fail "degraded samples counted alike" "info trimmed '$trimmed' queue '$queue', summary '$strim' '$sdrop'"
 fi
 
 # The threads: one process, many threads with samples, and the samples in
