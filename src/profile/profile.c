@@ -283,7 +283,7 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		struct rec_lost lo;
 		if (!cur_get(&c, &lo, sizeof(lo)))
 			return corrupt(l, rec, "lost");
-		if (lo.kind)
+		if (lo.kind != LOST_RECORDS)
 			p->lost_samples += lo.count;
 		else
 			p->lost_records += lo.count;

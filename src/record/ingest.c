@@ -263,7 +263,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 		g->uframes[k] = g->frames[k].pc;
 	*nu = k;
 	out->quality = (uint8_t)(res.quality | (unsigned)res.stop << SAMPLE_Q_STOP_SHIFT);
-	out->method = (uint8_t)(res.method | (res.jit & 7) << SAMPLE_M_JIT_SHIFT);
+	out->method = (uint8_t)(res.method | (res.jit & UNWIND_JIT_ALL) << SAMPLE_M_JIT_SHIFT);
 	if (res.jit_frames) {
 		g->jit_samples++;
 		g->jit_frames += res.jit_frames;
@@ -707,7 +707,7 @@ static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end
 	o.stack = p->stack;
 	o.cpu = p->cpu;
 	o.reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-	o.flags = (uint8_t)(flags | (p->qm << 4));
+	o.flags = (uint8_t)(flags | (p->qm << OFFCPU_F_QM_SHIFT));
 	store_put_offcpu(g->w, &o);
 	g->offcpu_intervals++;
 	g->offcpu_ns += o.duration;
@@ -786,7 +786,7 @@ void ingest_checkpoint(struct ingest *g, uint64_t now)
 		v[n].stack = p->stack;
 		v[n].cpu = p->cpu;
 		v[n].reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-		v[n].flags = (uint8_t)(OFFCPU_F_OPEN | (p->qm << 4));
+		v[n].flags = (uint8_t)(OFFCPU_F_OPEN | (p->qm << OFFCPU_F_QM_SHIFT));
 		n++;
 	}
 	store_set_offcpu_open(g->w, now, v, n);
@@ -830,7 +830,7 @@ void ingest_record(struct ingest *g, const struct perf_format *f, const struct p
 		memcpy(&l.count, p + (h->type == PERF_RECORD_LOST ? 8 : 0), 8);
 		perf_sample_id_parse(f, h, &id);
 		l.time = id.time;
-		l.kind = h->type == PERF_RECORD_LOST_SAMPLES;
+		l.kind = h->type == PERF_RECORD_LOST_SAMPLES ? LOST_SAMPLES : LOST_RECORDS;
 		if (l.kind)
 			g->lost_samples += l.count;
 		else

@@ -1526,7 +1526,7 @@ static int finish(struct pd *pd)
 		memset(&l, 0, sizeof(l));
 		l.time = g->last_time;
 		l.count = pd->counted_lost - g->lost - g->lost_samples;
-		l.kind = 1;
+		l.kind = LOST_SAMPLES;
 		store_put_lost(pd->w, &l);
 		g->lost_samples += l.count;
 	}

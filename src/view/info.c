@@ -79,7 +79,7 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
 		reason[o->reason < OFFCPU_NREASONS ? o->reason : 0] += o->duration;
 		if (o->reason != OFFCPU_PREEMPT) {
 			stacked++;
-			complete += ((o->flags >> 4) & 3) == 1;
+			complete += OFFCPU_QUALITY(o->flags) == UNWIND_Q_COMPLETE;
 		}
 	}
 	if (!n)
@@ -193,7 +193,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		weight += s->weight;
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
-		if (s->method >> SAMPLE_M_JIT_SHIFT) {
+		if (SAMPLE_M_JIT(s->method)) {
 			jit[0]++;
 			for (k = 0; k < 3; k++)
 				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
@@ -271,7 +271,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 				if (view_keep_offcpu(p, f, &p->offcpu[j])) {
 					n++;
 					ns += p->offcpu[j].duration;
-					complete += ((p->offcpu[j].flags >> 4) & 3) == 1;
+					complete += OFFCPU_QUALITY(p->offcpu[j].flags) == UNWIND_Q_COMPLETE;
 				}
 			fprintf(out, ",\"off_cpu\":{\"intervals\":%" PRIu64 ",\"ms\":%.1f,\"complete\":%" PRIu64 "}",
 				n, ns / 1e6, complete);
