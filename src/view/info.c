@@ -330,9 +330,14 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	fprintf(out, "command:     %s\n", meta_or(p, "command", "?"));
 	if (profile_meta(p, "exit_status"))
 		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));
-	fprintf(out, "event:       %s, requested %" PRIu64 " Hz, effective %.1f Hz%s\n",
-		meta_or(p, "event", "?"), freq, eff,
-		clock ? " (samples per second of CPU time)" : "");
+	if (!freq && profile_meta(p, "period"))
+		fprintf(out, "event:       %s, every %s%s, effective %.1f Hz%s\n",
+			meta_or(p, "event", "?"), profile_meta(p, "period"), clock ? " ns" : " events", eff,
+			clock ? " (samples per second of CPU time)" : "");
+	else
+		fprintf(out, "event:       %s, requested %" PRIu64 " Hz, effective %.1f Hz%s\n",
+			meta_or(p, "event", "?"), freq, eff,
+			clock ? " (samples per second of CPU time)" : "");
 	fprintf(out, "duration:    %.3f s\n", secs);
 	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,

@@ -69,7 +69,7 @@ fi
 
 kill -INT "$REC"
 wait "$REC"
-nf=$(stax top -i "$F" --json 2>/dev/null | sed -n 's/^{"samples":\([0-9]*\).*/\1/p')
+nf=$(stax top -i "$F" --json 2>/dev/null | sed -n 's/^{"json_version":[0-9]*,"samples":\([0-9]*\).*/\1/p')
 if [ "${nf:-0}" -gt "${n:-0}" ] && stax info -i "$F" 2>/dev/null | grep -q '(finished)'; then
 	ok "the finished recording has more samples ($nf) than top saw while it grew ($n)"
 else
