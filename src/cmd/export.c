@@ -53,6 +53,7 @@ int cmd_export(int argc, char **argv)
 	struct cmd_output co;
 	FILE *out = stdout;
 	struct opt_parser op;
+	struct err e = { 0, "" };
 	int id, ret;
 
 	query_init(&q);
@@ -83,19 +84,21 @@ int cmd_export(int argc, char **argv)
 	}
 	query_load(&q, &p);
 	if (!strcmp(format, "pprof")) {
-		ret = export_pprof(&p, &q.filter, out);
+		ret = export_pprof(&p, &q.filter, out, &e);
 	} else if (!strcmp(format, "speedscope")) {
-		ret = export_speedscope(&p, &q.filter, out);
+		ret = export_speedscope(&p, &q.filter, out, &e);
 	} else if (!strcmp(format, "chrome")) {
-		ret = export_chrome(&p, &q.filter, out);
+		ret = export_chrome(&p, &q.filter, out, &e);
 	} else {
 		struct flame_opts fo = { .folded = true };
 		view_flame(&p, &q.filter, &fo, out);
 		ret = 0;
 	}
+	if (ret)
+		error("%s", e.msg);
 	if (output) {
 		if (ret)
-			cmd_output_abort(&co); /* the exporter said why */
+			cmd_output_abort(&co);
 		else
 			cmd_output_close(&co);
 	} else if (fflush(out) || ferror(out)) {

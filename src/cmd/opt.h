@@ -1,5 +1,5 @@
 /* opt.h - one option table per command: getopt_long parses it, `stax
- * help CMD` prints it, tests/e2e/options.sh checks that docs/stax.1 names
+ * help CMD` prints it, tests/e2e/help.sh checks that docs/stax.1 names
  * every option in it.
  *
  * A command describes itself with a struct cmd_spec (usage and text

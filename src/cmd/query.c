@@ -157,6 +157,7 @@ void query_warn(const struct profile *p, unsigned skip)
  * recording first, then loaded like any other. */
 void query_load(const struct query_opts *q, struct profile *p)
 {
+	struct err e;
 	if (perfdata_path_is_perfdata(q->input)) {
 		struct perfdata_opts po = { .progress = show_progress() };
 		char err[512], path[64];
@@ -164,12 +165,12 @@ void query_load(const struct query_opts *q, struct profile *p)
 		if (fd < 0)
 			die("%s", err);
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		if (profile_load(p, path))
-			exit(1);
+		if (profile_load_err(p, path, &e))
+			die("%s", e.msg);
 		close(fd);
 		p->path = q->input;
-	} else if (profile_load(p, q->input)) {
-		exit(1);
+	} else if (profile_load_err(p, q->input, &e)) {
+		die("%s", e.msg);
 	}
 	query_warn(p, 0);
 	{

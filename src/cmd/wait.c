@@ -158,8 +158,11 @@ int cmd_wait(int argc, char **argv)
 		/* a file shorter than its header is still being created */
 		if (!stat(q.input, &st) && st.st_size >= 16) {
 			struct profile p;
-			if (profile_load(&p, q.input))
+			struct err e;
+			if (profile_load_err(&p, q.input, &e)) {
+				error("%s", e.msg);
 				return 1;
+			}
 			nsamples = p.nsamples;
 			secs = recorded_seconds(&p);
 			if (kind == WAIT_SAMPLES)

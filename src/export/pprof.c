@@ -295,7 +295,7 @@ static void encode(struct pp *pp, const struct view_filter *f)
 	free(locs);
 }
 
-static int gzip_to(FILE *out, const struct buf *in)
+static int gzip_to(FILE *out, const struct buf *in, struct err *e)
 {
 	z_stream z;
 	unsigned char chunk[65536];
@@ -303,7 +303,7 @@ static int gzip_to(FILE *out, const struct buf *in)
 	memset(&z, 0, sizeof(z));
 	/* 15 + 16: a gzip header and trailer, not a zlib one */
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return error("pprof: cannot start gzip compression");
+		return err_set(e, -1, "pprof: cannot start gzip compression");
 	z.next_in = in->data;
 	z.avail_in = (uInt)in->len;
 	do {
@@ -312,18 +312,18 @@ static int gzip_to(FILE *out, const struct buf *in)
 		ret = deflate(&z, Z_FINISH);
 		if (ret == Z_STREAM_ERROR) {
 			deflateEnd(&z);
-			return error("pprof: gzip compression failed");
+			return err_set(e, -1, "pprof: gzip compression failed");
 		}
 		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) != sizeof(chunk) - z.avail_out) {
 			deflateEnd(&z);
-			return error("pprof: cannot write the profile: %s", strerror(errno));
+			return err_set(e, errno ? -errno : -EIO, "pprof: cannot write the profile: %s", strerror(errno));
 		}
 	} while (ret != Z_STREAM_END);
 	deflateEnd(&z);
 	return 0;
 }
 
-int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out)
+int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e)
 {
 	struct pp pp;
 	int ret;
@@ -336,7 +336,7 @@ int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out
 	pp.func_used = xcalloc(p->nfuncs + 1, sizeof(*pp.func_used));
 	pp.func_file = xcalloc(p->nfuncs + 1, sizeof(*pp.func_file));
 	encode(&pp, f);
-	ret = gzip_to(out, &pp.out);
+	ret = gzip_to(out, &pp.out, e);
 	buf_release(&pp.out);
 	hmap_release(&pp.st.index);
 	hmap_release(&pp.loc_index);

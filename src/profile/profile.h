@@ -15,6 +15,7 @@
 #include "store/reader.h"
 #include "store/stacks.h"
 #include "lib/hash.h"
+#include "lib/util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -152,9 +153,13 @@ struct profile {
 	size_t nstrings, strcap;
 };
 
-/* Load path; on failure prints "stax: error: ..." and returns -1. A
- * recording that is cut, still growing or damaged loads (what could be
- * read of it): profile_warnings() says what is missing. */
+/* Load path; on failure returns -1 with the message in *e (for the
+ * caller to print). A recording that is cut, still growing or damaged
+ * loads (what could be read of it): profile_warnings() says what is
+ * missing. p needs profile_release() either way. */
+int profile_load_err(struct profile *p, const char *path, struct err *e);
+/* profile_load_err() that prints the message as "stax: error: ..." (the
+ * tests' and older callers' form). */
 int profile_load(struct profile *p, const char *path);
 /* Load from memory (fuzzing); returns -1 with the message in err. */
 int profile_load_mem(struct profile *p, const char *name, const void *data,

@@ -524,16 +524,16 @@ static void summary(struct recorder *r)
 		snprintf(rate, sizeof(rate), "every %" PRIu64 "%s", r->o->period, r->ev->is_clock ? " ns" : "");
 	else
 		snprintf(rate, sizeof(rate), "at %" PRIu64 " Hz", r->o->freq);
-	fprintf(stderr, "stax: recorded %" PRIu64 " samples in %.2f s (%s %s),"
+	note("recorded %" PRIu64 " samples in %.2f s (%s %s),"
 		" %" PRIu64 " lost, %" PRIu64 " throttled; wrote %s (%s, %.1f bytes/sample)."
-		" Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
+		" Next: stax top -i %s, stax flame -i %s, stax info -i %s",
 		r->ing.samples, secs, r->ev->name, rate, r->ing.lost + r->ing.lost_samples,
 		r->ing.throttles, r->o->output, size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
 		r->o->output, r->o->output, r->o->output);
 	if (r->o->off_cpu)
-		fprintf(stderr, "stax: recorded %" PRIu64 " off-CPU intervals, %.1f ms off the CPU in all."
-			" Next: stax threads -i %s, stax flame --wall -i %s\n", r->ing.offcpu_intervals,
+		note("recorded %" PRIu64 " off-CPU intervals, %.1f ms off the CPU in all."
+		     " Next: stax threads -i %s, stax flame --wall -i %s", r->ing.offcpu_intervals,
 			r->ing.offcpu_ns / 1e6, r->o->output, r->o->output);
 	if (r->ing.chains_capped) {
 		/* Offer, never change the system setting ourselves. */

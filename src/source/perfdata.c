@@ -303,7 +303,7 @@ static void pd_warn(struct pd *pd, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (pd->progress_shown) {
-		fputs("\r\033[K", stderr);
+		note_progress_clear();
 		pd->progress_shown = false;
 	}
 	warn("%s: %s", pd->name, msg);
@@ -1286,9 +1286,9 @@ static void progress(struct pd *pd)
 	pd->progress_last = now;
 	pd->progress_shown = true;
 	if (pd->in.size && pd->in.seekable)
-		fprintf(stderr, "\rstax: reading %s: %3.0f%%", pd->name, 100.0 * pd->in.pos / pd->in.size);
+		note_progress("reading %s: %3.0f%%", pd->name, 100.0 * pd->in.pos / pd->in.size);
 	else
-		fprintf(stderr, "\rstax: reading %s: %" PRIu64 " MiB", pd->name, pd->in.pos >> 20);
+		note_progress("reading %s: %" PRIu64 " MiB", pd->name, pd->in.pos >> 20);
 }
 
 /* A mapped file's pages count in the resident set once touched; drop
@@ -1520,7 +1520,7 @@ static int finish(struct pd *pd)
 	g = pd->g;
 	flush_upto(pd, UINT64_MAX);
 	if (pd->progress_shown)
-		fputs("\r\033[K", stderr);
+		note_progress_clear();
 	if (pd->counted_lost > g->lost + g->lost_samples) {
 		struct rec_lost l;
 		memset(&l, 0, sizeof(l));
@@ -1595,7 +1595,7 @@ static void release(struct pd *pd)
 {
 	size_t i;
 	if (pd->progress_shown)
-		fputs("\r\033[K", stderr);
+		note_progress_clear();
 	for (i = 0; i < pd->nq; i++)
 		rec_free(pd, pd->q[i].rec);
 	free(pd->q);
