@@ -124,11 +124,11 @@ static uint32_t mapping_id(const struct profile *p, const struct prof_node *nd)
 	return nd->mapping && nd->mapping <= p->nmaps ? nd->mapping : 0;
 }
 
-static const struct profile *merge_p;
 
 /* samples with equal (stack, tid) become one pprof sample */
-static int cmp_stack_tid(const void *a, const void *b)
+static int cmp_stack_tid(const void *a, const void *b, void *arg)
 {
+	const struct profile *merge_p = arg;
 	const struct rec_sample *x = &merge_p->samples[*(const size_t *)a];
 	const struct rec_sample *y = &merge_p->samples[*(const size_t *)b];
 	if (x->stack != y->stack)
@@ -157,8 +157,7 @@ static void encode(struct pp *pp, const struct view_filter *f)
 	for (i = 0; i < p->nsamples; i++)
 		if (view_keep(p, f, &p->samples[i]))
 			idx[n++] = i;
-	merge_p = p;
-	qsort(idx, n, sizeof(*idx), cmp_stack_tid);
+	qsort_r(idx, n, sizeof(*idx), cmp_stack_tid, (void *)p);
 	for (i = 0; i < n; i = j) {
 		const struct rec_sample *s = &p->samples[idx[i]];
 		const struct prof_node *nd = profile_node(p, s->stack);

@@ -212,7 +212,6 @@ bool profile_func_is_python(const struct prof_func *fn);
  * frames above it; samples without one keep only their root. Call after
  * profile_symbolize(). */
 void profile_python_only(struct profile *p);
-/* Sample weight in the unit views show: 1 per sample. */
 /* Frames of a sample's stack, leaf first, as function ids (roots excluded).
  * Returns the count (at most max). */
 size_t profile_stack_funcs(const struct profile *p, uint32_t stack, uint32_t *out, size_t max);

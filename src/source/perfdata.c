@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,8 +76,12 @@ struct pd_in {
 	bool mapped;            /* mem is our mapping of a file: pages read
 				 * and done with are dropped as we go */
 	uint64_t dropped;       /* mem[0..dropped) was dropped */
-	volatile uint64_t drop_to; /* for the prefault thread to drop up to */
-	volatile uint64_t helper_dropped; /* what the prefault thread dropped */
+	/* Shared with the prefault thread (C11 atomics; drop_to is stored
+	 * with release after shared_pos, so the thread never sees a drop
+	 * point beyond the position it paces itself by): */
+	_Atomic uint64_t drop_to;        /* for it to drop up to */
+	_Atomic uint64_t helper_dropped; /* what it dropped */
+	_Atomic uint64_t shared_pos;     /* pos, published every 256 records */
 	bool helper;            /* a prefault thread runs (see import_mem) */
 	int err;                /* errno of a failed read */
 };
@@ -324,23 +329,11 @@ static void cut(struct pd *pd, uint64_t off, const char *what)
 
 /* ---- events (attributes) ---- */
 
-static const char *const sw_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-	"bpf-output", "cgroup-switches",
-};
-static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branches",
-	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
-	"ref-cycles",
-};
-
 static char *derive_name(const struct perf_event_attr *a)
 {
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < ARRAY_SIZE(sw_names))
-		return xstrdup(sw_names[a->config]);
-	if (a->type == PERF_TYPE_HARDWARE && a->config < ARRAY_SIZE(hw_names))
-		return xstrdup(hw_names[a->config]);
+	const char *name = perf_event_name(a->type, a->config);
+	if (name)
+		return xstrdup(name);
 	if (a->type == PERF_TYPE_RAW)
 		return xasprintf("r%" PRIx64, (uint64_t)a->config);
 	return xasprintf("event-%u:0x%" PRIx64, a->type, (uint64_t)a->config);
@@ -1306,9 +1299,12 @@ static void drop_pages(struct pd *pd)
 	if (pd->in.helper) {
 		/* the prefault thread drops them; when it falls behind (a busy
 		 * machine), drop here too, so that memory stays bounded */
-		if (lo > pd->in.dropped && lo > pd->in.helper_dropped + 4 * DROP_STEP)
+		if (lo > pd->in.dropped &&
+		    lo > atomic_load_explicit(&pd->in.helper_dropped, memory_order_relaxed) + 4 * DROP_STEP)
 			madvise((void *)(pd->in.mem + pd->in.dropped), lo - pd->in.dropped, MADV_DONTNEED);
-		pd->in.drop_to = lo;
+		/* pos first: the thread never touches pages below it again */
+		atomic_store_explicit(&pd->in.shared_pos, pd->in.pos, memory_order_relaxed);
+		atomic_store_explicit(&pd->in.drop_to, lo, memory_order_release);
 		pd->in.dropped = lo;
 	} else if (lo > pd->in.dropped &&
 		   !madvise((void *)(pd->in.mem + pd->in.dropped), lo - pd->in.dropped, MADV_DONTNEED)) {
@@ -1366,8 +1362,11 @@ static int read_records(struct pd *pd, uint64_t limit)
 		}
 		if (pd->w->err)
 			return fail(pd, off, "cannot write the recording: %s", strerror(-pd->w->err));
-		if (!(++pd->nrec & 255))
+		if (!(++pd->nrec & 255)) {
 			store_maybe_flush(pd->w);
+			if (pd->in.helper)
+				atomic_store_explicit(&pd->in.shared_pos, pd->in.pos, memory_order_relaxed);
+		}
 		if (pd->in.mapped && pd->in.pos - pd->in.dropped >= DROP_STEP)
 			drop_pages(pd);
 		progress(pd);
@@ -1683,7 +1682,7 @@ int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 #define PREFAULT_STRIDE (64ull << 10)
 struct prefault {
 	struct pd_in *in;
-	volatile bool stop;
+	atomic_bool stop;
 };
 
 static void *prefault_main(void *arg)
@@ -1693,13 +1692,14 @@ static void *prefault_main(void *arg)
 	const volatile uint8_t *mem = in->mem;
 	uint64_t at = 0, dropped = 0;
 	uint8_t sum = 0;
-	while (!pf->stop) {
-		uint64_t to = in->drop_to;
-		uint64_t pos = *(volatile uint64_t *)&in->pos;
+	while (!atomic_load_explicit(&pf->stop, memory_order_relaxed)) {
+		/* acquire: a drop_to seen comes with a shared_pos at least as far */
+		uint64_t to = atomic_load_explicit(&in->drop_to, memory_order_acquire);
+		uint64_t pos = atomic_load_explicit(&in->shared_pos, memory_order_relaxed);
 		uint64_t end = MIN(in->size, pos + PREFAULT_AHEAD);
 		if (to > dropped && !madvise((void *)(in->mem + dropped), to - dropped, MADV_DONTNEED)) {
 			dropped = to;
-			in->helper_dropped = to;
+			atomic_store_explicit(&in->helper_dropped, to, memory_order_relaxed);
 		}
 		if (at < pos)   /* fell behind the reader: never map what it is done with */
 			at = pos & ~(PREFAULT_STRIDE - 1);
@@ -1731,14 +1731,14 @@ static int import_mem(const void *data, size_t size, bool mapped, const char *na
 	pd.in.seekable = true;
 	pd.in.mapped = mapped;
 	if (mapped && size > PREFAULT_AHEAD && sysconf(_SC_NPROCESSORS_ONLN) > 1) {
-		struct prefault pf = { &pd.in, false };
+		struct prefault pf = { .in = &pd.in };
 		pthread_t t;
 		int ret;
 		if (pthread_create(&t, NULL, prefault_main, &pf))
 			return import(&pd);
 		pd.in.helper = true;
 		ret = import(&pd);
-		pf.stop = true;
+		atomic_store_explicit(&pf.stop, true, memory_order_relaxed);
 		pthread_join(t, NULL);
 		return ret;
 	}

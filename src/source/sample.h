@@ -36,6 +36,11 @@ struct perf_sample {
 };
 
 /* Parse a PERF_RECORD_SAMPLE. Returns 0 or -1 when malformed. */
+/* perf's name of a software or hardware event ("cpu-clock", "cycles"),
+ * or NULL for another type or an unknown config: the one list of event
+ * names (record/events.c lists the subset stax records, by these names). */
+const char *perf_event_name(uint32_t type, uint64_t config);
+
 int perf_sample_parse(const struct perf_format *f, const struct perf_event_header *h,
 		      struct perf_sample *s);
 /* Parse the sample_id trailer of a non-sample record (pid, tid, time,
