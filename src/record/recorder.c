@@ -1,6 +1,6 @@
 #include "record/recorder.h"
 #include "record/events.h"
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "record/ring.h"
 #include "record/target.h"
 #include "store/writer.h"

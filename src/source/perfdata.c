@@ -6,7 +6,7 @@
  * See perfdata.h for the layout and the ordering rule.
  */
 #include "source/perfdata.h"
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "symbol/symbol.h"
 #include "lib/cursor.h"
 #include "lib/hash.h"

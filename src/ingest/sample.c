@@ -1,4 +1,4 @@
-#include "source/sample.h"
+#include "ingest/sample.h"
 #include "lib/cursor.h"
 
 #include <string.h>

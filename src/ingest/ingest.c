@@ -1,4 +1,4 @@
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "symbol/symbol.h"
 #include "unwind/jitcfi.h"
 #include "lib/util.h"

@@ -7,11 +7,11 @@
  * interns stacks and writes records, nodes and samples (store/). At the
  * end, ingest_put_symbols() appends the symbols chunk.
  */
-#ifndef STAX_RECORD_INGEST_H
-#define STAX_RECORD_INGEST_H
+#ifndef STAX_INGEST_INGEST_H
+#define STAX_INGEST_INGEST_H
 
-#include "record/recover.h"
-#include "source/sample.h"
+#include "ingest/recover.h"
+#include "ingest/sample.h"
 #include "state/state.h"
 #include "store/stacks.h"
 #include "store/writer.h"

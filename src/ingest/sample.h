@@ -6,8 +6,8 @@
  * every field against the record's size and return -1 when it does not
  * fit, never reading past the end.
  */
-#ifndef STAX_SOURCE_SAMPLE_H
-#define STAX_SOURCE_SAMPLE_H
+#ifndef STAX_INGEST_SAMPLE_H
+#define STAX_INGEST_SAMPLE_H
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
