@@ -61,7 +61,7 @@
 #include <unistd.h>
 
 #include "lib/util.h"
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "source/perfdata.h"
 #include "state/state.h"
 #include "unwind/unwind.h"
@@ -200,7 +200,7 @@ void __wrap_unwind_sample(struct unwinder *u, enum unwind_mode mode,
 			  const struct unwind_input *in, struct unwind_frame *frames,
 			  size_t max, struct unwind_result *res)
 {
-	/* the importer's find_arg is its struct ingest (record/ingest.c) */
+	/* the importer's find_arg is its struct ingest (ingest/ingest.c) */
 	const struct ingest *g = in->find_arg;
 	struct tap t = { in, proc_get(g->cur_pid) };
 	struct unwind_input tin = *in;
@@ -242,7 +242,7 @@ void __wrap_unwind_sample(struct unwinder *u, enum unwind_mode mode,
 
 /* ---- the replay ---- */
 
-/* The importer's find (record/ingest.c find_module) on the mappings it
+/* The importer's find (ingest/ingest.c find_module) on the mappings it
  * answered with. find_arg is the sample's struct proc. */
 static bool replay_find(void *arg, uint64_t pc, struct unwind_module *out)
 {

@@ -508,7 +508,16 @@ LU=""
 [ -f /usr/include/x86_64-linux-gnu/libunwind.h ] || [ -f /usr/include/libunwind.h ] && LU="-DHAVE_LIBUNWIND"
 m7=0 n7=0
 # 7a: recorded stacks
-rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(ls build/src/*/*.o | grep -v '^build/src/cmd/') -Wl,--wrap=unwind_sample -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl${LU:+ -lunwind-x86_64 -lunwind}"
+# make's objects but cmd/'s, and only those whose source still exists (a
+# file moved to another directory leaves its old object behind)
+lib_objs() {
+	for _o in build/src/*/*.o; do
+		_s=${_o#build/}
+		case $_o in build/src/cmd/*) continue ;; esac
+		[ -f "${_s%.o}.c" ] && echo "$_o"
+	done
+}
+rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(lib_objs) -Wl,--wrap=unwind_sample -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl${LU:+ -lunwind-x86_64 -lunwind}"
 rb_ok=0
 [ -f build/src/unwind/unwind.o ] && eval "$rb" 2>"$W/rb.err" && rb_ok=1
 [ "$rb_ok" = 1 ] || say "bench_replay did not build: $(head -n 3 "$W/rb.err" 2>/dev/null | tr '\n' ' ')"

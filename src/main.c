@@ -8,32 +8,40 @@
 
 /* Adding a subcommand: see the checklist in cmd/cmd.h. */
 static const struct cmd commands[] = {
-	{ "record", cmd_record, "sample a command or running processes into stax.data", cmd_record_help },
-	{ "top", cmd_top, "functions by self and total samples", cmd_top_help },
-	{ "flame", cmd_flame, "the call tree as text, or folded stacks", cmd_flame_help },
-	{ "threads", cmd_threads, "samples and CPU time per thread", cmd_threads_help },
-	{ "wakers", cmd_wakers, "who woke the threads that waited off the CPU", cmd_wakers_help },
-	{ "info", cmd_info, "what was recorded and how good its stacks are", cmd_info_help },
-	{ "script", cmd_script, "every sample with its stack, like perf script", cmd_script_help },
-	{ "import", cmd_import, "convert a perf.data file into a stax recording", cmd_import_help },
-	{ "doctor", cmd_doctor, "why stacks are incomplete, and what to do", cmd_doctor_help },
-	{ "export", cmd_export, "write pprof, speedscope, folded or Chrome trace files", cmd_export_help },
-	{ "diff", cmd_diff, "what changed between two recordings", cmd_diff_help },
-	{ "serve", cmd_serve, "a local web page with the flamegraph, top and threads", cmd_serve_help },
-	{ "wait", cmd_wait, "block until a running recording has N samples, S seconds or a function", cmd_wait_help },
-	{ "annotate", cmd_annotate, "a function's instructions with samples and source lines", cmd_annotate_help },
-	{ "callers", cmd_callers, "the functions that call a function, with shares", cmd_callers_help },
-	{ "callees", cmd_callees, "what a function spends its time in: its callees", cmd_callees_help },
-	{ "timeline", cmd_timeline, "samples per time bucket per thread", cmd_timeline_help },
-	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", cmd_symbolize_help },
-	{ "live", cmd_live, "the top functions of a running program, refreshed", cmd_live_help },
-	{ "help", cmd_help, "help on a command", cmd_help_help },
+	{ "record", cmd_record, "sample a command or running processes into stax.data", NULL, &cmd_record_spec },
+	{ "top", cmd_top, "functions by self and total samples", NULL, &cmd_top_spec },
+	{ "flame", cmd_flame, "the call tree as text, or folded stacks", NULL, &cmd_flame_spec },
+	{ "threads", cmd_threads, "samples and CPU time per thread", NULL, &cmd_threads_spec },
+	{ "wakers", cmd_wakers, "who woke the threads that waited off the CPU", cmd_wakers_help, NULL },
+	{ "info", cmd_info, "what was recorded and how good its stacks are", NULL, &cmd_info_spec },
+	{ "script", cmd_script, "every sample with its stack, like perf script", NULL, &cmd_script_spec },
+	{ "import", cmd_import, "convert a perf.data file into a stax recording", NULL, &cmd_import_spec },
+	{ "doctor", cmd_doctor, "why stacks are incomplete, and what to do", NULL, &cmd_doctor_spec },
+	{ "export", cmd_export, "write pprof, speedscope, folded or Chrome trace files", NULL, &cmd_export_spec },
+	{ "diff", cmd_diff, "what changed between two recordings", NULL, &cmd_diff_spec },
+	{ "serve", cmd_serve, "a local web page with the flamegraph, top and threads", NULL, &cmd_serve_spec },
+	{ "wait", cmd_wait, "block until a running recording has N samples, S seconds or a function", NULL, &cmd_wait_spec },
+	{ "annotate", cmd_annotate, "a function's instructions with samples and source lines", NULL, &cmd_annotate_spec },
+	{ "callers", cmd_callers, "the functions that call a function, with shares", cmd_callers_help, NULL },
+	{ "callees", cmd_callees, "what a function spends its time in: its callees", cmd_callees_help, NULL },
+	{ "timeline", cmd_timeline, "samples per time bucket per thread", cmd_timeline_help, NULL },
+	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", cmd_symbolize_help, NULL },
+	{ "live", cmd_live, "the top functions of a running program, refreshed", cmd_live_help, NULL },
+	{ "help", cmd_help, "help on a command", cmd_help_help, NULL },
 };
 
 const struct cmd *cmd_table(size_t *n)
 {
 	*n = ARRAY_SIZE(commands);
 	return commands;
+}
+
+void cmd_print_help(const struct cmd *c, FILE *f)
+{
+	if (c->spec)
+		opt_print_help(c->spec, f);
+	else
+		fputs(c->help, f);
 }
 
 const struct cmd *cmd_find(const char *name)
@@ -77,7 +85,7 @@ int cmd_help(int argc, char **argv)
 	c = cmd_find(argv[1]);
 	if (!c)
 		die("help: unknown command '%s' (see 'stax help')", argv[1]);
-	fputs(c->help, stdout);
+	cmd_print_help(c, stdout);
 	return 0;
 }
 

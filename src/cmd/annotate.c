@@ -6,7 +6,18 @@
 #include <string.h>
 #include <unistd.h>
 
-const char cmd_annotate_help[] =
+enum { AN_COLOR = OPT_LONG, AN_NO_COLOR };
+
+static const struct opt annotate_opts[] = {
+	{ AN_COLOR, "color", NULL, "highlight the hottest lines (the default on a terminal)", NULL },
+	{ AN_NO_COLOR, "no-color", NULL, "no highlighting", NULL },
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_annotate_spec = {
+	"annotate",
 "usage: stax annotate FUNCTION|0xADDRESS [FILE | -i FILE] [--json] [--color|--no-color]\n"
 "                     [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "\n"
@@ -29,36 +40,33 @@ const char cmd_annotate_help[] =
 "outside its bytes (a static function of the same name elsewhere in the\n"
 "module) are counted and said.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n"
-"\n"
-FILTER_HELP;
+"JSON.\n",
+	annotate_opts, NULL, 0,
+};
 
 int cmd_annotate(int argc, char **argv)
 {
 	struct query_opts q;
 	struct profile p;
 	const char *what = NULL;
-	int i, color = -1;
+	struct opt_parser op;
+	int id, color = -1;
 	char err[1024];
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("annotate", argv[i]);
-		if (query_option(&q, "annotate", argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "--color"))
+	opt_begin(&op, &cmd_annotate_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		if (id == AN_COLOR)
 			color = 1;
-		else if (!strcmp(argv[i], "--no-color"))
+		else if (id == AN_NO_COLOR)
 			color = 0;
-		else if (argv[i][0] == '-' && argv[i][1])
-			cmd_bad_option("annotate", argv[i]);
-		else if (!what)
-			what = argv[i];
-		else if (!q.input_set)
-			query_file_arg(&q, "annotate", argv[i]);
-		else
+		else if (id == OPT_ARG && !what)
+			what = op.arg;
+		else if (id == OPT_ARG && q.input_set)
 			die("annotate: too many arguments: '%s' (stax annotate FUNCTION [FILE], one function"
-			    " at a time)", argv[i]);
+			    " at a time)", op.arg);
+		else
+			query_opt(&q, &op, id);
 	}
 	if (!what)
 		die("annotate: which function? (stax annotate NAME; stax top lists them)");

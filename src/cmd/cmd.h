@@ -6,16 +6,20 @@
 #ifndef STAX_CMD_CMD_H
 #define STAX_CMD_CMD_H
 
+#include "cmd/opt.h"
 #include "view/view.h"
 #include "profile/filter.h"
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
-	const char *help;
+	const char *help;            /* help text written out, when no spec */
+	const struct cmd_spec *spec; /* the option table stax help prints */
 };
 
 int cmd_record(int argc, char **argv);
@@ -28,9 +32,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_help(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
-extern const char cmd_annotate_help[];
 int cmd_wait(int argc, char **argv);
-extern const char cmd_wait_help[];
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
@@ -46,13 +48,15 @@ extern const char cmd_timeline_help[];
 int cmd_wakers(int argc, char **argv);
 extern const char cmd_wakers_help[];
 
-extern const char cmd_record_help[], cmd_top_help[], cmd_flame_help[], cmd_threads_help[],
-	cmd_info_help[], cmd_script_help[], cmd_help_help[], cmd_doctor_help[],
-	cmd_import_help[];
+extern const char cmd_help_help[];
 
-extern const char cmd_export_help[], cmd_diff_help[], cmd_serve_help[];
+extern const struct cmd_spec cmd_record_spec, cmd_top_spec, cmd_flame_spec, cmd_threads_spec,
+	cmd_info_spec, cmd_script_spec, cmd_doctor_spec, cmd_import_spec, cmd_annotate_spec,
+	cmd_wait_spec, cmd_export_spec, cmd_diff_spec, cmd_serve_spec;
 
 const struct cmd *cmd_find(const char *name);
+/* Print c's help (from its option table when it has one). */
+void cmd_print_help(const struct cmd *c, FILE *f);
 const struct cmd *cmd_table(size_t *n);
 
 /* Options every query command takes: -i FILE, --json, --pid, --tid,
@@ -71,6 +75,32 @@ struct query_opts {
 };
 
 void query_init(struct query_opts *q);
+
+/* The options every query command takes (-i, --json, --pid, --tid,
+ * --comm, --no-demangle, --no-inline, --lines): OPT_GROUP(query_opts_common)
+ * in its table, and query_opt() first in its loop. query_opts_python is
+ * --python-only (top, flame, script). Ids OPT_LONG + 100 and up belong to
+ * these shared groups; a command's own long options use OPT_LONG + 0..99. */
+extern const struct opt query_opts_common[], query_opts_python[];
+enum {
+	QOPT_JSON = OPT_LONG + 100, QOPT_NO_DEMANGLE, QOPT_NO_INLINE, QOPT_LINES,
+	QOPT_PID, QOPT_TID, QOPT_COMM, QOPT_PYTHON_ONLY,
+	QOPT_TIME, QOPT_FOCUS, QOPT_EXCLUDE, QOPT_HIDE, QOPT_MODULE,
+};
+/* The filter group (cmd/filter.c): --time, --focus, --exclude, --hide,
+ * --module; OPT_GROUP(query_opts_filter) in a query command's table,
+ * handled by query_opt() (or filter_opt() for a command without
+ * query_opts, as serve). */
+extern const struct opt query_opts_filter[];
+bool filter_opt(struct prof_filter *f, const struct opt_parser *op, int id);
+/* Handle option id of a shared group (its value in op->arg), or an
+ * argument (OPT_ARG: the recording, as -i); false for anything else.
+ * Dies on a bad value. */
+bool query_opt(struct query_opts *q, const struct opt_parser *op, int id);
+/* A number option's value from 0 to max; dies naming the option. */
+uint64_t opt_u64(const struct opt_parser *op, uint64_t max);
+
+/* The older argument loop, for commands not yet given a table: */
 /* If argv[*i] is a common option, consume it (and its value) and return
  * true. Dies with a clear message on a missing or bad value. */
 bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, int *i);

@@ -9,7 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_diff_help[] =
+enum { DIFF_SVG = OPT_LONG, DIFF_FAIL_ABOVE };
+
+static const struct opt diff_opts[] = {
+	{ 'n', NULL, "N", "show N rows per table (default 20, 0 for all)", NULL },
+	{ DIFF_SVG, "svg", NULL, "write a differential flamegraph instead: widths from\n"
+	  "NEW, red where a frame's share grew, blue where it\n"
+	  "shrank (deeper colour, larger change)", NULL },
+	{ 'o', "output", "FILE", "write to FILE instead of standard output (a regular\n"
+	  "file, replaced only once the output is complete)", NULL },
+	{ DIFF_FAIL_ABOVE, "fail-above", "PCT", "exit 1 when a function's self share grew by more than\n"
+	  "PCT points (for CI: a regression check)", NULL },
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_diff_spec = {
+	"diff",
 "usage: stax diff BASE.data NEW.data [-n N] [--json] [--svg [-o FILE]]\n"
 "                 [--fail-above PCT] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
@@ -19,18 +36,9 @@ const char cmd_diff_help[] =
 "different length compare; changes are percentage points (new - base).\n"
 "SELF is time in the function itself, TOTAL time with it on the stack.\n"
 "Functions and stacks match by name, so two builds of a program compare.\n"
-"\n"
-"  -n N              show N rows per table (default 20, 0 for all)\n"
-"  --json            print JSON\n"
-"  --svg             write a differential flamegraph instead: widths from\n"
-"                    NEW, red where a frame's share grew, blue where it\n"
-"                    shrank (deeper colour, larger change)\n"
-"  -o FILE           write to FILE instead of standard output (a regular\n"
-"                    file, replaced only once the output is complete)\n"
-"  --fail-above PCT  exit 1 when a function's self share grew by more than\n"
-"                    PCT points (for CI: a regression check)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
-FILTER_HELP;
+,
+	diff_opts, NULL, 0,
+};
 
 int cmd_diff(int argc, char **argv)
 {
@@ -44,40 +52,38 @@ int cmd_diff(int argc, char **argv)
 	struct cmd_output co;
 	FILE *out = stdout;
 	char sub[600];
-	int i, nfiles = 0, rc;
+	struct opt_parser op;
+	int id, nfiles = 0, rc;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("diff", argv[i]);
-		if (argv[i][0] != '-' || !strcmp(argv[i], "-")) {
+	opt_begin(&op, &cmd_diff_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		switch (id) {
+		case OPT_ARG:
 			if (nfiles == 2)
-				die("diff: too many files: '%s' (give BASE.data and NEW.data)", argv[i]);
-			files[nfiles++] = argv[i];
+				die("diff: too many files: '%s' (give BASE.data and NEW.data)", op.arg);
+			files[nfiles++] = op.arg;
 			continue;
-		}
-		if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--input"))
+		case 'i':
 			die("diff: give the two recordings as arguments, not with -i (stax diff BASE.data NEW.data)");
-		if (query_option(&q, "diff", argc, argv, &i))
+		case 'n':
+			o.limit = (size_t)opt_u64(&op, SIZE_MAX);
 			continue;
-		if (!strcmp(argv[i], "-n")) {
-			uint64_t n;
-			const char *v = cmd_value("diff", argc, argv, &i);
-			if (parse_u64(v, &n))
-				die("diff: -n needs a number, not '%s' (see 'stax help diff')", v);
-			o.limit = (size_t)n;
-		} else if (!strcmp(argv[i], "--svg")) {
+		case DIFF_SVG:
 			svg = true;
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-			output = cmd_value("diff", argc, argv, &i);
-		} else if (!strcmp(argv[i], "--fail-above")) {
-			const char *v = cmd_value("diff", argc, argv, &i);
+			continue;
+		case 'o':
+			output = op.arg;
+			continue;
+		case DIFF_FAIL_ABOVE: {
 			char *end;
-			fail_above = strtod(v, &end);
-			if (*end || end == v || fail_above < 0 || fail_above > 100)
-				die("diff: --fail-above needs percentage points from 0 to 100, not '%s'", v);
-		} else {
-			cmd_bad_option("diff", argv[i]);
+			fail_above = strtod(op.arg, &end);
+			if (*end || end == op.arg || fail_above < 0 || fail_above > 100)
+				die("diff: --fail-above needs percentage points from 0 to 100, not '%s'", op.arg);
+			continue;
 		}
+		}
+		query_opt(&q, &op, id);
 	}
 	if (nfiles != 2)
 		die("diff: needs two recordings (stax diff BASE.data NEW.data)");

@@ -3,7 +3,14 @@
 
 #include <stdio.h>
 
-const char cmd_doctor_help[] =
+static const struct opt doctor_opts[] = {
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_doctor_spec = {
+	"doctor",
 "usage: stax doctor [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
 "Reads a recording and says, most important first, why its stacks may be\n"
@@ -17,24 +24,21 @@ const char cmd_doctor_help[] =
 "the kernel lowered kernel.perf_event_max_sample_rate meanwhile), damaged\n"
 "chunks and the stacks they cut.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n"
-"\n"
-FILTER_HELP;
+"JSON.\n",
+	doctor_opts, NULL, 0,
+};
 
 int cmd_doctor(int argc, char **argv)
 {
 	struct query_opts q;
 	struct profile p;
-	int i;
+	struct opt_parser op;
+	int id;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("doctor", argv[i]);
-		if (query_is_file_arg(argv[i]))
-			query_file_arg(&q, "doctor", argv[i]);
-		else if (!query_option(&q, "doctor", argc, argv, &i))
-			cmd_bad_option("doctor", argv[i]);
-	}
+	opt_begin(&op, &cmd_doctor_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE)
+		query_opt(&q, &op, id);
 	query_load(&q, &p);
 	view_doctor(&p, &q.filter, q.json, stdout);
 	profile_release(&p);

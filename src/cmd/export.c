@@ -9,7 +9,31 @@
 #include <string.h>
 #include <unistd.h>
 
-const char cmd_export_help[] =
+static const struct opt export_opts[] = {
+	{ 'f', "format", "FORMAT", "pprof: profile.proto, gzip-compressed: go tool pprof,\n"
+	  "Pyroscope. Functions (with source files), locations\n"
+	  "(one per address; the functions inlined there are\n"
+	  "its lines, innermost first, with source lines) and\n"
+	  "mappings; values samples and cpu time;\n"
+	  "thread name, pid and tid as sample labels\n"
+	  "speedscope: speedscope's JSON file format, one profile\n"
+	  "per thread (busiest first), samples in time order;\n"
+	  "frames carry their source file (and line, with\n"
+	  "--lines)\n"
+	  "folded: 'comm;root;...;leaf COUNT' lines, the same as\n"
+	  "'stax flame --folded' (FlameGraph, inferno)\n"
+	  "chrome: Chrome trace event JSON (Perfetto,\n"
+	  "chrome://tracing): per thread, consecutive samples\n"
+	  "with the same frames are merged into one slice per frame", NULL },
+	{ 'o', "output", "FILE", "write to FILE (a regular file, replaced only once the\n"
+	  "output is complete; - for standard output)", NULL },
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_export_spec = {
+	"export",
 "usage: stax export --format pprof|speedscope|folded|chrome [-o FILE] [FILE | -i FILE]\n"
 "                   [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                   [--no-inline] [--lines]\n"
@@ -18,28 +42,9 @@ const char cmd_export_help[] =
 "tools read. Reads FILE (or -i FILE; stax.data when neither is given);\n"
 "writes to standard output\n"
 "unless -o is given (pprof, being gzip, needs -o or a pipe).\n"
-"\n"
-"  --format pprof       profile.proto, gzip-compressed: go tool pprof,\n"
-"                       Pyroscope. Functions (with source files), locations\n"
-"                       (one per address; the functions inlined there are\n"
-"                       its lines, innermost first, with source lines) and\n"
-"                       mappings; values samples and cpu time;\n"
-"                       thread name, pid and tid as sample labels\n"
-"  --format speedscope  speedscope's JSON file format, one profile per\n"
-"                       thread (busiest first), samples in time order;\n"
-"                       frames carry their source file (and line, with\n"
-"                       --lines)\n"
-"  --format folded      'comm;root;...;leaf COUNT' lines, the same as\n"
-"                       'stax flame --folded' (FlameGraph, inferno)\n"
-"  --format chrome      Chrome trace event JSON (Perfetto, chrome://tracing):\n"
-"                       per thread, consecutive samples with the same frames\n"
-"                       are merged into one slice per frame\n"
-"  -o FILE              write to FILE (a regular file, replaced only once the\n"
-"                       output is complete; - for standard output)\n"
-"  --no-inline          fold inlined functions into the function holding them\n"
-"  --lines              one function per source line\n"
-"  --pid, --tid, --comm keep only samples of that process, thread or name\n"
-FILTER_HELP;
+,
+	export_opts, NULL, 0,
+};
 
 int cmd_export(int argc, char **argv)
 {
@@ -48,25 +53,19 @@ int cmd_export(int argc, char **argv)
 	const char *format = NULL, *output = NULL;
 	struct cmd_output co;
 	FILE *out = stdout;
-	int i, ret;
+	struct opt_parser op;
+	struct err e = { 0, "" };
+	int id, ret;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("export", argv[i]);
-		if (query_option(&q, "export", argc, argv, &i))
+	opt_begin(&op, &cmd_export_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		if (query_opt(&q, &op, id))
 			continue;
-		if (query_is_file_arg(argv[i])) {
-			query_file_arg(&q, "export", argv[i]);
-			continue;
-		}
-		if (!strcmp(argv[i], "--format") || !strcmp(argv[i], "-f"))
-			format = cmd_value("export", argc, argv, &i);
-		else if (!strncmp(argv[i], "--format=", 9))
-			format = argv[i] + 9;
-		else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output"))
-			output = cmd_value("export", argc, argv, &i);
-		else
-			cmd_bad_option("export", argv[i]);
+		if (id == 'f')
+			format = op.arg;
+		else if (id == 'o')
+			output = op.arg;
 	}
 	if (!format)
 		die("export: which format? (use --format pprof, speedscope, folded or chrome)");
@@ -86,19 +85,21 @@ int cmd_export(int argc, char **argv)
 	}
 	query_load(&q, &p);
 	if (!strcmp(format, "pprof")) {
-		ret = export_pprof(&p, &q.filter, out);
+		ret = export_pprof(&p, &q.filter, out, &e);
 	} else if (!strcmp(format, "speedscope")) {
-		ret = export_speedscope(&p, &q.filter, out);
+		ret = export_speedscope(&p, &q.filter, out, &e);
 	} else if (!strcmp(format, "chrome")) {
-		ret = export_chrome(&p, &q.filter, out);
+		ret = export_chrome(&p, &q.filter, out, &e);
 	} else {
 		struct flame_opts fo = { .folded = true };
 		view_flame(&p, &q.filter, &fo, out);
 		ret = 0;
 	}
+	if (ret)
+		error("%s", e.msg);
 	if (output) {
 		if (ret)
-			cmd_output_abort(&co); /* the exporter said why */
+			cmd_output_abort(&co);
 		else
 			cmd_output_close(&co);
 	} else if (fflush(out) || ferror(out)) {

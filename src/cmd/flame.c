@@ -9,7 +9,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_flame_help[] =
+enum { FL_FOLDED = OPT_LONG, FL_SVG, FL_TITLE, FL_THRESHOLD, FL_OFF_CPU, FL_WALL, FL_INVERTED };
+
+static const struct opt flame_opts[] = {
+	{ FL_FOLDED, "folded", NULL, "print 'comm;root;...;leaf COUNT' lines, the format\n"
+	  "FlameGraph's flamegraph.pl and speedscope read; kernel\n"
+	  "frames end in _[k]", NULL },
+	{ FL_SVG, "svg", NULL, "write an interactive flamegraph (SVG with its own script,\n"
+	  "no outside files): click a frame to zoom, Search or\n"
+	  "Ctrl-F to highlight a regular expression, hover for\n"
+	  "samples and percent. Colours: user code warm, kernel\n"
+	  "blue-green, inlined functions yellow-green, threads\n"
+	  "grey, off-CPU frames blue (the legend lists them).\n"
+	  "With --off-cpu or --wall, widths are time\n"
+	  "Frames narrower than --threshold (default 0.1 pixel)\n"
+	  "are merged and the subtitle says how many", NULL },
+	{ 'o', "output", "FILE", "write to FILE instead of standard output (a regular\n"
+	  "file, replaced only once the output is complete)", NULL },
+	{ FL_TITLE, "title", "TEXT", "the flamegraph's title", NULL },
+	{ 'd', "depth", "DEPTH", "show at most DEPTH levels", NULL },
+	{ FL_THRESHOLD, "threshold", "PCT", "hide subtrees under PCT percent (default 0.5)", NULL },
+	{ FL_OFF_CPU, "off-cpu", NULL, "where threads waited (record --off-cpu): weights are\n"
+	  "milliseconds off the CPU, each stack ends in a frame\n"
+	  "[off-cpu: REASON]; --folded counts microseconds", NULL },
+	{ FL_WALL, "wall", NULL, "wall time per thread: the root is NAME/TID, on-CPU\n"
+	  "samples count their period as time, off-CPU intervals\n"
+	  "their duration (ending in [off-cpu: REASON])", NULL },
+	{ FL_INVERTED, "inverted", NULL, "the inverted tree: the functions that were running\n"
+	  "first, each with its callers under it (and the\n"
+	  "thread's name last); --folded lines then read leaf\n"
+	  "first", NULL },
+	OPT_GROUP(query_opts_python),
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_flame_spec = {
+	"flame",
 "usage: stax flame [FILE | -i FILE] [--folded | --svg [-o FILE] [--title TEXT]]\n"
 "                  [-d DEPTH] [--threshold PCT] [--inverted] [--json]\n"
 "                  [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
@@ -19,43 +56,9 @@ const char cmd_flame_help[] =
 "of samples that passed through it, children indented under their caller,\n"
 "hottest first. The first level is the thread's command name. Reads FILE\n"
 "(or -i FILE; stax.data when neither is given).\n"
-"\n"
-"  --folded          print 'comm;root;...;leaf COUNT' lines, the format\n"
-"                    FlameGraph's flamegraph.pl and speedscope read; kernel\n"
-"                    frames end in _[k]\n"
-"  --svg             write an interactive flamegraph (SVG with its own script,\n"
-"                    no outside files): click a frame to zoom, Search or\n"
-"                    Ctrl-F to highlight a regular expression, hover for\n"
-"                    samples and percent. Colours: user code warm, kernel\n"
-"                    blue-green, inlined functions yellow-green, threads\n"
-"                    grey, off-CPU frames blue (the legend lists them).\n"
-"                    With --off-cpu or --wall, widths are time\n"
-"                    Frames narrower than --threshold (default 0.1 pixel)\n"
-"                    are merged and the subtitle says how many\n"
-"  -o FILE           write to FILE instead of standard output (a regular\n"
-"                    file, replaced only once the output is complete)\n"
-"  --title TEXT      the flamegraph's title\n"
-"  -d DEPTH          show at most DEPTH levels\n"
-"  --threshold PCT   hide subtrees under PCT percent (default 0.5)\n"
-"  --off-cpu         where threads waited (record --off-cpu): weights are\n"
-"                    milliseconds off the CPU, each stack ends in a frame\n"
-"                    [off-cpu: REASON]; --folded counts microseconds\n"
-"  --wall            wall time per thread: the root is NAME/TID, on-CPU\n"
-"                    samples count their period as time, off-CPU intervals\n"
-"                    their duration (ending in [off-cpu: REASON])\n"
-"  --inverted        the inverted tree: the functions that were running\n"
-"                    first, each with its callers under it (and the\n"
-"                    thread's name last); --folded lines then read leaf\n"
-"                    first\n"
-"  --json            print the tree as JSON\n"
-"  --no-inline       fold inlined functions into the function holding their\n"
-"                    code (by default each is a frame of its own)\n"
-"  --lines           one frame per source line: 'name (file.c:LINE)'\n"
-"  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
-"                    way py-spy shows them: the C frames between them are\n"
-"                    folded away (by default both are shown)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
-FILTER_HELP;
+,
+	flame_opts, NULL, 0,
+};
 
 int cmd_flame(int argc, char **argv)
 {
@@ -67,48 +70,47 @@ int cmd_flame(int argc, char **argv)
 	bool svg = false, threshold_set = false;
 	struct cmd_output co;
 	FILE *out = stdout;
-	int i;
+	struct opt_parser op;
+	int id;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("flame", argv[i]);
-		if (query_option(&q, "flame", argc, argv, &i))
+	opt_begin(&op, &cmd_flame_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		if (query_opt(&q, &op, id))
 			continue;
-		if (query_is_file_arg(argv[i])) {
-			query_file_arg(&q, "flame", argv[i]);
-			continue;
-		}
-		if (!strcmp(argv[i], "--folded")) {
+		switch (id) {
+		case FL_FOLDED:
 			o.folded = true;
-		} else if (!strcmp(argv[i], "--python-only")) {
-			q.python_only = true;
-		} else if (!strcmp(argv[i], "--off-cpu")) {
+			break;
+		case FL_OFF_CPU:
 			o.weight = FLAME_OFFCPU;
-		} else if (!strcmp(argv[i], "--wall")) {
+			break;
+		case FL_WALL:
 			o.weight = FLAME_WALL;
-		} else if (!strcmp(argv[i], "--inverted")) {
+			break;
+		case FL_INVERTED:
 			o.inverted = so.inverted = true;
-		} else if (!strcmp(argv[i], "--svg")) {
+			break;
+		case FL_SVG:
 			svg = true;
-		} else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-			output = cmd_value("flame", argc, argv, &i);
-		} else if (!strcmp(argv[i], "--title")) {
-			so.title = cmd_value("flame", argc, argv, &i);
-		} else if (!strcmp(argv[i], "-d") || !strcmp(argv[i], "--depth")) {
-			uint64_t n;
-			const char *v = cmd_value("flame", argc, argv, &i);
-			if (parse_u64(v, &n))
-				die("flame: -d needs a number, not '%s' (see 'stax help flame')", v);
-			o.max_depth = (size_t)n;
-		} else if (!strcmp(argv[i], "--threshold")) {
-			const char *v = cmd_value("flame", argc, argv, &i);
+			break;
+		case 'o':
+			output = op.arg;
+			break;
+		case FL_TITLE:
+			so.title = op.arg;
+			break;
+		case 'd':
+			o.max_depth = (size_t)opt_u64(&op, SIZE_MAX);
+			break;
+		case FL_THRESHOLD: {
 			char *end;
-			o.threshold = strtod(v, &end);
+			o.threshold = strtod(op.arg, &end);
 			if (*end || o.threshold < 0 || o.threshold > 100)
-				die("flame: --threshold needs a percentage from 0 to 100, not '%s'", v);
+				die("flame: --threshold needs a percentage from 0 to 100, not '%s'", op.arg);
 			threshold_set = true;
-		} else {
-			cmd_bad_option("flame", argv[i]);
+			break;
+		}
 		}
 	}
 	o.json = q.json;

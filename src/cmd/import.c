@@ -14,7 +14,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char cmd_import_help[] =
+static const struct opt import_opts[] = {
+	{ 'o', "output", "FILE", "write FILE (default stax.data): a regular file, written\n"
+	  "beside it and renamed into place once complete, so a\n"
+	  "failed import leaves the previous FILE whole; - writes\n"
+	  "the recording to standard output", NULL },
+	{ 'i', "input", "PERF.DATA", "the perf.data file to read (default perf.data); also\n"
+	  "PERF.DATA as an argument", NULL },
+	{ 'e', "event", "NAME", "import the samples of this event (default: the first\n"
+	  "sampling event in the file)", NULL },
+	{ 'q', "quiet", NULL, "no summary", NULL },
+	OPT_END,
+};
+
+const struct cmd_spec cmd_import_spec = {
+	"import",
 "usage: stax import [PERF.DATA] [-o FILE] [--event NAME] [-q]\n"
 "\n"
 "Convert what perf record wrote into a stax recording, with the symbols of\n"
@@ -25,14 +39,9 @@ const char cmd_import_help[] =
 "Samples recorded with --call-graph dwarf are unwound by stax (DWARF, spliced\n"
 "with the frame-pointer chain); -g chains are kept as the kernel wrote them.\n"
 "The query commands also read perf.data directly: stax top -i perf.data.\n"
-"\n"
-"  -o FILE           write FILE (default stax.data): a regular file, written\n"
-"                    beside it and renamed into place once complete, so a\n"
-"                    failed import leaves the previous FILE whole; - writes\n"
-"                    the recording to standard output\n"
-"  --event NAME      import the samples of this event (default: the first\n"
-"                    sampling event in the file)\n"
-"  -q, --quiet       no summary\n";
+,
+	import_opts, NULL, 0,
+};
 
 static bool same_file(const char *a, const char *b)
 {
@@ -49,25 +58,28 @@ int cmd_import(int argc, char **argv)
 	const char *input = NULL, *output = "stax.data";
 	char err[512], size[32];
 	bool quiet = false;
-	int i, e;
+	struct opt_parser op;
+	int id, e;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		cmd_maybe_help("import", a);
-		if (!strcmp(a, "-o") || !strcmp(a, "--output"))
-			output = cmd_value("import", argc, argv, &i);
-		else if (!strcmp(a, "--event"))
-			o.event = cmd_value("import", argc, argv, &i);
-		else if (!strcmp(a, "-q") || !strcmp(a, "--quiet"))
+	opt_begin(&op, &cmd_import_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		switch (id) {
+		case 'o':
+			output = op.arg;
+			break;
+		case 'e':
+			o.event = op.arg;
+			break;
+		case 'q':
 			quiet = true;
-		else if (!strcmp(a, "-i") || !strcmp(a, "--input"))
-			input = cmd_value("import", argc, argv, &i);
-		else if (a[0] == '-' && a[1])
-			cmd_bad_option("import", a);
-		else if (!input)
-			input = a;
-		else
-			die("import: give one input file, not '%s' too (see 'stax help import')", a);
+			break;
+		case OPT_ARG:
+		case 'i':
+			if (input)
+				die("import: give one input file, not '%s' too (see 'stax help import')", op.arg);
+			input = op.arg;
+			break;
+		}
 	}
 	if (!input)
 		input = "perf.data";

@@ -3,7 +3,14 @@
 
 #include <stdio.h>
 
-const char cmd_info_help[] =
+static const struct opt info_opts[] = {
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_info_spec = {
+	"info",
 "usage: stax info [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
 "What was recorded: the stax that wrote it (written by:), command, duration,\n"
@@ -31,24 +38,21 @@ const char cmd_info_help[] =
 "chunks skipped as damaged. Without kernel frames it says why, from the\n"
 "facts the recorder kept.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n"
-"\n"
-FILTER_HELP;
+"JSON.\n",
+	info_opts, NULL, 0,
+};
 
 int cmd_info(int argc, char **argv)
 {
 	struct query_opts q;
 	struct profile p;
-	int i;
+	struct opt_parser op;
+	int id;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("info", argv[i]);
-		if (query_is_file_arg(argv[i]))
-			query_file_arg(&q, "info", argv[i]);
-		else if (!query_option(&q, "info", argc, argv, &i))
-			cmd_bad_option("info", argv[i]);
-	}
+	opt_begin(&op, &cmd_info_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE)
+		query_opt(&q, &op, id);
 	query_load(&q, &p);
 	view_info(&p, &q.filter, q.json, stdout);
 	profile_release(&p);

@@ -9,11 +9,114 @@
 #include <string.h>
 #include <unistd.h>
 
-const char cmd_record_help[] =
-"usage: stax record [-F HZ] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
+/* perf record's flags that stax has no counterpart for: each says what
+ * to use instead (the text is the error, and the help line). */
+static const struct opt record_perf_only[] = {
+	{ 'b', "branch-any", NULL, "perf's branch stacks (LBR): stax does not record them;\n"
+	  "use perf record -b", NULL },
+	{ 'j', "branch-filter", "MASK", "perf's branch stacks (LBR): stax does not record them;\n"
+	  "use perf record -j", NULL },
+	{ 'C', "cpu", "CPUS", "perf's cpu list: not in stax; use -a (every cpu) and\n"
+	  "filter the views by --pid, --tid or --comm", NULL },
+	{ 'u', "uid", "USER", "perf's user filter: not in stax; use -p with the user's\n"
+	  "processes, or -a and filter the views by --pid or --comm", NULL },
+	{ 'G', "cgroup", "NAME", "perf's cgroup filter: not in stax; use -p with the pids\n"
+	  "in the cgroup's cgroup.procs, or -a", NULL },
+	{ 'd', "data", NULL, "perf's data addresses: stax samples code addresses only;\n"
+	  "use perf record -d", NULL },
+	OPT_END,
+};
+
+enum {
+	REC_UNWIND = OPT_LONG, REC_STACK_SIZE, REC_DURATION, REC_OFF_CPU, REC_CALL_GRAPH, REC_NO_WAKERS,
+};
+
+static const struct opt record_opts[] = {
+	{ 'F', "freq", "HZ", "samples per second per thread (default 999; at most\n"
+	  "kernel.perf_event_max_sample_rate)", NULL },
+	{ 'c', "count", "COUNT", "a sample every COUNT events instead of -F, as perf's\n"
+	  "-c: for cpu-clock and task-clock COUNT is nanoseconds of\n"
+	  "CPU time (-c 1000000 is one sample per ms), for other\n"
+	  "events a count of them (-e page-faults -c 100)", NULL },
+	{ 'e', "event", "EVENT", "cpu-clock (default), task-clock, page-faults,\n"
+	  "context-switches, cpu-migrations, minor-faults,\n"
+	  "major-faults, or a hardware event (cycles,\n"
+	  "instructions, cache-misses, branch-misses, ...)\n"
+	  "where the machine has a PMU", NULL },
+	{ 'o', "output", "FILE", "output file (default stax.data); a previous FILE is kept\n"
+	  "as FILE.old. Only regular files are moved or replaced:\n"
+	  "a directory, device, FIFO, socket or symbolic link at\n"
+	  "FILE or FILE.old is an error, and is left as it was", NULL },
+	{ 'p', "pid", "PID[,PID...]", "attach to running processes and their threads;\n"
+	  "stop with Ctrl-C, or when they all exit", NULL },
+	{ 't', "tid", "TID[,TID...]", "attach to these threads only, as perf's -t: not the\n"
+	  "other threads of their process, nor threads or\n"
+	  "processes they start; stop with Ctrl-C, or when they\n"
+	  "all exit", NULL },
+	{ REC_UNWIND, "unwind", "MODE", "how user stacks are walked:\n"
+	  "hybrid (default) DWARF CFI on a copy of the top of\n"
+	  "  the stack, unwound while recording, continued by\n"
+	  "  the kernel's frame-pointer chain where the copy\n"
+	  "  ends; full stacks without frame pointers. JIT code\n"
+	  "  without CFI: jitdump unwinding info, CPython's perf\n"
+	  "  trampolines (python -X perf), else frame pointers\n"
+	  "dwarf  DWARF CFI only: stops where the copy ends\n"
+	  "fp     the kernel's frame-pointer chain only (cheapest;\n"
+	  "  code built without frame pointers loses callers)", NULL },
+	{ 'g', NULL, NULL, "record call stacks, as perf's -g asks: stax always\n"
+	  "does, with the default --unwind hybrid (not perf's\n"
+	  "frame pointers alone; --call-graph fp is that); -g\n"
+	  "leaves a mode chosen by --unwind or --call-graph as is", NULL },
+	{ REC_CALL_GRAPH, "call-graph", "MODE[,SIZE]", "perf's spelling of --unwind and --stack-size:\n"
+	  "fp, dwarf[,SIZE] or hybrid[,SIZE] (SIZE: bytes of\n"
+	  "stack copied, as --stack-size); lbr is not supported", NULL },
+	{ REC_STACK_SIZE, "stack-size", "B", "bytes of user stack copied per sample for hybrid and\n"
+	  "dwarf (default 32768, at most 65528); the copy is\n"
+	  "unwound in memory and never written to the file", NULL },
+	{ REC_DURATION, "duration", "SEC", "stop after SEC seconds. With CMD (also with -a), end it\n"
+	  "as timeout(1) does: SIGTERM to CMD and its children,\n"
+	  "SIGKILL 5 s later if it still runs; stax records\n"
+	  "until CMD exits and exits with its status (143 after\n"
+	  "SIGTERM). With -p, -t or -a alone, just stop recording", NULL },
+	{ REC_OFF_CPU, "off-cpu", NULL, "also record where threads wait: every switch-out with\n"
+	  "its user and kernel stack (unwound like samples,\n"
+	  "--stack-size bytes of user stack), ended by the\n"
+	  "switch-in, with a\n"
+	  "reason (lock, wait, read, write, sleep, poll, fault,\n"
+	  "preempted, other); see stax threads, stax top\n"
+	  "--off-cpu, stax flame --off-cpu and --wall. Needs root,\n"
+	  "CAP_PERFMON or kernel.perf_event_paranoid <= 1. As\n"
+	  "root or with CAP_PERFMON, also who ended each wait\n"
+	  "(sched:sched_waking): see stax wakers", NULL },
+	{ REC_NO_WAKERS, "no-wakers", NULL, "with --off-cpu, do not record who ended the waits\n"
+	  "(less work per context switch)", NULL },
+	{ 'a', "all-cpus", NULL, "record every process on every cpu (root, CAP_PERFMON\n"
+	  "or kernel.perf_event_paranoid <= 0); stops with\n"
+	  "Ctrl-C, --duration, or when CMD exits if one is given;\n"
+	  "filter the views with --pid, --tid or --comm", NULL },
+	{ 'm', "mmap-pages", "N", "size of each cpu's ring buffer, as perf's -m: N pages\n"
+	  "(a power of two), or a size like 512K or 8M (B, K, M,\n"
+	  "G; rounded up to a power-of-two number of pages);\n"
+	  "also the size of the --off-cpu switch rings. Default:\n"
+	  "500 ms of samples at -F on each cpu, HZ x 0.5 s x\n"
+	  "(stack-size + 500 bytes; 350 bytes with --unwind fp),\n"
+	  "rounded up to a power of two, from 1 MiB to 64 MiB\n"
+	  "(16 MiB at 999 Hz with 32 KiB stack copies); with\n"
+	  "--off-cpu 4 times that, at least 16 MiB; at most 1/32\n"
+	  "of the memory for all cpus; as a user, within what\n"
+	  "kernel.perf_event_mlock_kb and ulimit -l allow", NULL },
+	{ 'q', "quiet", NULL, "no summary at the end", NULL },
+	OPT_GROUP(record_perf_only),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_record_spec = {
+	"record",
+"usage: stax record [-F HZ | -c COUNT] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
-"                   [--no-wakers] [-m PAGES|SIZE]\n"
-"                   (-p PID[,PID...] | -a [-- CMD ARGS...] | -- CMD ARGS...)\n"
+"                   [--no-wakers] [-m PAGES|SIZE] [-g] [--call-graph MODE[,SIZE]]\n"
+"                   (-p PID[,PID...] | -t TID[,TID...] | -a [-- CMD ARGS...] |\n"
+"                    -- CMD ARGS...)\n"
 "\n"
 "Sample the call stacks of CMD (and every thread, fork and exec it makes)\n"
 "or of running processes, and write a recording that every query command\n"
@@ -27,67 +130,11 @@ const char cmd_record_help[] =
 "says so once, keeps the file readable up to that point, lets CMD run to\n"
 "its end and exits with CMD's status, or 1 when that is 0. Processes\n"
 "attached with -p are never signalled.\n"
-"\n"
-"  -F HZ             samples per second per thread (default 999; at most\n"
-"                    kernel.perf_event_max_sample_rate)\n"
-"  -e EVENT          cpu-clock (default), task-clock, page-faults,\n"
-"                    context-switches, cpu-migrations, minor-faults,\n"
-"                    major-faults, or a hardware event (cycles,\n"
-"                    instructions, cache-misses, branch-misses, ...)\n"
-"                    where the machine has a PMU\n"
-"  -o FILE           output file (default stax.data); a previous FILE is kept\n"
-"                    as FILE.old. Only regular files are moved or replaced:\n"
-"                    a directory, device, FIFO, socket or symbolic link at\n"
-"                    FILE or FILE.old is an error, and is left as it was\n"
-"  -p PID[,PID...]   attach to running processes and their threads;\n"
-"                    stop with Ctrl-C, or when they all exit\n"
-"  --unwind MODE     how user stacks are walked:\n"
-"                    hybrid (default) DWARF CFI on a copy of the top of\n"
-"                      the stack, unwound while recording, continued by\n"
-"                      the kernel's frame-pointer chain where the copy\n"
-"                      ends; full stacks without frame pointers. JIT code\n"
-"                      without CFI: jitdump unwinding info, CPython's perf\n"
-"                      trampolines (python -X perf), else frame pointers\n"
-"                    dwarf  DWARF CFI only: stops where the copy ends\n"
-"                    fp     the kernel's frame-pointer chain only (cheapest;\n"
-"                      code built without frame pointers loses callers)\n"
-"  --stack-size B    bytes of user stack copied per sample for hybrid and\n"
-"                    dwarf (default 32768, at most 65528); the copy is\n"
-"                    unwound in memory and never written to the file\n"
-"  --duration SEC    stop after SEC seconds. With CMD (also with -a), end it\n"
-"                    as timeout(1) does: SIGTERM to CMD and its children,\n"
-"                    SIGKILL 5 s later if it still runs; stax records\n"
-"                    until CMD exits and exits with its status (143 after\n"
-"                    SIGTERM). With -p or -a alone, just stop recording\n"
-"  --off-cpu         also record where threads wait: every switch-out with\n"
-"                    its user and kernel stack (unwound like samples,\n"
-"                    --stack-size bytes of user stack), ended by the\n"
-"                    switch-in, with a\n"
-"                    reason (lock, wait, read, write, sleep, poll, fault,\n"
-"                    preempted, other); see stax threads, stax top\n"
-"                    --off-cpu, stax flame --off-cpu and --wall. Needs root,\n"
-"                    CAP_PERFMON or kernel.perf_event_paranoid <= 1. As\n"
-"                    root or with CAP_PERFMON, also who ended each wait\n"
-"                    (sched:sched_waking): see stax wakers\n"
-"  --no-wakers       with --off-cpu, do not record who ended the waits\n"
-"                    (less work per context switch)\n"
-"  -a, --all-cpus    record every process on every cpu (root, CAP_PERFMON\n"
-"                    or kernel.perf_event_paranoid <= 0); stops with\n"
-"                    Ctrl-C, --duration, or when CMD exits if one is given;\n"
-"                    filter the views with --pid, --tid or --comm\n"
-"  -m, --mmap-pages N\n"
-"                    size of each cpu's ring buffer, as perf's -m: N pages\n"
-"                    (a power of two), or a size like 512K or 8M (B, K, M,\n"
-"                    G; rounded up to a power-of-two number of pages);\n"
-"                    also the size of the --off-cpu switch rings. Default:\n"
-"                    500 ms of samples at -F on each cpu, HZ x 0.5 s x\n"
-"                    (stack-size + 500 bytes; 350 bytes with --unwind fp),\n"
-"                    rounded up to a power of two, from 1 MiB to 64 MiB\n"
-"                    (16 MiB at 999 Hz with 32 KiB stack copies); with\n"
-"                    --off-cpu 4 times that, at least 16 MiB; at most 1/32\n"
-"                    of the memory for all cpus; as a user, within what\n"
-"                    kernel.perf_event_mlock_kb and ulimit -l allow\n"
-"  -q, --quiet       no summary at the end\n"
+,
+	record_opts,
+"perf record's spellings work too: -g, --call-graph, -c, -t, --pid, -m\n"
+"and -F; the perf flags stax has no counterpart for (-b, -j, -C, -u, -G,\n"
+"-d, --call-graph lbr) say what to use instead.\n"
 "\n"
 "When a ring fills up before stax reads it, the kernel drops records and\n"
 "the summary says how many, and which knob to turn (-m, -F, --stack-size).\n"
@@ -100,27 +147,89 @@ const char cmd_record_help[] =
 "your own processes with user-space frames only, and says why; another\n"
 "user's process needs root, CAP_PERFMON or CAP_SYS_PTRACE, whatever\n"
 "kernel.perf_event_paranoid is. The recording keeps the facts behind such\n"
-"limits, so stax info and stax doctor give the same reasons later.\n";
+"limits, so stax info and stax doctor give the same reasons later.\n",
+	OPT_STOP_AT_ARG,
+};
 
-static void parse_pids(struct record_opts *o, const char *s)
+static void parse_pids(struct record_opts *o, const char *opt, const char *s)
 {
 	char *copy = xstrdup(s), *tok, *save = NULL;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		uint64_t v;
 		if (parse_u64(tok, &v) || v == 0 || v > 0x7fffffff)
-			die("record: -p takes process ids like 1234 or 1234,5678, not '%s'", s);
+			die("record: %s takes %s ids like 1234 or 1234,5678, not '%s'", opt,
+			    o->thread_only ? "thread" : "process", s);
 		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
 		o->pids[o->npids++] = (int)v;
 	}
 	free(copy);
 	if (!o->npids)
-		die("record: -p needs at least one process id");
+		die("record: %s needs at least one %s id", opt, o->thread_only ? "thread" : "process");
+}
+
+static void set_unwind(struct record_opts *o, const char *opt, const char *v)
+{
+	if (!strcmp(v, "fp"))
+		o->unwind = UNWIND_MODE_FP;
+	else if (!strcmp(v, "dwarf"))
+		o->unwind = UNWIND_MODE_DWARF;
+	else if (!strcmp(v, "hybrid"))
+		o->unwind = UNWIND_MODE_HYBRID;
+	else if (!strcmp(v, "lbr"))
+		die("record: %s lbr: stax does not unwind with branch records (use the default"
+		    " --call-graph hybrid, or perf record --call-graph lbr)", opt);
+	else
+		die("record: %s takes hybrid, dwarf or fp, not '%s'", opt, v);
+}
+
+static void set_stack_size(struct record_opts *o, const char *opt, const char *v)
+{
+	uint64_t n;
+	if (parse_u64(v, &n) || n < 64 || n > 65528)
+		die("record: %s takes 64 to 65528 bytes (the kernel's limit), not '%s'", opt, v);
+	o->stack_size = (uint32_t)(n & ~7ull);
+}
+
+/* --call-graph MODE[,SIZE], as perf spells it */
+static void set_call_graph(struct record_opts *o, const char *v)
+{
+	char mode[16];
+	const char *comma = strchr(v, ',');
+	size_t n = comma ? (size_t)(comma - v) : strlen(v);
+	if (n >= sizeof(mode))
+		die("record: --call-graph takes fp, dwarf[,SIZE] or hybrid[,SIZE], not '%s'", v);
+	memcpy(mode, v, n);
+	mode[n] = 0;
+	set_unwind(o, "--call-graph", mode);
+	if (comma) {
+		if (o->unwind == UNWIND_MODE_FP)
+			die("record: --call-graph fp takes no size (the size is of the stack copy of"
+			    " dwarf and hybrid), not '%s'", v);
+		set_stack_size(o, "--call-graph", comma + 1);
+	}
+}
+
+/* A perf flag stax has no counterpart for: say what to use instead. */
+static void perf_only(const struct opt_parser *op, int id) __attribute__((noreturn));
+static void perf_only(const struct opt_parser *op, int id)
+{
+	const struct opt *o;
+	char text[256], *c;
+	for (o = record_perf_only; o->id && o->id != id; o++)
+		;
+	snprintf(text, sizeof(text), "%s", o->help ? o->help : "not supported");
+	for (c = text; *c; c++)
+		if (*c == '\n')
+			*c = ' ';
+	die("record: %s: %s", op->name, text);
 }
 
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o;
-	int i, status = 0;
+	struct opt_parser op;
+	int id, i, status = 0;
+	bool freq_set = false, tids = false;
 
 	memset(&o, 0, sizeof(o));
 	o.output = "stax.data";
@@ -128,70 +237,83 @@ int cmd_record(int argc, char **argv)
 	o.freq = 999;
 	o.unwind = UNWIND_MODE_HYBRID;
 	o.stack_size = 32768;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		cmd_maybe_help("record", a);
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break; /* the command starts here */
-		if (!strcmp(a, "-F") || !strcmp(a, "--freq")) {
-			const char *v = cmd_value("record", argc, argv, &i);
+	opt_begin(&op, &cmd_record_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		const char *v = op.arg;
+		switch (id) {
+		case 'F':
 			if (parse_u64(v, &o.freq) || !o.freq)
 				die("record: -F needs a positive number of Hz, not '%s'", v);
-		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
-			o.event = cmd_value("record", argc, argv, &i);
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			o.output = cmd_value("record", argc, argv, &i);
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
-			parse_pids(&o, cmd_value("record", argc, argv, &i));
-		} else if (!strcmp(a, "--unwind")) {
-			const char *v = cmd_value("record", argc, argv, &i);
-			if (!strcmp(v, "fp"))
-				o.unwind = UNWIND_MODE_FP;
-			else if (!strcmp(v, "dwarf"))
-				o.unwind = UNWIND_MODE_DWARF;
-			else if (!strcmp(v, "hybrid"))
-				o.unwind = UNWIND_MODE_HYBRID;
-			else
-				die("record: --unwind takes hybrid, dwarf or fp, not '%s'", v);
-		} else if (!strcmp(a, "--stack-size")) {
-			const char *v = cmd_value("record", argc, argv, &i);
-			uint64_t n;
-			if (parse_u64(v, &n) || n < 64 || n > 65528)
-				die("record: --stack-size takes 64 to 65528 bytes (the kernel's limit), not '%s'", v);
-			o.stack_size = (uint32_t)(n & ~7ull);
-		} else if (!strcmp(a, "--duration")) {
-			const char *v = cmd_value("record", argc, argv, &i);
+			freq_set = true;
+			break;
+		case 'c':
+			if (parse_u64(v, &o.period) || !o.period)
+				die("record: -c needs a positive number of events, not '%s'", v);
+			break;
+		case 'e':
+			o.event = v;
+			break;
+		case 'o':
+			o.output = v;
+			break;
+		case 'p':
+		case 't':
+			if (o.npids && tids != (id == 't'))
+				die("record: give either -p PID or -t TID, not both");
+			tids = id == 't';
+			o.thread_only = tids;
+			parse_pids(&o, op.name, v);
+			break;
+		case REC_UNWIND:
+			set_unwind(&o, "--unwind", v);
+			break;
+		case REC_CALL_GRAPH:
+			set_call_graph(&o, v);
+			break;
+		case 'g':
+			break; /* stax always records call stacks */
+		case REC_STACK_SIZE:
+			set_stack_size(&o, "--stack-size", v);
+			break;
+		case REC_DURATION: {
 			char *end;
 			o.duration = strtod(v, &end);
 			if (*end || o.duration <= 0)
 				die("record: --duration needs a positive number of seconds, not '%s'", v);
-		} else if (!strcmp(a, "-m") || !strcmp(a, "--mmap-pages")) {
-			const char *v = cmd_value("record", argc, argv, &i);
+			break;
+		}
+		case 'm': {
 			char why[160];
 			if (ring_parse_pages(v, (size_t)sysconf(_SC_PAGESIZE), &o.mmap_pages, why, sizeof(why)))
 				die("record: -m '%s': %s", v, why);
-		} else if (!strcmp(a, "--off-cpu")) {
+			break;
+		}
+		case REC_OFF_CPU:
 			o.off_cpu = 1;
-		} else if (!strcmp(a, "--no-wakers")) {
+			break;
+		case REC_NO_WAKERS:
 			o.no_wakers = 1;
-		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {
+			break;
+		case 'a':
 			o.system_wide = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			break;
+		case 'q':
 			o.quiet = 1;
-		} else {
-			cmd_bad_option("record", a);
+			break;
+		default:
+			perf_only(&op, id);
 		}
 	}
+	i = opt_rest(&op);
 	if (i < argc)
 		o.argv = argv + i;
+	if (freq_set && o.period)
+		die("record: give either -F HZ or -c COUNT, not both");
 	if (o.argv && o.npids)
-		die("record: give either -p PID or a command, not both");
+		die("record: give either %s or a command, not both", tids ? "-t TID" : "-p PID");
 	if (o.system_wide && o.npids)
-		die("record: give either -a or -p PID, not both (-a records every process; filter the views with --pid)");
+		die("record: give either -a or %s, not both (-a records every process; filter the views with --pid)",
+		    tids ? "-t TID" : "-p PID");
 	if (!o.argv && !o.npids && !o.system_wide)
 		die("record: nothing to record (give a command after --, or -p PID; see 'stax help record')");
 	if (record_run(&o, &status) && !status)

@@ -4,7 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
-const char cmd_script_help[] =
+static const struct opt script_opts[] = {
+	OPT_GROUP(query_opts_python),
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_script_spec = {
+	"script",
 "usage: stax script [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "                   [--no-demangle] [--no-inline] [--python-only]\n"
 "\n"
@@ -19,28 +27,21 @@ const char cmd_script_help[] =
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
 "JSON, with addresses as \"0x...\" strings (Python frames\n"
 "of python -X perf have \"python\": true).\n"
-"\n"
-"  --python-only     only Python frames (python -X perf or -X perf_jit), the\n"
-"                    way py-spy shows them: the C frames between them are\n"
-"                    folded away (by default both are shown)\n"
-FILTER_HELP;
+,
+	script_opts, NULL, 0,
+};
 
 int cmd_script(int argc, char **argv)
 {
 	struct query_opts q;
 	struct profile p;
-	int i;
+	struct opt_parser op;
+	int id;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("script", argv[i]);
-		if (!strcmp(argv[i], "--python-only"))
-			q.python_only = true;
-		else if (query_is_file_arg(argv[i]))
-			query_file_arg(&q, "script", argv[i]);
-		else if (!query_option(&q, "script", argc, argv, &i))
-			cmd_bad_option("script", argv[i]);
-	}
+	opt_begin(&op, &cmd_script_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE)
+		query_opt(&q, &op, id);
 	query_load(&q, &p);
 	view_script(&p, &q.filter, q.json, stdout);
 	profile_release(&p);

@@ -5,7 +5,20 @@
 
 #include <string.h>
 
-const char cmd_serve_help[] =
+enum { SERVE_PORT = OPT_LONG, SERVE_NO_DEMANGLE };
+
+static const struct opt serve_opts[] = {
+	{ 'i', "input", "FILE", "the recording (default stax.data); also FILE as an argument", NULL },
+	{ SERVE_PORT, "port", "N", "TCP port (default 8470; 0 picks a free one, printed\n"
+	  "on standard error)", NULL },
+	{ 'p', NULL, "N", "the same as --port", NULL },
+	{ SERVE_NO_DEMANGLE, "no-demangle", NULL, "show C++ and Rust names as the binary has them", NULL },
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_serve_spec = {
+	"serve",
 "usage: stax serve [FILE | -i FILE] [--port N] [--no-demangle] [FILTERS]\n"
 "\n"
 "Serve a web page about the recording at http://127.0.0.1:PORT/ (loopback\n"
@@ -28,42 +41,41 @@ const char cmd_serve_help[] =
 "header gets 403, so a page elsewhere cannot read the profile); at most\n"
 "64 connections at once, an idle one closed after 30 s. Ctrl-C stops\n"
 "the server.\n"
-"\n"
-"  FILE, -i FILE     the recording (default stax.data)\n"
-"  --port N          TCP port (default 8470; 0 picks a free one, printed\n"
-"                    on standard error)\n"
-FILTER_HELP;
+,
+	serve_opts, NULL, 0,
+};
 
 int cmd_serve(int argc, char **argv)
 {
 	struct serve_opts o = { .path = "stax.data", .port = 8470, .demangle = true };
 	bool input_set = false;
-	int i;
+	struct opt_parser op;
+	int id;
 
-	for (i = 1; i < argc; i++) {
-		const char *file = NULL;
-		cmd_maybe_help("serve", argv[i]);
-		if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--input"))
-			file = cmd_value("serve", argc, argv, &i);
-		else if (query_is_file_arg(argv[i]))
-			file = argv[i];
-		if (file) {
+	opt_begin(&op, &cmd_serve_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		switch (id) {
+		case OPT_ARG:
+		case 'i':
 			if (input_set)
-				die("serve: two recordings given ('%s' and '%s'; see 'stax help serve')", o.path, file);
-			o.path = file;
+				die("serve: two recordings given ('%s' and '%s'; see 'stax help serve')", o.path, op.arg);
+			o.path = op.arg;
 			input_set = true;
-		} else if (!strcmp(argv[i], "--port") || !strcmp(argv[i], "-p")) {
+			break;
+		case 'p':
+		case SERVE_PORT: {
 			uint64_t n;
-			const char *v = cmd_value("serve", argc, argv, &i);
-			if (parse_u64(v, &n) || n > 65535)
-				die("serve: --port needs a port number from 0 to 65535, not '%s'", v);
+			if (parse_u64(op.arg, &n) || n > 65535)
+				die("serve: --port needs a port number from 0 to 65535, not '%s'", op.arg);
 			o.port = (unsigned)n;
-		} else if (!strcmp(argv[i], "--no-demangle")) {
+			break;
+		}
+		case SERVE_NO_DEMANGLE:
 			o.demangle = false;
-		} else if (filter_option(&o.filter, "serve", argc, argv, &i)) {
-			continue;
-		} else {
-			cmd_bad_option("serve", argv[i]);
+			break;
+		default:
+			filter_opt(&o.filter, &op, id);
+			break;
 		}
 	}
 	return serve_run(&o) ? 1 : 0;

@@ -3,7 +3,14 @@
 
 #include <stdio.h>
 
-const char cmd_threads_help[] =
+static const struct opt threads_opts[] = {
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_threads_spec = {
+	"threads",
 "usage: stax threads [FILE | -i FILE] [--json] [--pid PID] [--tid TID] [--comm NAME]\n"
 "\n"
 "Per thread: tid, pid, name, samples, share and CPU milliseconds (for\n"
@@ -18,24 +25,21 @@ const char cmd_threads_help[] =
 "waiting for a cpu), WAIT (condition variables, semaphores, joins) and\n"
 "OTHER (see docs/OFFCPU.md).\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
-"JSON.\n"
-"\n"
-FILTER_HELP;
+"JSON.\n",
+	threads_opts, NULL, 0,
+};
 
 int cmd_threads(int argc, char **argv)
 {
 	struct query_opts q;
 	struct profile p;
-	int i;
+	struct opt_parser op;
+	int id;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("threads", argv[i]);
-		if (query_is_file_arg(argv[i]))
-			query_file_arg(&q, "threads", argv[i]);
-		else if (!query_option(&q, "threads", argc, argv, &i))
-			cmd_bad_option("threads", argv[i]);
-	}
+	opt_begin(&op, &cmd_threads_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE)
+		query_opt(&q, &op, id);
 	query_load(&q, &p);
 	view_threads(&p, &q.filter, q.json, stdout);
 	profile_release(&p);

@@ -13,7 +13,20 @@
 #include <time.h>
 #include <unistd.h>
 
-const char cmd_wait_help[] =
+enum { W_SAMPLES = OPT_LONG, W_SECONDS, W_SYMBOL, W_TIMEOUT };
+
+static const struct opt wait_opts[] = {
+	{ W_SAMPLES, "for-samples", "N", "N samples are in the file", NULL },
+	{ W_SECONDS, "for-seconds", "S", "the recording has run for S seconds", NULL },
+	{ W_SYMBOL, "until-symbol", "NAME", "a sample's stack (or an off-CPU stack) has the\n"
+	  "function NAME (exact name, C++ arguments ignored)", NULL },
+	{ W_TIMEOUT, "timeout", "S", "give up after S seconds (default: wait forever)", NULL },
+	OPT_GROUP(query_opts_common),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_wait_spec = {
+	"wait",
 "usage: stax wait [FILE | -i FILE] (--for-samples N | --for-seconds S |\n"
 "                 --until-symbol NAME) [--timeout S]\n"
 "\n"
@@ -26,16 +39,13 @@ const char cmd_wait_help[] =
 "When it ends, wait prints the warnings the other commands print (a\n"
 "damaged or truncated recording, lost samples), but not that the\n"
 "recording is still being written.\n"
-"\n"
-"  --for-samples N     N samples are in the file\n"
-"  --for-seconds S     the recording has run for S seconds\n"
-"  --until-symbol NAME a sample's stack (or an off-CPU stack) has the\n"
-"                      function NAME (exact name, C++ arguments ignored)\n"
-"  --timeout S         give up after S seconds (default: wait forever)\n"
-"\n"
+,
+	wait_opts,
 "The file is re-read every 100 ms (250 ms with --until-symbol, which\n"
 "symbolizes from the binaries), so the answer lags by that much plus the\n"
-"recorder's 250 ms between chunks.\n";
+"recorder's 250 ms between chunks.\n",
+	0,
+};
 
 enum wait_kind { WAIT_NONE, WAIT_SAMPLES, WAIT_SECONDS, WAIT_SYMBOL };
 
@@ -104,39 +114,36 @@ int cmd_wait(int argc, char **argv)
 	unsigned dead = 0; /* polls that found the recording unfinished and its recorder gone */
 	struct prof_warning warnings[PROF_WARNINGS_MAX];
 	size_t nwarn = 0;
-	int i;
+	struct opt_parser op;
+	int id;
 
 	clock_gettime(CLOCK_REALTIME, &started);
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		cmd_maybe_help("wait", a);
-		if (query_option(&q, "wait", argc, argv, &i))
+	opt_begin(&op, &cmd_wait_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		if (query_opt(&q, &op, id))
 			continue;
-		if (query_is_file_arg(a)) {
-			query_file_arg(&q, "wait", a);
-			continue;
-		}
-		if (kind != WAIT_NONE && (!strcmp(a, "--for-samples") || !strcmp(a, "--for-seconds") ||
-					  !strcmp(a, "--until-symbol")))
+		if (kind != WAIT_NONE && id != W_TIMEOUT)
 			die("wait: give one of --for-samples, --for-seconds and --until-symbol");
-		if (!strcmp(a, "--for-samples")) {
-			const char *v = cmd_value("wait", argc, argv, &i);
-			if (parse_u64(v, &want_samples))
-				die("wait: --for-samples needs a number, not '%s' (see 'stax help wait')", v);
+		switch (id) {
+		case W_SAMPLES:
+			if (parse_u64(op.arg, &want_samples))
+				die("wait: --for-samples needs a number, not '%s' (see 'stax help wait')", op.arg);
 			kind = WAIT_SAMPLES;
-		} else if (!strcmp(a, "--for-seconds")) {
-			want_seconds = positive(a, cmd_value("wait", argc, argv, &i));
+			break;
+		case W_SECONDS:
+			want_seconds = positive(op.name, op.arg);
 			kind = WAIT_SECONDS;
-		} else if (!strcmp(a, "--until-symbol")) {
-			symbol = cmd_value("wait", argc, argv, &i);
+			break;
+		case W_SYMBOL:
+			symbol = op.arg;
 			if (!*symbol)
 				die("wait: --until-symbol needs a function name");
 			kind = WAIT_SYMBOL;
-		} else if (!strcmp(a, "--timeout")) {
-			timeout = positive(a, cmd_value("wait", argc, argv, &i));
-		} else {
-			cmd_bad_option("wait", a);
+			break;
+		case W_TIMEOUT:
+			timeout = positive(op.name, op.arg);
+			break;
 		}
 	}
 	if (kind == WAIT_NONE)
@@ -153,8 +160,11 @@ int cmd_wait(int argc, char **argv)
 		/* a file shorter than its header is still being created */
 		if (!stat(q.input, &st) && st.st_size >= 16) {
 			struct profile p;
-			if (profile_load(&p, q.input))
+			struct err e;
+			if (profile_load_err(&p, q.input, &e)) {
+				error("%s", e.msg);
 				return 1;
+			}
 			nsamples = p.nsamples;
 			secs = recorded_seconds(&p);
 			if (kind == WAIT_SAMPLES)

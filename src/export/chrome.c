@@ -37,7 +37,7 @@ static void slice(const struct profile *p, const struct rec_sample *s, const str
 		(o->start - p->first_time) / 1e3, (end - o->start) / 1e3);
 }
 
-int export_chrome(const struct profile *p, const struct view_filter *f, FILE *out)
+int export_chrome(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e)
 {
 	size_t n, i, j;
 	size_t *idx = export_thread_order(p, f, &n);
@@ -95,6 +95,6 @@ int export_chrome(const struct profile *p, const struct view_filter *f, FILE *ou
 	free(frames);
 	free(open);
 	if (ferror(out))
-		return error("chrome: cannot write the trace: %s", strerror(errno));
+		return err_set(e, errno ? -errno : -EIO, "chrome: cannot write the trace: %s", strerror(errno));
 	return 0;
 }

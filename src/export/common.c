@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct profile *order_p;
 
-static int cmp_thread_time(const void *a, const void *b)
+static int cmp_thread_time(const void *a, const void *b, void *arg)
 {
+	const struct profile *order_p = arg;
 	const struct rec_sample *x = &order_p->samples[*(const size_t *)a];
 	const struct rec_sample *y = &order_p->samples[*(const size_t *)b];
 	if (x->pid != y->pid)
@@ -26,8 +26,7 @@ size_t *export_thread_order(const struct profile *p, const struct view_filter *f
 	for (i = 0; i < p->nsamples; i++)
 		if (view_keep(p, f, &p->samples[i]))
 			idx[k++] = i;
-	order_p = p;
-	qsort(idx, k, sizeof(*idx), cmp_thread_time);
+	qsort_r(idx, k, sizeof(*idx), cmp_thread_time, (void *)p);
 	*n = k;
 	return idx;
 }

@@ -17,13 +17,16 @@
 #ifndef STAX_EXPORT_EXPORT_H
 #define STAX_EXPORT_EXPORT_H
 
+#include "lib/util.h"
 #include "view/view.h"
 
 #include <stdio.h>
 
-int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out);
-int export_speedscope(const struct profile *p, const struct view_filter *f, FILE *out);
-int export_chrome(const struct profile *p, const struct view_filter *f, FILE *out);
+/* Write the samples f keeps to out in one format. 0, or -errno (-1 when
+ * there is none) with the reason in *e for the caller to print. */
+int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e);
+int export_speedscope(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e);
+int export_chrome(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e);
 
 /* Indices of the samples f keeps, ordered by (pid, tid, time); *n is the
  * count. The caller frees the array. */

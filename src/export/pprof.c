@@ -124,11 +124,11 @@ static uint32_t mapping_id(const struct profile *p, const struct prof_node *nd)
 	return nd->mapping && nd->mapping <= p->nmaps ? nd->mapping : 0;
 }
 
-static const struct profile *merge_p;
 
 /* samples with equal (stack, tid) become one pprof sample */
-static int cmp_stack_tid(const void *a, const void *b)
+static int cmp_stack_tid(const void *a, const void *b, void *arg)
 {
+	const struct profile *merge_p = arg;
 	const struct rec_sample *x = &merge_p->samples[*(const size_t *)a];
 	const struct rec_sample *y = &merge_p->samples[*(const size_t *)b];
 	if (x->stack != y->stack)
@@ -157,8 +157,7 @@ static void encode(struct pp *pp, const struct view_filter *f)
 	for (i = 0; i < p->nsamples; i++)
 		if (view_keep(p, f, &p->samples[i]))
 			idx[n++] = i;
-	merge_p = p;
-	qsort(idx, n, sizeof(*idx), cmp_stack_tid);
+	qsort_r(idx, n, sizeof(*idx), cmp_stack_tid, (void *)p);
 	for (i = 0; i < n; i = j) {
 		const struct rec_sample *s = &p->samples[idx[i]];
 		const struct prof_node *nd = profile_node(p, s->stack);
@@ -295,7 +294,7 @@ static void encode(struct pp *pp, const struct view_filter *f)
 	free(locs);
 }
 
-static int gzip_to(FILE *out, const struct buf *in)
+static int gzip_to(FILE *out, const struct buf *in, struct err *e)
 {
 	z_stream z;
 	unsigned char chunk[65536];
@@ -303,7 +302,7 @@ static int gzip_to(FILE *out, const struct buf *in)
 	memset(&z, 0, sizeof(z));
 	/* 15 + 16: a gzip header and trailer, not a zlib one */
 	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return error("pprof: cannot start gzip compression");
+		return err_set(e, -1, "pprof: cannot start gzip compression");
 	z.next_in = in->data;
 	z.avail_in = (uInt)in->len;
 	do {
@@ -312,18 +311,18 @@ static int gzip_to(FILE *out, const struct buf *in)
 		ret = deflate(&z, Z_FINISH);
 		if (ret == Z_STREAM_ERROR) {
 			deflateEnd(&z);
-			return error("pprof: gzip compression failed");
+			return err_set(e, -1, "pprof: gzip compression failed");
 		}
 		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) != sizeof(chunk) - z.avail_out) {
 			deflateEnd(&z);
-			return error("pprof: cannot write the profile: %s", strerror(errno));
+			return err_set(e, errno ? -errno : -EIO, "pprof: cannot write the profile: %s", strerror(errno));
 		}
 	} while (ret != Z_STREAM_END);
 	deflateEnd(&z);
 	return 0;
 }
 
-int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out)
+int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e)
 {
 	struct pp pp;
 	int ret;
@@ -336,7 +335,7 @@ int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out
 	pp.func_used = xcalloc(p->nfuncs + 1, sizeof(*pp.func_used));
 	pp.func_file = xcalloc(p->nfuncs + 1, sizeof(*pp.func_file));
 	encode(&pp, f);
-	ret = gzip_to(out, &pp.out);
+	ret = gzip_to(out, &pp.out, e);
 	buf_release(&pp.out);
 	hmap_release(&pp.st.index);
 	hmap_release(&pp.loc_index);

@@ -29,7 +29,7 @@ static int cmp_run(const void *a, const void *b)
 	return x->first < y->first ? -1 : 1;
 }
 
-int export_speedscope(const struct profile *p, const struct view_filter *f, FILE *out)
+int export_speedscope(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e)
 {
 	const char *clock = profile_meta(p, "event_is_clock");
 	bool is_clock = clock && !strcmp(clock, "1");
@@ -117,6 +117,6 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 	free(file_of);
 	free(order);
 	if (ferror(out))
-		return error("speedscope: cannot write the profile: %s", strerror(errno));
+		return err_set(e, errno ? -errno : -EIO, "speedscope: cannot write the profile: %s", strerror(errno));
 	return 0;
 }

@@ -47,7 +47,6 @@ static inline uint32_t cur_u32(struct cursor *c)
 	return v;
 }
 
-/* A u16-length string; *s points into the buffer (not NUL-terminated). */
 static inline uint64_t cur_u64(struct cursor *c)
 {
 	uint64_t v = 0;
@@ -55,6 +54,7 @@ static inline uint64_t cur_u64(struct cursor *c)
 	return v;
 }
 
+/* A u16-length string; *s points into the buffer (not NUL-terminated). */
 static inline bool cur_str(struct cursor *c, const char **s, size_t *len)
 {
 	uint16_t n;

@@ -4,10 +4,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 
-/* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0 when
- * it is not one: overlong forms, surrogates and code points above
- * U+10FFFF are invalid too (RFC 3629). */
-static size_t utf8_len(const unsigned char *s)
+size_t utf8_len(const unsigned char *s)
 {
 	size_t n, i;
 	uint32_t cp;

@@ -2,6 +2,7 @@
 #ifndef STAX_LIB_JSON_H
 #define STAX_LIB_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -14,6 +15,12 @@
 #define JSON_STR(x) JSON_STR_(x)
 /* Opens a top-level object: '{"json_version":2,' */
 #define JSON_OPEN "{\"json_version\":" JSON_STR(JSON_VERSION) ","
+
+/* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0 when
+ * it is not one: overlong forms, surrogates and code points above
+ * U+10FFFF are invalid too (RFC 3629). Reads no further than a NUL. The
+ * one UTF-8 check of stax (JSON strings, SVG text). */
+size_t utf8_len(const unsigned char *s);
 
 /* Print s as a JSON string literal, quotes included. NULL prints null.
  * Bytes that are not valid UTF-8 each print as \ufffd, so the output is

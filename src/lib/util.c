@@ -132,6 +132,33 @@ void note(const char *fmt, ...)
 	va_end(ap);
 }
 
+void note_progress(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\rstax: %s", buf);
+}
+
+void note_progress_clear(void)
+{
+	fputs("\r\033[K", stderr);
+}
+
+int err_set(struct err *e, int code, const char *fmt, ...)
+{
+	va_list ap;
+	if (e) {
+		e->code = code;
+		va_start(ap, fmt);
+		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
 void bug_at(const char *file, int line, const char *msg)
 {
 	fprintf(stderr, "stax: BUG at %s:%d: %s\n", file, line, msg);

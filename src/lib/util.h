@@ -33,6 +33,21 @@ void set_oom_handler(void (*fn)(void));
 void grow_array(void **p, size_t *cap, size_t need, size_t elem);
 #define GROW(arr, cap, need) grow_array((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* Messages. These functions (with bug_at) are the one place stax writes
+ * to standard error outside src/cmd/ and main.c: library layers return
+ * errors (0 or -errno, with a message in a caller's buffer or a struct
+ * err) and leave printing to the command; the recorder's progress and
+ * summary lines come through note() and note_progress(). */
+
+/* A failure a library layer returns: the -errno code and a message the
+ * caller prints ("what failed: why (what to do)"). */
+struct err {
+	int code;          /* -errno, or -1 */
+	char msg[512];
+};
+/* Fill e (when not NULL) and return code, for `return err_set(e, ...)`. */
+int err_set(struct err *e, int code, const char *fmt, ...) PRINTF(3, 4);
+
 /* "stax: error: <msg>" on stderr, exit(1). */
 void die(const char *fmt, ...) PRINTF(1, 2) __attribute__((noreturn));
 /* "stax: error: <msg>" on stderr; returns -1 for convenient `return error(..)`. */
@@ -41,6 +56,11 @@ int error(const char *fmt, ...) PRINTF(1, 2);
 void warn(const char *fmt, ...) PRINTF(1, 2);
 /* "stax: <msg>" on stderr (informational). */
 void note(const char *fmt, ...) PRINTF(1, 2);
+/* "\rstax: <msg>" on stderr without a newline: a progress line that the
+ * next one overwrites; note_progress_clear() erases it. Only when
+ * show_progress(). */
+void note_progress(const char *fmt, ...) PRINTF(1, 2);
+void note_progress_clear(void);
 
 #define BUG(msg) bug_at(__FILE__, __LINE__, (msg))
 void bug_at(const char *file, int line, const char *msg) __attribute__((noreturn));

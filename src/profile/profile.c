@@ -294,7 +294,7 @@ static int load_record(struct loader *l, const struct store_record *rec)
 		struct rec_lost lo;
 		if (!cur_get(&c, &lo, sizeof(lo)))
 			return corrupt(l, rec, "lost");
-		if (lo.kind)
+		if (lo.kind != LOST_RING)
 			p->lost_samples += lo.count;
 		else
 			p->lost_records += lo.count;
@@ -392,12 +392,12 @@ static int load(struct loader *l)
 {
 	struct store_chunk ch;
 	int ret;
-	bool progress = l->r.owned && show_progress();
+	bool show = l->r.owned && show_progress();
 	uint64_t start = now_ns(), last = 0;
 	while ((ret = store_reader_next(&l->r, &ch)) > 0) {
-		if (progress && now_ns() - start > 300000000ull && now_ns() - last > 100000000ull) {
+		if (show && now_ns() - start > 300000000ull && now_ns() - last > 100000000ull) {
 			last = now_ns();
-			fprintf(stderr, "\rstax: reading %s: %3.0f%%", l->r.path, 100.0 * l->r.off / l->r.size);
+			note_progress("reading %s: %3.0f%%", l->r.path, 100.0 * l->r.off / l->r.size);
 		}
 		struct store_record_iter it = { &ch, 0 };
 		struct store_record rec;
@@ -416,7 +416,7 @@ static int load(struct loader *l)
 			store_reader_damaged(&l->r, &ch, it.off, l->r.err);
 	}
 	if (last)
-		fprintf(stderr, "\r\033[K");
+		note_progress_clear();
 	if (ret < 0)
 		return -1;
 	for (; l->thr_head < l->nthr; l->thr_head++) {
@@ -442,19 +442,28 @@ static void profile_init(struct profile *p, const char *path)
 	p->path = path;
 }
 
-int profile_load(struct profile *p, const char *path)
+int profile_load_err(struct profile *p, const char *path, struct err *e)
 {
 	struct loader l = { .p = p };
 	int ret;
 	profile_init(p, path);
 	if (store_reader_open(&l.r, path))
-		return error("%s", l.r.err);
+		return err_set(e, -1, "%s", l.r.err);
 	ret = load(&l);
 	if (ret)
-		error("%s", l.r.err);
+		err_set(e, -1, "%s", l.r.err);
 	store_reader_close(&l.r);
 	free(l.open);
 	free(l.thr);
+	return ret;
+}
+
+int profile_load(struct profile *p, const char *path)
+{
+	struct err e;
+	int ret = profile_load_err(p, path, &e);
+	if (ret)
+		error("%s", e.msg);
 	return ret;
 }
 

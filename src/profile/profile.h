@@ -15,6 +15,7 @@
 #include "store/reader.h"
 #include "store/stacks.h"
 #include "lib/hash.h"
+#include "lib/util.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -159,9 +160,13 @@ struct profile {
 	size_t nstrings, strcap;
 };
 
-/* Load path; on failure prints "stax: error: ..." and returns -1. A
- * recording that is cut, still growing or damaged loads (what could be
- * read of it): profile_warnings() says what is missing. */
+/* Load path; on failure returns -1 with the message in *e (for the
+ * caller to print). A recording that is cut, still growing or damaged
+ * loads (what could be read of it): profile_warnings() says what is
+ * missing. p needs profile_release() either way. */
+int profile_load_err(struct profile *p, const char *path, struct err *e);
+/* profile_load_err() that prints the message as "stax: error: ..." (the
+ * tests' and older callers' form). */
 int profile_load(struct profile *p, const char *path);
 /* Load from memory (fuzzing); returns -1 with the message in err. */
 int profile_load_mem(struct profile *p, const char *name, const void *data,
@@ -214,7 +219,6 @@ bool profile_func_is_python(const struct prof_func *fn);
  * frames above it; samples without one keep only their root. Call after
  * profile_symbolize(). */
 void profile_python_only(struct profile *p);
-/* Sample weight in the unit views show: 1 per sample. */
 /* Frames of a sample's stack, leaf first, as function ids (roots excluded).
  * Returns the count (at most max). */
 size_t profile_stack_funcs(const struct profile *p, uint32_t stack, uint32_t *out, size_t max);

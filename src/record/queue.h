@@ -23,17 +23,15 @@
 
 #include "lib/buf.h"
 #include "record/ring.h"
-#include "source/sample.h"
+#include "ingest/ingest.h"
+#include "ingest/sample.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* perf_event_header.misc of a sample whose stack copy the queue
- * shortened: bits 3-11 are unused by the kernel; only the recorder's own
- * records carry it (the ingester honours it when live). */
-#define QUEUE_MISC_TRIMMED (1u << 11)
+/* QUEUE_MISC_TRIMMED (ingest/ingest.h) marks the samples it shortened. */
 /* Bytes of stack copy a sample keeps above the high-water mark. */
 #define QUEUE_TRIM_KEEP 1024
 /* The queue's bound: twice the bytes of all rings, within these. */

@@ -1,6 +1,6 @@
 #include "record/recorder.h"
 #include "record/events.h"
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "record/queue.h"
 #include "record/ring.h"
 #include "record/target.h"
@@ -601,7 +601,7 @@ static void put_header_meta(struct recorder *r)
 		}
 	} else if (!o->system_wide) {
 		/* -p 123 (python3 app.py), 456 (...) */
-		buf_printf(&cmd, "-p");
+		buf_printf(&cmd, o->thread_only ? "-t" : "-p");
 		for (i = 0; i < o->npids; i++) {
 			buf_printf(&cmd, "%s%d", i ? ", " : " ", o->pids[i]);
 			add_proc_cmdline(&cmd, o->pids[i]);
@@ -612,7 +612,9 @@ static void put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "stax_version", stax_version);
 	store_put_meta(&r->w, "event", r->ev->name);
 	store_put_meta(&r->w, "event_is_clock", r->ev->is_clock ? "1" : "0");
-	put_meta_u64(&r->w, "freq", o->freq);
+	put_meta_u64(&r->w, "freq", o->period ? 0 : o->freq);
+	if (o->period)
+		put_meta_u64(&r->w, "period", o->period);
 	put_meta_u64(&r->w, "max_stack", r->ing.max_stack);
 	put_meta_u64(&r->w, "ring_bytes", (uint64_t)r->pages * (uint64_t)sysconf(_SC_PAGESIZE));
 	if (o->unwind != UNWIND_MODE_FP)
@@ -643,17 +645,22 @@ static void summary(struct recorder *r)
 	char size[32];
 	double secs = (r->end_ns - r->start_ns) / 1e9;
 	format_size(size, sizeof(size), r->w.bytes);
-	fprintf(stderr, "stax: recorded %" PRIu64 " samples in %.2f s (%s at %" PRIu64 " Hz),"
+	char rate[48];
+	if (r->o->period)
+		snprintf(rate, sizeof(rate), "every %" PRIu64 "%s", r->o->period, r->ev->is_clock ? " ns" : "");
+	else
+		snprintf(rate, sizeof(rate), "at %" PRIu64 " Hz", r->o->freq);
+	note("recorded %" PRIu64 " samples in %.2f s (%s %s),"
 		" %" PRIu64 " lost, %" PRIu64 " throttled; wrote %s (%s, %.1f bytes/sample)."
-		" Next: stax top -i %s, stax flame -i %s, stax info -i %s\n",
-		r->ing.samples, secs, r->ev->name, r->o->freq,
+		" Next: stax top -i %s, stax flame -i %s, stax info -i %s",
+		r->ing.samples, secs, r->ev->name, rate,
 		r->ing.lost + r->ing.lost_samples + r->dropped_put,
 		r->ing.throttles, r->o->output, size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
 		r->o->output, r->o->output, r->o->output);
 	if (r->o->off_cpu)
-		fprintf(stderr, "stax: recorded %" PRIu64 " off-CPU intervals, %.1f ms off the CPU in all."
-			" Next: stax threads -i %s, stax flame --wall -i %s\n", r->ing.offcpu_intervals,
+		note("recorded %" PRIu64 " off-CPU intervals, %.1f ms off the CPU in all."
+		     " Next: stax threads -i %s, stax flame --wall -i %s", r->ing.offcpu_intervals,
 			r->ing.offcpu_ns / 1e6, r->o->output, r->o->output);
 	if (r->ing.chains_capped) {
 		/* Offer, never change the system setting ourselves. */
@@ -974,8 +981,12 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 
 	event_attr(&attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,
 		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
-	if (o->system_wide)
+	if (o->system_wide || o->thread_only)
 		attr.inherit = 0;
+	if (o->period) {
+		attr.freq = 0;
+		attr.sample_period = o->period;
+	}
 	if (o->off_cpu) {
 		/* samples of both events share the rings: tell them apart by id */
 		attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
@@ -1072,8 +1083,18 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	} else {
 		for (i = 0; i < o->npids; i++) {
 			pid_t *tids = NULL;
-			int nt = target_threads(o->pids[i], &tids), j;
-			if (nt < 0) {
+			int nt, j, pid = o->pids[i];
+			if (o->thread_only) {
+				/* -t: that thread alone, named as a thread of its process */
+				pid = target_tgid(o->pids[i]);
+				if (pid < 0) {
+					error("cannot attach to thread %d: no such thread (check the tid)", o->pids[i]);
+					goto out;
+				}
+				tids = xmalloc(sizeof(*tids));
+				tids[0] = o->pids[i];
+				nt = 1;
+			} else if ((nt = target_threads(pid, &tids)) < 0) {
 				error("cannot attach to process %d: no such process (check the pid)", o->pids[i]);
 				goto out;
 			}
@@ -1084,7 +1105,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 					goto out;
 				}
 			}
-			seed_process(r, o->pids[i], tids, nt, now_ns());
+			seed_process(r, pid, tids, nt, now_ns());
 			free(tids);
 		}
 		if (r->wakers)

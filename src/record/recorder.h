@@ -19,8 +19,12 @@ struct record_opts {
 				 * memfd) instead of creating output */
 	const char *event;      /* default "cpu-clock" */
 	uint64_t freq;          /* Hz, default 999 */
-	int *pids;              /* -p targets */
+	int *pids;              /* -p targets (thread ids with thread_only) */
 	size_t npids;
+	int thread_only;        /* -t: pids are threads, each recorded alone (no
+				 * other thread of its process, no children) */
+	uint64_t period;        /* -c: a sample every period events (ns of the
+				 * clock for clock events); 0: freq */
 	char **argv;            /* command to launch, NULL-terminated */
 	enum unwind_mode unwind;
 	uint32_t stack_size;    /* bytes of user stack per sample (dwarf/hybrid) */

@@ -105,6 +105,22 @@ int target_threads(pid_t pid, pid_t **tids)
 	return (int)n;
 }
 
+int target_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	FILE *f;
+	int tgid = -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? tgid : -1;
+}
+
 int target_alive(pid_t pid)
 {
 	char path[64], buf[512], *p;

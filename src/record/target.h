@@ -30,6 +30,9 @@ void target_abort(struct target *t);
 /* Threads of a process from /proc/PID/task; returns the count, -1 when the
  * process does not exist. *tids is malloc'd. */
 int target_threads(pid_t pid, pid_t **tids);
+/* The process (thread group) thread tid belongs to, or -1 when there is
+ * no such thread. */
+int target_tgid(pid_t tid);
 /* True while pid exists and is not a zombie. */
 int target_alive(pid_t pid);
 /* Send sig to root and to every process descended from it (found through

@@ -428,7 +428,7 @@ int serve_run(const struct serve_opts *o)
 		return error("serve: cannot start the HTTP server on 127.0.0.1:%u: %s", s.port,
 			     strerror(e ? e : EINVAL));
 	}
-	fprintf(stderr, "stax: serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)\n", o->path, s.port);
+	note("serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)", o->path, s.port);
 	sigwait(&set, &sig);
 	mhd.stop_daemon(d);
 	if (s.loaded)

@@ -5,8 +5,8 @@
  * looked at, and every field is checked against the bytes it came in.
  * See perfdata.h for the layout and the ordering rule.
  */
-#include "source/perfdata.h"
-#include "record/ingest.h"
+#include "source/perfdata-private.h"
+#include "ingest/ingest.h"
 #include "symbol/symbol.h"
 #include "lib/cursor.h"
 #include "lib/hash.h"
@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,263 +26,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#define PERF_MAGIC2          0x32454c4946524550ull  /* "PERFILE2" */
-#define PERF_MAGIC2_SWAPPED  0x50455246494c4532ull
-#define PERF_MAGIC1          0x454c494646524550ull  /* "PERFFILE" */
-#define PIPE_HEADER_SIZE     16
-#define FILE_HEADER_SIZE     104
-#define ATTR_SIZE_VER0       64
-
-/* perf's own record types, after the kernel's */
-enum {
-	PD_HEADER_ATTR = 64, PD_HEADER_EVENT_TYPE, PD_HEADER_TRACING_DATA, PD_HEADER_BUILD_ID,
-	PD_FINISHED_ROUND, PD_ID_INDEX, PD_AUXTRACE_INFO, PD_AUXTRACE, PD_AUXTRACE_ERROR,
-	PD_THREAD_MAP, PD_CPU_MAP, PD_STAT_CONFIG, PD_STAT, PD_STAT_ROUND, PD_EVENT_UPDATE,
-	PD_TIME_CONV, PD_HEADER_FEATURE, PD_COMPRESSED, PD_FINISHED_INIT,
-};
-
-/* feature bits (perf's HEADER_*) we read */
-enum {
-	FEAT_BUILD_ID = 2, FEAT_HOSTNAME = 3, FEAT_NRCPUS = 7, FEAT_CMDLINE = 11,
-	FEAT_EVENT_DESC = 12,
-};
-
-#define EVENT_UPDATE_NAME 2
-#define BUILD_ID_SIZE_VALID (1u << 15)  /* PERF_RECORD_MISC_BUILD_ID_SIZE */
-#define SECTION_MAX (256u << 20)        /* largest section we read */
-
-struct section {
-	uint64_t offset, size;
-};
-
-struct file_header {
-	uint64_t magic, size, attr_size;
-	struct section attrs, data, event_types;
-	uint64_t features[4];
-};
-_Static_assert(sizeof(struct file_header) == FILE_HEADER_SIZE, "perf_file_header");
-
-/* ---- input: a file, a pipe or memory, read in blocks ---- */
-
-struct pd_in {
-	int fd;                 /* -1: memory */
-	const uint8_t *mem;
-	uint64_t size;          /* bytes in the input when known (file, memory) */
-	bool seekable;
-	uint8_t *buf;
-	size_t cap, lo, hi;     /* buf[lo..hi) holds the input from offset pos */
-	uint64_t pos;
-	bool eof;
-	bool mapped;            /* mem is our mapping of a file: pages read
-				 * and done with are dropped as we go */
-	uint64_t dropped;       /* mem[0..dropped) was dropped */
-	volatile uint64_t drop_to; /* for the prefault thread to drop up to */
-	volatile uint64_t helper_dropped; /* what the prefault thread dropped */
-	bool helper;            /* a prefault thread runs (see import_mem) */
-	int err;                /* errno of a failed read */
-};
-
-/* Make n bytes at pos readable. NULL when the input ends first (or a
- * read failed: err is set). The pointer is valid until the next call. */
-static const uint8_t *in_peek(struct pd_in *in, size_t n)
-{
-	if (in->fd < 0) {
-		if (in->pos > in->size || in->size - in->pos < n)
-			return NULL;
-		return in->mem + in->pos;
-	}
-	while (in->hi - in->lo < n) {
-		ssize_t r;
-		if (in->eof)
-			return NULL;
-		if (in->lo && in->cap - in->lo < MAX(n, in->cap / 2)) {
-			memmove(in->buf, in->buf + in->lo, in->hi - in->lo);
-			in->hi -= in->lo;
-			in->lo = 0;
-		}
-		if (in->cap - in->lo < n) {
-			in->cap = MAX(n + in->lo, in->cap * 2);
-			in->buf = xrealloc(in->buf, in->cap);
-		}
-		r = read(in->fd, in->buf + in->hi, in->cap - in->hi);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			in->err = errno;
-		if (r <= 0)
-			in->eof = true;
-		else
-			in->hi += (size_t)r;
-	}
-	return in->buf + in->lo;
-}
-
-/* Bytes buffered (or left in memory) at pos, without reading more. */
-static uint64_t in_avail(const struct pd_in *in)
-{
-	if (in->fd < 0)
-		return in->pos < in->size ? in->size - in->pos : 0;
-	return in->hi - in->lo;
-}
-
-/* Consume n bytes. Returns false when the input ended first. */
-static bool in_skip(struct pd_in *in, uint64_t n)
-{
-	uint64_t have;
-	if (in->fd < 0) {
-		if (in->pos > in->size || in->size - in->pos < n) {
-			in->pos = in->size;
-			return false;
-		}
-		in->pos += n;
-		return true;
-	}
-	have = in->hi - in->lo;
-	if (have >= n) {
-		in->lo += (size_t)n;
-		in->pos += n;
-		return true;
-	}
-	in->pos += have;
-	n -= have;
-	in->lo = in->hi = 0;
-	if (in->seekable) {
-		if (in->size - in->pos < n || lseek(in->fd, (off_t)(in->pos + n), SEEK_SET) < 0) {
-			in->pos = in->size;
-			in->eof = true;
-			return false;
-		}
-		in->pos += n;
-		return true;
-	}
-	while (n) {
-		const uint8_t *p = in_peek(in, 1);
-		uint64_t k;
-		if (!p)
-			return false;
-		k = MIN(n, (uint64_t)(in->hi - in->lo));
-		in->lo += (size_t)k;
-		in->pos += k;
-		n -= k;
-	}
-	return true;
-}
-
-/* Read n bytes at off (random access; seekable inputs only). */
-static bool in_pread(struct pd_in *in, uint64_t off, void *dst, size_t n)
-{
-	size_t done = 0;
-	if (off > in->size || in->size - off < n)
-		return false;
-	if (in->fd < 0) {
-		memcpy(dst, in->mem + off, n);
-		return true;
-	}
-	while (done < n) {
-		ssize_t r = pread(in->fd, (uint8_t *)dst + done, n - done, (off_t)(off + done));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			in->err = r < 0 ? errno : 0;
-			return false;
-		}
-		done += (size_t)r;
-	}
-	return true;
-}
-
-static void in_seek(struct pd_in *in, uint64_t off)
-{
-	in->pos = off;
-	in->lo = in->hi = 0;
-	in->eof = false;
-	if (in->fd >= 0 && lseek(in->fd, (off_t)off, SEEK_SET) < 0)
-		in->eof = true;
-}
-
-/* ---- the session ---- */
-
-struct pd_attr {
-	struct perf_event_attr attr;
-	struct perf_format fmt;
-	char *name;             /* from EVENT_DESC / EVENT_UPDATE, else derived */
-	bool named;
-};
-
-struct pd_build_id {
-	char *path;
-	uint8_t id[20];
-	uint8_t size;
-};
-
-struct pd_event {              /* a queued kernel record */
-	uint64_t time, seq;
-	uint32_t attr;
-	struct perf_event_header *rec;  /* xmalloc'd copy, or in the mapped input */
-};
-
-struct pd {
-	const char *name;
-	const struct perfdata_opts *o;
-	struct perfdata_stats *st;
-	char *err;
-	size_t errlen;
-	struct pd_in in;
-	struct store_writer *w;
-	struct ingest *g;
-	bool started, pipe;
-
-	struct pd_attr *attrs;
-	size_t nattrs, attrcap;
-	struct hmap ids;              /* sample id -> attr index */
-	int id_pos, is_pos;           /* where records carry their id (u64 units) */
-	bool by_id;                   /* several events told apart by id */
-	bool merged;                  /* several events that cannot be told apart */
-	uint32_t ev;                  /* the imported event */
-
-	struct pd_build_id *bids;
-	size_t nbids, bidcap;
-	struct hmap bid_index;        /* hash of path -> index */
-
-	char *cmdline, *hostname;
-
-	struct pd_event *q;
-	size_t nq, qcap;
-	struct pd_event *qtmp;        /* room for sort_queue */
-	size_t qtmpcap, *runs, runcap;
-	struct pd_parsed {            /* samples parsed ahead (see prefetch) */
-		const struct perf_event_header *rec;
-		struct perf_sample s;
-	} parsed[4];
-	uint64_t qbytes, seq, next_flush, max_time, flushed_to;
-	bool ordered;
-	bool q_unsorted;              /* q is not in (time, seq) order */
-
-	void *dctx;                   /* ZSTD_DCtx for PERF_RECORD_COMPRESSED */
-	struct buf zbuf;              /* decompressed records not yet handled */
-
-	struct warm *warm;            /* opens symbols and DWARF on a thread (file format) */
-	uint64_t counted_lost;         /* perf's lost counters (see kernel_record) */
-	uint64_t nrec, progress_start, progress_last;
-	bool progress_shown;
-};
-
-/* Records read from memory (a mapped file) are used in place when
- * aligned; only copies are freed. */
-static bool in_mem(const struct pd *pd, const void *p)
-{
-	return pd->in.fd < 0 && (const uint8_t *)p >= pd->in.mem &&
-	       (const uint8_t *)p < pd->in.mem + pd->in.size;
-}
-
-static void rec_free(struct pd *pd, struct perf_event_header *rec)
-{
-	if (!in_mem(pd, rec))
-		free(rec);
-}
-
-static int fail(struct pd *pd, uint64_t off, const char *fmt, ...) PRINTF(3, 4);
-static int fail(struct pd *pd, uint64_t off, const char *fmt, ...)
+int pd_fail(struct pd *pd, uint64_t off, const char *fmt, ...)
 {
 	char msg[384];
 	va_list ap;
@@ -292,8 +37,7 @@ static int fail(struct pd *pd, uint64_t off, const char *fmt, ...)
 	return -1;
 }
 
-static void pd_warn(struct pd *pd, const char *fmt, ...) PRINTF(2, 3);
-static void pd_warn(struct pd *pd, const char *fmt, ...)
+void pd_warn(struct pd *pd, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -303,13 +47,13 @@ static void pd_warn(struct pd *pd, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (pd->progress_shown) {
-		fputs("\r\033[K", stderr);
+		note_progress_clear();
 		pd->progress_shown = false;
 	}
 	warn("%s: %s", pd->name, msg);
 }
 
-static void cut(struct pd *pd, uint64_t off, const char *what)
+void pd_cut(struct pd *pd, uint64_t off, const char *what)
 {
 	if (pd->st->cut)
 		return;
@@ -320,305 +64,6 @@ static void cut(struct pd *pd, uint64_t off, const char *what)
 	else
 		pd_warn(pd, "the file ends inside %s at offset %" PRIu64 " (perf record was stopped"
 			" early?): imported the records before it", what, off);
-}
-
-/* ---- events (attributes) ---- */
-
-static const char *const sw_names[] = {
-	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
-	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
-	"bpf-output", "cgroup-switches",
-};
-static const char *const hw_names[] = {
-	"cycles", "instructions", "cache-references", "cache-misses", "branches",
-	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
-	"ref-cycles",
-};
-
-static char *derive_name(const struct perf_event_attr *a)
-{
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < ARRAY_SIZE(sw_names))
-		return xstrdup(sw_names[a->config]);
-	if (a->type == PERF_TYPE_HARDWARE && a->config < ARRAY_SIZE(hw_names))
-		return xstrdup(hw_names[a->config]);
-	if (a->type == PERF_TYPE_RAW)
-		return xasprintf("r%" PRIx64, (uint64_t)a->config);
-	return xasprintf("event-%u:0x%" PRIx64, a->type, (uint64_t)a->config);
-}
-
-static bool is_dummy(const struct perf_event_attr *a)
-{
-	return a->type == PERF_TYPE_SOFTWARE && a->config == PERF_COUNT_SW_DUMMY;
-}
-
-/* Add an event from its on-disk attr (attr.size bytes at most n). Returns
- * the number of attr bytes used, or 0 when malformed. */
-static size_t add_attr(struct pd *pd, const uint8_t *p, size_t n)
-{
-	struct pd_attr *a;
-	uint32_t sz;
-	if (n < ATTR_SIZE_VER0)
-		return 0;
-	memcpy(&sz, p + 4, 4);
-	if (sz == 0)
-		sz = ATTR_SIZE_VER0;
-	if (sz < ATTR_SIZE_VER0 || sz > n || sz > 4096)
-		return 0;
-	GROW(pd->attrs, pd->attrcap, pd->nattrs + 1);
-	a = &pd->attrs[pd->nattrs++];
-	memset(a, 0, sizeof(*a));
-	/* fields are ABI-stable; bytes of a newer perf's larger attr are ignored */
-	memcpy(&a->attr, p, MIN((size_t)sz, sizeof(a->attr)));
-	a->attr.size = sizeof(a->attr);
-	a->fmt.sample_type = a->attr.sample_type;
-	a->fmt.read_format = a->attr.read_format;
-	a->fmt.regs_user_mask = sz >= 80 ? a->attr.sample_regs_user : 0;
-	a->fmt.regs_intr_mask = sz >= 112 ? a->attr.sample_regs_intr : 0;
-	a->fmt.sample_id_all = a->attr.sample_id_all;
-	a->name = derive_name(&a->attr);
-	pd->st->nattrs = (uint32_t)pd->nattrs;
-	return sz;
-}
-
-static void add_id(struct pd *pd, uint64_t id, uint32_t attr)
-{
-	hmap_put(&pd->ids, id, attr);
-}
-
-static void set_name(struct pd *pd, uint32_t i, const char *name, size_t len)
-{
-	/* names are fixed once the import started: META and stats use them */
-	if (i >= pd->nattrs || !len || pd->started)
-		return;
-	free(pd->attrs[i].name);
-	pd->attrs[i].name = xstrndup(name, len);
-	pd->attrs[i].named = true;
-}
-
-/* perf's __perf_evsel__calc_id_pos / is_pos: where a sample carries its
- * id counted in u64 from the start, and from the end of other records. */
-static int id_pos(uint64_t t)
-{
-	int i = 0;
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		return 0;
-	if (!(t & PERF_SAMPLE_ID))
-		return -1;
-	i += !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) +
-	     !!(t & PERF_SAMPLE_ADDR);
-	return i;
-}
-
-static int is_pos(uint64_t t)
-{
-	if (t & PERF_SAMPLE_IDENTIFIER)
-		return 1;
-	if (!(t & PERF_SAMPLE_ID))
-		return -1;
-	return 1 + !!(t & PERF_SAMPLE_CPU) + !!(t & PERF_SAMPLE_STREAM_ID);
-}
-
-/* Decide how records are matched to events: one event, several told
- * apart by sample id (all must carry it at the same place, as perf
- * requires), or several with one layout and no ids (merged). */
-static int check_layout(struct pd *pd, uint64_t off)
-{
-	size_t i;
-	bool same_pos = true, same_type = true;
-	const struct pd_attr *a0 = &pd->attrs[0];
-
-	pd->id_pos = id_pos(a0->attr.sample_type);
-	pd->is_pos = is_pos(a0->attr.sample_type);
-	pd->by_id = pd->nattrs > 1;
-	for (i = 1; i < pd->nattrs; i++) {
-		const struct pd_attr *a = &pd->attrs[i];
-		if (id_pos(a->attr.sample_type) != pd->id_pos || is_pos(a->attr.sample_type) != pd->is_pos)
-			same_pos = false;
-		if (a->attr.sample_type != a0->attr.sample_type || a->attr.read_format != a0->attr.read_format ||
-		    a->attr.sample_id_all != a0->attr.sample_id_all ||
-		    a->fmt.regs_user_mask != a0->fmt.regs_user_mask)
-			same_type = false;
-	}
-	if (pd->by_id && (!same_pos || pd->id_pos < 0 || pd->is_pos < 0)) {
-		if (!same_type)
-			return fail(pd, off, "its %zu events have different sample layouts and no sample"
-				    " ids, so their records cannot be told apart (record with"
-				    " perf record --sample-identifier)", pd->nattrs);
-		pd->by_id = false;
-		pd->merged = true;
-	}
-	return 0;
-}
-
-/* The event a kernel record belongs to; -1 when its id is unknown. */
-static int attr_of(struct pd *pd, const struct perf_event_header *h)
-{
-	const uint8_t *p = (const uint8_t *)h;
-	uint64_t id;
-	uint32_t v;
-	if (!pd->by_id)
-		return 0;
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (h->size < 8 + 8 * (size_t)(pd->id_pos + 1))
-			return 0; /* malformed: ingest counts it */
-		memcpy(&id, p + 8 + 8 * pd->id_pos, 8);
-	} else {
-		if (!pd->attrs[0].attr.sample_id_all)
-			return 0;
-		if (h->size < 8 + 8 * (size_t)pd->is_pos)
-			return 0;
-		memcpy(&id, p + h->size - 8 * pd->is_pos, 8);
-	}
-	if (!id)
-		return 0; /* synthesized by perf */
-	if (!hmap_get(&pd->ids, id, &v) || v >= pd->nattrs)
-		return -1;
-	return (int)v;
-}
-
-/* ---- build-ids ---- */
-
-static const struct pd_build_id *bid_find(const struct pd *pd, const char *path)
-{
-	uint32_t i;
-	if (!pd->nbids || !hmap_get(&pd->bid_index, hash_bytes(path, strlen(path)), &i))
-		return NULL;
-	return i < pd->nbids && !strcmp(pd->bids[i].path, path) ? &pd->bids[i] : NULL;
-}
-
-/* One build_id_event: header, pid, build_id[24] (20 bytes, size at 20
- * when misc has BUILD_ID_SIZE), filename. Returns false when malformed. */
-static bool build_id_event(struct pd *pd, const uint8_t *p, size_t n)
-{
-	struct perf_event_header h;
-	struct pd_build_id *b;
-	const char *name;
-	char *path;
-	size_t len, size;
-	if (n < 36)
-		return false;
-	memcpy(&h, p, 8);
-	if (h.size < 36 || h.size > n)
-		return false;
-	name = (const char *)p + 36;
-	len = strnlen(name, h.size - 36);
-	size = (h.misc & BUILD_ID_SIZE_VALID) ? MIN(p[32], 20) : 20;
-	switch (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) {
-	case PERF_RECORD_MISC_KERNEL:
-	case PERF_RECORD_MISC_GUEST_KERNEL:
-		return true;  /* kernel frames are symbolized from kallsyms */
-	}
-	if (!len || name[0] == '[')
-		return true;
-	path = xstrndup(name, len);  /* the name need not end in a NUL */
-	if (bid_find(pd, path)) {
-		free(path);
-		return true;
-	}
-	GROW(pd->bids, pd->bidcap, pd->nbids + 1);
-	b = &pd->bids[pd->nbids];
-	b->path = path;
-	memcpy(b->id, p + 12, 20);
-	b->size = (uint8_t)size;
-	hmap_put(&pd->bid_index, hash_bytes(b->path, len), (uint32_t)pd->nbids);
-	pd->nbids++;
-	pd->st->build_ids++;
-	return true;
-}
-
-/* ---- feature sections (file) and HEADER_FEATURE records (pipe) ---- */
-
-/* perf's do_read_string: u32 length, then that many bytes, NUL-padded. */
-static bool read_string(struct cursor *c, const char **s, size_t *len)
-{
-	uint32_t n = cur_u32(c);
-	if (c->bad || cur_left(c) < n) {
-		c->bad = true;
-		return false;
-	}
-	*s = (const char *)c->p;
-	*len = strnlen(*s, n);
-	c->p += n;
-	return true;
-}
-
-static int feature(struct pd *pd, unsigned id, const uint8_t *p, size_t n, uint64_t off)
-{
-	struct cursor c;
-	const char *s;
-	size_t len;
-	uint32_t nr, i;
-
-	cur_init(&c, p, n);
-	switch (id) {
-	case FEAT_HOSTNAME:
-		if (read_string(&c, &s, &len)) {
-			free(pd->hostname);
-			pd->hostname = xstrndup(s, len);
-		}
-		break;
-	case FEAT_NRCPUS:
-		cur_u32(&c);
-		pd->st->nrcpus = cur_u32(&c);
-		break;
-	case FEAT_CMDLINE: {
-		struct buf b = BUF_INIT;
-		nr = cur_u32(&c);
-		for (i = 0; i < nr && !c.bad; i++)
-			if (read_string(&c, &s, &len)) {
-				if (i)
-					buf_add_u8(&b, ' ');
-				buf_add(&b, s, len);
-			}
-		buf_add_u8(&b, 0);
-		if (!c.bad) {
-			free(pd->cmdline);
-			pd->cmdline = xstrdup((char *)b.data);
-		}
-		buf_release(&b);
-		break;
-	}
-	case FEAT_EVENT_DESC: {
-		uint32_t sz;
-		nr = cur_u32(&c);
-		sz = cur_u32(&c);
-		if (!c.bad && (sz < ATTR_SIZE_VER0 || nr > cur_left(&c) / sz))
-			c.bad = true;
-		for (i = 0; i < nr && !c.bad; i++) {
-			uint32_t nids;
-			if (cur_left(&c) < sz) {
-				c.bad = true;
-				break;
-			}
-			c.p += sz;  /* the attr again; we have it */
-			nids = cur_u32(&c);
-			if (!read_string(&c, &s, &len))
-				break;
-			if (nids > cur_left(&c) / 8) {
-				c.bad = true;
-				break;
-			}
-			c.p += 8 * (size_t)nids;
-			set_name(pd, i, s, len);
-		}
-		break;
-	}
-	case FEAT_BUILD_ID:
-		while (!c.bad && cur_left(&c) >= 8) {
-			uint16_t sz;
-			memcpy(&sz, c.p + 6, 2);
-			if (!build_id_event(pd, c.p, cur_left(&c)))
-				c.bad = true;
-			else
-				c.p += sz;
-		}
-		break;
-	default:
-		break;
-	}
-	if (c.bad)
-		return fail(pd, off + (uint64_t)(c.p - p), "malformed feature section %u", id);
-	return 0;
 }
 
 /* ---- ordering and delivery ---- */
@@ -653,7 +98,7 @@ static bool mmap_with_build_id(struct pd *pd, const struct perf_format *f,
 	if (!(prot & PROT_EXEC) || strnlen(name, (size_t)(end - (const uint8_t *)name)) ==
 	    (size_t)(end - (const uint8_t *)name))
 		return false;
-	b = bid_find(pd, name);
+	b = pd_bid_find(pd, name);
 	if (!b)
 		return false;
 	memset(&m, 0, sizeof(m));
@@ -988,8 +433,8 @@ static int start(struct pd *pd, uint64_t off)
 	size_t i;
 
 	if (!pd->nattrs)
-		return fail(pd, off, "no event attributes before the first record (not written by perf record?)");
-	if (check_layout(pd, off))
+		return pd_fail(pd, off, "no event attributes before the first record (not written by perf record?)");
+	if (pd_check_layout(pd, off))
 		return -1;
 	pd->ev = 0;
 	if (pd->o->event) {
@@ -1012,7 +457,7 @@ static int start(struct pd *pd, uint64_t off)
 		pd->ev = (uint32_t)i;
 	} else {
 		for (i = 0; i < pd->nattrs; i++)
-			if (!is_dummy(&pd->attrs[i].attr) && pd->attrs[i].attr.sample_period)
+			if (!pd_is_dummy(&pd->attrs[i].attr) && pd->attrs[i].attr.sample_period)
 				break;
 		pd->ev = i < pd->nattrs ? (uint32_t)i : 0;
 	}
@@ -1101,7 +546,7 @@ static int kernel_record(struct pd *pd, struct perf_event_header *rec, uint64_t 
 			goto drop;
 		}
 	}
-	a = attr_of(pd, rec);
+	a = pd_attr_of(pd, rec);
 	if (a < 0) {
 		pd->st->unknown_id++;
 		goto drop;
@@ -1146,14 +591,14 @@ static int compressed(struct pd *pd, const struct perf_event_header *h, uint64_t
 		zout.pos = 0;
 		r = ZSTD_decompressStream(pd->dctx, &zout, &zin);
 		if (ZSTD_isError(r))
-			return fail(pd, off, "cannot decompress a compressed record (%s)", ZSTD_getErrorName(r));
+			return pd_fail(pd, off, "cannot decompress a compressed record (%s)", ZSTD_getErrorName(r));
 		pd->zbuf.len += zout.pos;
 		/* done when the input is used up and the output was not full
 		 * (a full buffer may leave output inside the decoder) */
 		if (zin.pos == zin.size && zout.pos < zout.size)
 			break;
 		if (pd->zbuf.len > (64u << 20))
-			return fail(pd, off, "a compressed record holds a record larger than 64 MiB");
+			return pd_fail(pd, off, "a compressed record holds a record larger than 64 MiB");
 	}
 	while (pd->zbuf.len - pos >= 8) {
 		struct perf_event_header hh;
@@ -1161,7 +606,7 @@ static int compressed(struct pd *pd, const struct perf_event_header *h, uint64_t
 		uint64_t extra = 0;
 		memcpy(&hh, pd->zbuf.data + pos, 8);
 		if (hh.size < 8 || hh.type == PD_COMPRESSED)
-			return fail(pd, off, "malformed record (type %u, size %u) inside a compressed record",
+			return pd_fail(pd, off, "malformed record (type %u, size %u) inside a compressed record",
 				    hh.type, hh.size);
 		if (pd->zbuf.len - pos < hh.size)
 			break;
@@ -1171,7 +616,7 @@ static int compressed(struct pd *pd, const struct perf_event_header *h, uint64_t
 		if (record(pd, copy, off, &extra))
 			return -1;
 		if (extra)
-			return fail(pd, off, "record of type %u cannot be inside a compressed record", hh.type);
+			return pd_fail(pd, off, "record of type %u cannot be inside a compressed record", hh.type);
 	}
 	memmove(pd->zbuf.data, pd->zbuf.data + pos, pd->zbuf.len - pos);
 	pd->zbuf.len -= pos;
@@ -1195,22 +640,22 @@ static int record(struct pd *pd, struct perf_event_header *rec, uint64_t off, ui
 	switch (rec->type) {
 	case PD_HEADER_ATTR:
 		if (pd->started) {
-			ret = fail(pd, off, "event attribute after the first record");
+			ret = pd_fail(pd, off, "event attribute after the first record");
 			break;
 		}
-		used = add_attr(pd, body, n);
+		used = pd_add_attr(pd, body, n);
 		if (!used) {
-			ret = fail(pd, off, "malformed event attribute record");
+			ret = pd_fail(pd, off, "malformed event attribute record");
 			break;
 		}
 		for (i = 0; used + 8 * (size_t)(i + 1) <= n; i++) {
 			memcpy(&id, body + used + 8 * (size_t)i, 8);
-			add_id(pd, id, (uint32_t)(pd->nattrs - 1));
+			pd_add_id(pd, id, (uint32_t)(pd->nattrs - 1));
 		}
 		break;
 	case PD_HEADER_TRACING_DATA:
 		if (n < 4) {
-			ret = fail(pd, off, "malformed tracing data record");
+			ret = pd_fail(pd, off, "malformed tracing data record");
 			break;
 		}
 		memcpy(&u, body, 4);
@@ -1219,7 +664,7 @@ static int record(struct pd *pd, struct perf_event_header *rec, uint64_t off, ui
 		break;
 	case PD_AUXTRACE:
 		if (n < 8) {
-			ret = fail(pd, off, "malformed auxtrace record");
+			ret = pd_fail(pd, off, "malformed auxtrace record");
 			break;
 		}
 		memcpy(&v, body, 8);
@@ -1227,8 +672,8 @@ static int record(struct pd *pd, struct perf_event_header *rec, uint64_t off, ui
 		pd->st->skipped++;
 		break;
 	case PD_HEADER_BUILD_ID:
-		if (!build_id_event(pd, (const uint8_t *)rec, rec->size))
-			ret = fail(pd, off, "malformed build-id record");
+		if (!pd_build_id_event(pd, (const uint8_t *)rec, rec->size))
+			ret = pd_fail(pd, off, "malformed build-id record");
 		break;
 	case PD_FINISHED_ROUND:
 		flush_upto(pd, pd->next_flush);
@@ -1239,17 +684,17 @@ static int record(struct pd *pd, struct perf_event_header *rec, uint64_t off, ui
 			memcpy(&v, body, 8);
 			memcpy(&id, body + 8, 8);
 			if (v == EVENT_UPDATE_NAME && hmap_get(&pd->ids, id, &u) && !pd->attrs[u].named)
-				set_name(pd, u, (const char *)body + 16, strnlen((const char *)body + 16, n - 16));
+				pd_set_name(pd, u, (const char *)body + 16, strnlen((const char *)body + 16, n - 16));
 		}
 		break;
 	case PD_HEADER_FEATURE:
 		if (n < 8) {
-			ret = fail(pd, off, "malformed feature record");
+			ret = pd_fail(pd, off, "malformed feature record");
 			break;
 		}
 		memcpy(&v, body, 8);
 		if (v < 256)
-			ret = feature(pd, (unsigned)v, body + 8, n - 8, off + 16);
+			ret = pd_feature(pd, (unsigned)v, body + 8, n - 8, off + 16);
 		break;
 	case PD_COMPRESSED:
 		ret = compressed(pd, rec, off);
@@ -1286,9 +731,9 @@ static void progress(struct pd *pd)
 	pd->progress_last = now;
 	pd->progress_shown = true;
 	if (pd->in.size && pd->in.seekable)
-		fprintf(stderr, "\rstax: reading %s: %3.0f%%", pd->name, 100.0 * pd->in.pos / pd->in.size);
+		note_progress("reading %s: %3.0f%%", pd->name, 100.0 * pd->in.pos / pd->in.size);
 	else
-		fprintf(stderr, "\rstax: reading %s: %" PRIu64 " MiB", pd->name, pd->in.pos >> 20);
+		note_progress("reading %s: %" PRIu64 " MiB", pd->name, pd->in.pos >> 20);
 }
 
 /* A mapped file's pages count in the resident set once touched; drop
@@ -1306,9 +751,12 @@ static void drop_pages(struct pd *pd)
 	if (pd->in.helper) {
 		/* the prefault thread drops them; when it falls behind (a busy
 		 * machine), drop here too, so that memory stays bounded */
-		if (lo > pd->in.dropped && lo > pd->in.helper_dropped + 4 * DROP_STEP)
+		if (lo > pd->in.dropped &&
+		    lo > atomic_load_explicit(&pd->in.helper_dropped, memory_order_relaxed) + 4 * DROP_STEP)
 			madvise((void *)(pd->in.mem + pd->in.dropped), lo - pd->in.dropped, MADV_DONTNEED);
-		pd->in.drop_to = lo;
+		/* pos first: the thread never touches pages below it again */
+		atomic_store_explicit(&pd->in.shared_pos, pd->in.pos, memory_order_relaxed);
+		atomic_store_explicit(&pd->in.drop_to, lo, memory_order_release);
 		pd->in.dropped = lo;
 	} else if (lo > pd->in.dropped &&
 		   !madvise((void *)(pd->in.mem + pd->in.dropped), lo - pd->in.dropped, MADV_DONTNEED)) {
@@ -1326,26 +774,26 @@ static int read_records(struct pd *pd, uint64_t limit)
 
 		if (off >= limit)
 			return 0;
-		p = in_peek(&pd->in, sizeof(h));
+		p = pd_in_peek(&pd->in, sizeof(h));
 		if (!p) {
-			if (!in_avail(&pd->in) && !pd->in.err && limit == UINT64_MAX)
+			if (!pd_in_avail(&pd->in) && !pd->in.err && limit == UINT64_MAX)
 				return 0; /* the stream ended between records */
-			cut(pd, off, "a record header");
+			pd_cut(pd, off, "a record header");
 			return 0;
 		}
 		memcpy(&h, p, sizeof(h));
 		if (h.size < sizeof(h))
-			return fail(pd, off, "record of type %u has an invalid size %u", h.type, h.size);
+			return pd_fail(pd, off, "record of type %u has an invalid size %u", h.type, h.size);
 		if (limit - off < h.size) {
 			if (limit != pd->in.size)
-				return fail(pd, off, "record of %u bytes runs past the end of the data section",
+				return pd_fail(pd, off, "record of %u bytes runs past the end of the data section",
 					    h.size);
-			cut(pd, off, "a record");
+			pd_cut(pd, off, "a record");
 			return 0;
 		}
-		p = in_peek(&pd->in, h.size);
+		p = pd_in_peek(&pd->in, h.size);
 		if (!p) {
-			cut(pd, off, "a record");
+			pd_cut(pd, off, "a record");
 			return 0;
 		}
 		if (pd->in.fd < 0 && !((uintptr_t)p & 7)) {
@@ -1354,20 +802,23 @@ static int read_records(struct pd *pd, uint64_t limit)
 			rec = xmalloc(h.size);
 			memcpy(rec, p, h.size);
 		}
-		in_skip(&pd->in, h.size);
+		pd_in_skip(&pd->in, h.size);
 		if (record(pd, rec, off, &extra))
 			return -1;
-		if (extra && (limit - pd->in.pos < extra || !in_skip(&pd->in, extra))) {
+		if (extra && (limit - pd->in.pos < extra || !pd_in_skip(&pd->in, extra))) {
 			if (limit != UINT64_MAX && limit != pd->in.size)
-				return fail(pd, off, "payload of %" PRIu64 " bytes runs past the end of the"
+				return pd_fail(pd, off, "payload of %" PRIu64 " bytes runs past the end of the"
 					    " data section", extra);
-			cut(pd, off, "a record's payload");
+			pd_cut(pd, off, "a record's payload");
 			return 0;
 		}
 		if (pd->w->err)
-			return fail(pd, off, "cannot write the recording: %s", strerror(-pd->w->err));
-		if (!(++pd->nrec & 255))
+			return pd_fail(pd, off, "cannot write the recording: %s", strerror(-pd->w->err));
+		if (!(++pd->nrec & 255)) {
 			store_maybe_flush(pd->w);
+			if (pd->in.helper)
+				atomic_store_explicit(&pd->in.shared_pos, pd->in.pos, memory_order_relaxed);
+		}
 		if (pd->in.mapped && pd->in.pos - pd->in.dropped >= DROP_STEP)
 			drop_pages(pd);
 		progress(pd);
@@ -1381,15 +832,15 @@ static int read_section(struct pd *pd, const struct section *s, uint64_t where, 
 {
 	*out = NULL;
 	if (s->offset > pd->in.size || s->size > pd->in.size - s->offset)
-		return fail(pd, where, "%s section (%" PRIu64 " bytes at %" PRIu64 ") lies outside the"
+		return pd_fail(pd, where, "%s section (%" PRIu64 " bytes at %" PRIu64 ") lies outside the"
 			    " file of %" PRIu64 " bytes", what, s->size, s->offset, pd->in.size);
 	if (s->size > SECTION_MAX)
-		return fail(pd, where, "%s section of %" PRIu64 " bytes is too large", what, s->size);
+		return pd_fail(pd, where, "%s section of %" PRIu64 " bytes is too large", what, s->size);
 	*out = xmalloc(s->size ? s->size : 1);
-	if (!in_pread(&pd->in, s->offset, *out, s->size)) {
+	if (!pd_in_pread(&pd->in, s->offset, *out, s->size)) {
 		free(*out);
 		*out = NULL;
-		return fail(pd, s->offset, "cannot read the %s section (%s)", what,
+		return pd_fail(pd, s->offset, "cannot read the %s section (%s)", what,
 			    pd->in.err ? strerror(pd->in.err) : "short read");
 	}
 	return 0;
@@ -1402,22 +853,22 @@ static int read_attrs(struct pd *pd, const struct file_header *fh)
 	uint64_t nr, i;
 
 	if (fh->attr_size < ATTR_SIZE_VER0 + sizeof(struct section))
-		return fail(pd, 16, "invalid attribute entry size %" PRIu64, fh->attr_size);
+		return pd_fail(pd, 16, "invalid attribute entry size %" PRIu64, fh->attr_size);
 	if (read_section(pd, &fh->attrs, 24, "attribute", &data))
 		return -1;
 	nr = fh->attrs.size / fh->attr_size;
 	if (!nr || nr > 65536) {
 		free(data);
-		return fail(pd, 24, "the file has %s events", nr ? "too many" : "no");
+		return pd_fail(pd, 24, "the file has %s events", nr ? "too many" : "no");
 	}
 	for (i = 0; i < nr; i++) {
 		struct section ids;
 		uint64_t k, id;
 		uint8_t *idv;
-		size_t used = add_attr(pd, data + pos, fh->attrs.size - pos);
+		size_t used = pd_add_attr(pd, data + pos, fh->attrs.size - pos);
 		if (!used || fh->attrs.size - pos - used < sizeof(ids)) {
 			free(data);
-			return fail(pd, fh->attrs.offset + pos, "malformed event attribute %" PRIu64, i);
+			return pd_fail(pd, fh->attrs.offset + pos, "malformed event attribute %" PRIu64, i);
 		}
 		memcpy(&ids, data + pos + used, sizeof(ids));
 		pos += used + sizeof(ids);
@@ -1427,7 +878,7 @@ static int read_attrs(struct pd *pd, const struct file_header *fh)
 		}
 		for (k = 0; k + 8 <= ids.size; k += 8) {
 			memcpy(&id, idv + k, 8);
-			add_id(pd, id, (uint32_t)i);
+			pd_add_id(pd, id, (uint32_t)i);
 		}
 		free(idv);
 	}
@@ -1455,15 +906,15 @@ static int read_features(struct pd *pd, const struct file_header *fh)
 		int ret;
 		if (!((fh->features[bit / 64] >> (bit % 64)) & 1))
 			continue;
-		if (!in_pread(&pd->in, table + 16ull * k, &s, sizeof(s)))
-			return fail(pd, table + 16ull * k, "cannot read the feature table");
+		if (!pd_in_pread(&pd->in, table + 16ull * k, &s, sizeof(s)))
+			return pd_fail(pd, table + 16ull * k, "cannot read the feature table");
 		k++;
 		if (bit != FEAT_BUILD_ID && bit != FEAT_HOSTNAME && bit != FEAT_NRCPUS &&
 		    bit != FEAT_CMDLINE && bit != FEAT_EVENT_DESC)
 			continue;
 		if (read_section(pd, &s, table + 16ull * (k - 1), "feature", &data))
 			return -1;
-		ret = feature(pd, bit, data, s.size, s.offset);
+		ret = pd_feature(pd, bit, data, s.size, s.offset);
 		free(data);
 		if (ret)
 			return -1;
@@ -1478,16 +929,16 @@ static int read_file(struct pd *pd)
 	bool data_cut = false;
 
 	if (!pd->in.seekable)
-		return fail(pd, 0, "a perf.data file (not the pipe format) cannot be read from a pipe"
+		return pd_fail(pd, 0, "a perf.data file (not the pipe format) cannot be read from a pipe"
 			    " (save it to a file, or record with perf record -o -)");
-	if (!in_pread(&pd->in, 0, &fh, sizeof(fh)))
-		return fail(pd, 0, "the file is too short for a perf.data header");
+	if (!pd_in_pread(&pd->in, 0, &fh, sizeof(fh)))
+		return pd_fail(pd, 0, "the file is too short for a perf.data header");
 	if (fh.size != FILE_HEADER_SIZE)
-		return fail(pd, 8, "unsupported perf.data header size %" PRIu64, fh.size);
+		return pd_fail(pd, 8, "unsupported perf.data header size %" PRIu64, fh.size);
 	if (read_attrs(pd, &fh))
 		return -1;
 	if (fh.data.offset < FILE_HEADER_SIZE || fh.data.offset > pd->in.size)
-		return fail(pd, 40, "data section offset %" PRIu64 " lies outside the file", fh.data.offset);
+		return pd_fail(pd, 40, "data section offset %" PRIu64 " lies outside the file", fh.data.offset);
 	if (!fh.data.size && pd->in.size > fh.data.offset) {
 		pd_warn(pd, "the header records no data (perf record was killed?): reading to the end"
 			" of the file");
@@ -1500,11 +951,11 @@ static int read_file(struct pd *pd)
 		if (read_features(pd, &fh))
 			return -1;
 	}
-	in_seek(&pd->in, fh.data.offset);
+	pd_in_seek(&pd->in, fh.data.offset);
 	if (read_records(pd, limit))
 		return -1;
 	if (data_cut)
-		cut(pd, limit, "the data section");
+		pd_cut(pd, limit, "the data section");
 	return 0;
 }
 
@@ -1520,13 +971,13 @@ static int finish(struct pd *pd)
 	g = pd->g;
 	flush_upto(pd, UINT64_MAX);
 	if (pd->progress_shown)
-		fputs("\r\033[K", stderr);
+		note_progress_clear();
 	if (pd->counted_lost > g->lost + g->lost_samples) {
 		struct rec_lost l;
 		memset(&l, 0, sizeof(l));
 		l.time = g->last_time;
 		l.count = pd->counted_lost - g->lost - g->lost_samples;
-		l.kind = 1;
+		l.kind = LOST_SAMPLES;
 		store_put_lost(pd->w, &l);
 		g->lost_samples += l.count;
 	}
@@ -1538,7 +989,7 @@ static int finish(struct pd *pd)
 	for (i = 0; i < g->st.nmaps && pd->nbids; i++) {
 		struct state_mapping *m = &g->st.maps[i];
 		const struct pd_build_id *b;
-		if (!m->build_id_size && m->path && (b = bid_find(pd, m->path))) {
+		if (!m->build_id_size && m->path && (b = pd_bid_find(pd, m->path))) {
 			m->build_id_size = b->size;
 			memcpy(m->build_id, b->id, sizeof(m->build_id));
 		}
@@ -1556,7 +1007,7 @@ static int finish(struct pd *pd)
 	pd->st->last_time = g->last_time;
 	pd->st->bytes = pd->in.pos;
 	if (pd->w->err)
-		return fail(pd, pd->in.pos, "cannot write the recording: %s", strerror(-pd->w->err));
+		return pd_fail(pd, pd->in.pos, "cannot write the recording: %s", strerror(-pd->w->err));
 	return 0;
 }
 
@@ -1567,21 +1018,21 @@ static int run(struct pd *pd)
 	int ret;
 
 	pd->progress_start = now_ns();
-	p = in_peek(&pd->in, 16);
+	p = pd_in_peek(&pd->in, 16);
 	if (!p)
-		return fail(pd, 0, "too short for a perf.data file (%" PRIu64 " bytes)", in_avail(&pd->in));
+		return pd_fail(pd, 0, "too short for a perf.data file (%" PRIu64 " bytes)", pd_in_avail(&pd->in));
 	memcpy(&magic, p, 8);
 	memcpy(&size, p + 8, 8);
 	if (magic == PERF_MAGIC2_SWAPPED)
-		return fail(pd, 0, "byte-swapped perf.data (recorded on a big-endian machine) is not"
+		return pd_fail(pd, 0, "byte-swapped perf.data (recorded on a big-endian machine) is not"
 			    " supported (run perf report or perf script on a machine of that kind)");
 	if (magic == PERF_MAGIC1)
-		return fail(pd, 0, "perf.data version 1 is not supported (record with a newer perf)");
+		return pd_fail(pd, 0, "perf.data version 1 is not supported (record with a newer perf)");
 	if (magic != PERF_MAGIC2)
-		return fail(pd, 0, "not a perf.data file (bad magic)");
+		return pd_fail(pd, 0, "not a perf.data file (bad magic)");
 	if (size == PIPE_HEADER_SIZE) {
 		pd->pipe = pd->st->pipe = true;
-		in_skip(&pd->in, PIPE_HEADER_SIZE);
+		pd_in_skip(&pd->in, PIPE_HEADER_SIZE);
 		ret = read_records(pd, UINT64_MAX);
 	} else {
 		ret = read_file(pd);
@@ -1595,7 +1046,7 @@ static void release(struct pd *pd)
 {
 	size_t i;
 	if (pd->progress_shown)
-		fputs("\r\033[K", stderr);
+		note_progress_clear();
 	for (i = 0; i < pd->nq; i++)
 		rec_free(pd, pd->q[i].rec);
 	free(pd->q);
@@ -1664,7 +1115,7 @@ int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 		pd.in.size = (uint64_t)sb.st_size;
 		pd.in.pos = (uint64_t)lseek(fd, 0, SEEK_CUR);
 		if (pd.in.pos) /* read from the start whatever the caller did */
-			in_seek(&pd.in, 0);
+			pd_in_seek(&pd.in, 0);
 	}
 	pd.in.cap = 1 << 20;
 	pd.in.buf = xmalloc(pd.in.cap);
@@ -1683,7 +1134,7 @@ int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 #define PREFAULT_STRIDE (64ull << 10)
 struct prefault {
 	struct pd_in *in;
-	volatile bool stop;
+	atomic_bool stop;
 };
 
 static void *prefault_main(void *arg)
@@ -1693,13 +1144,14 @@ static void *prefault_main(void *arg)
 	const volatile uint8_t *mem = in->mem;
 	uint64_t at = 0, dropped = 0;
 	uint8_t sum = 0;
-	while (!pf->stop) {
-		uint64_t to = in->drop_to;
-		uint64_t pos = *(volatile uint64_t *)&in->pos;
+	while (!atomic_load_explicit(&pf->stop, memory_order_relaxed)) {
+		/* acquire: a drop_to seen comes with a shared_pos at least as far */
+		uint64_t to = atomic_load_explicit(&in->drop_to, memory_order_acquire);
+		uint64_t pos = atomic_load_explicit(&in->shared_pos, memory_order_relaxed);
 		uint64_t end = MIN(in->size, pos + PREFAULT_AHEAD);
 		if (to > dropped && !madvise((void *)(in->mem + dropped), to - dropped, MADV_DONTNEED)) {
 			dropped = to;
-			in->helper_dropped = to;
+			atomic_store_explicit(&in->helper_dropped, to, memory_order_relaxed);
 		}
 		if (at < pos)   /* fell behind the reader: never map what it is done with */
 			at = pos & ~(PREFAULT_STRIDE - 1);
@@ -1731,14 +1183,14 @@ static int import_mem(const void *data, size_t size, bool mapped, const char *na
 	pd.in.seekable = true;
 	pd.in.mapped = mapped;
 	if (mapped && size > PREFAULT_AHEAD && sysconf(_SC_NPROCESSORS_ONLN) > 1) {
-		struct prefault pf = { &pd.in, false };
+		struct prefault pf = { .in = &pd.in };
 		pthread_t t;
 		int ret;
 		if (pthread_create(&t, NULL, prefault_main, &pf))
 			return import(&pd);
 		pd.in.helper = true;
 		ret = import(&pd);
-		pf.stop = true;
+		atomic_store_explicit(&pf.stop, true, memory_order_relaxed);
 		pthread_join(t, NULL);
 		return ret;
 	}

@@ -47,6 +47,7 @@
 #ifndef STAX_STORE_FORMAT_H
 #define STAX_STORE_FORMAT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define STORE_MAGIC "STAXREC"           /* 8 bytes with the NUL */
@@ -171,6 +172,65 @@ struct rec_node {
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_node) == 24, "rec_node");
 
+/* The verdict of a sample's or an off-CPU interval's stack (rec_sample.quality
+ * bits 0-1, rec_offcpu.flags bits 4-5). */
+enum unwind_quality {
+	UNWIND_Q_UNKNOWN = 0,   /* frame-pointer chain, not verified */
+	UNWIND_Q_COMPLETE,      /* reached a root (undefined RA, _start, clone) */
+	UNWIND_Q_TRUNCATED,     /* stack copy or depth ran out */
+	UNWIND_Q_BROKEN,        /* bad read, no unwind info, no usable frame pointer */
+};
+
+/* How the frames were found (rec_sample.method bits 0-1, rec_offcpu.flags
+ * bits 6-7). */
+enum unwind_method {
+	UNWIND_M_FP = 0,        /* kernel frame-pointer chain only */
+	UNWIND_M_DWARF,         /* CFI from the copy only */
+	UNWIND_M_SPLICED,       /* CFI, then the kernel chain beyond the copy */
+};
+
+/* Why unwinding stopped short of a root (rec_sample.quality bits 4-7; what
+ * `stax doctor` explains). */
+enum unwind_stop {
+	UNWIND_STOP_NONE = 0,    /* complete, or not known (frame pointers) */
+	UNWIND_STOP_COPY,        /* truncated: a read above the end of the stack copy */
+	UNWIND_STOP_DEPTH,       /* truncated: the depth limit */
+	UNWIND_STOP_CHAIN,       /* truncated: the kernel's frame-pointer chain ended
+				  * (perf_event_max_stack) before a root */
+	UNWIND_STOP_NO_CFI,      /* broken: no CFI and no usable frame pointer */
+	UNWIND_STOP_BAD_ADDR,    /* broken: a read below the stack pointer (outside
+				  * any copy) or a wrapped address */
+	UNWIND_STOP_SP,          /* broken: the stack pointer did not move up */
+	UNWIND_STOP_REG,         /* broken: the rule needs a register not recovered */
+	UNWIND_STOP_BAD_CFI,     /* broken: CFI that could not be interpreted */
+	UNWIND_STOP_NO_REGS,     /* broken: the sample has no user registers */
+	UNWIND_STOP_SIGNAL,      /* broken: a signal frame ended in a zero pc */
+	UNWIND_STOP_NOT_CODE,    /* broken: the next return address is in no
+				  * executable mapping (never shown as a frame) */
+	UNWIND_STOP_LOOP,        /* broken: a (CFA, return address) pair came
+				  * again: the rules went round in a loop */
+	UNWIND_STOP_SWITCH,      /* truncated: a stack switch (Go's systemstack,
+				  * mcall, morestack) whose other stack could not
+				  * be reached (no frame pointer, or beyond the
+				  * copy and not in the kernel's chain) */
+	UNWIND_STOP_NO_ACCESS,   /* truncated: the stack beyond the copy could
+				  * not be read from the process (no ptrace
+				  * access to it) */
+	UNWIND_NSTOPS            /* at most 16: 4 bits in rec_sample.quality */
+};
+
+/* Rules for frames whose code has no CFI in a file (JIT code), as a set of
+ * bits (rec_sample.method bits 4-6, shifted by SAMPLE_M_JIT_SHIFT). */
+#define UNWIND_JIT_TRAMPOLINE 1u /* known generated code, by its bytes (the
+				  * CPython 3.12/3.13 perf trampoline) */
+#define UNWIND_JIT_FP 2u         /* the frame pointer, where it was plausible */
+#define UNWIND_JIT_CFI 4u        /* CFI from a jitdump's unwinding info */
+#define UNWIND_JIT_ALL 7u
+
+_Static_assert(UNWIND_Q_BROKEN <= 3, "a verdict fits 2 bits");
+_Static_assert(UNWIND_M_SPLICED <= 3, "a method fits 2 bits");
+_Static_assert(UNWIND_NSTOPS <= 16, "a stop reason fits 4 bits");
+
 struct rec_sample {
 	uint64_t time;
 	uint64_t weight;   /* event period (ns for cpu-clock / task-clock) */
@@ -203,6 +263,7 @@ _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
 /* rec_sample.method bit 7: frames beyond the stack copy were read from
  * the live process's memory (its outer frames, after the sample). */
 #define SAMPLE_M_READ 0x80u
+#define SAMPLE_M_JIT(m) (((unsigned)(m) >> SAMPLE_M_JIT_SHIFT) & UNWIND_JIT_ALL)
 
 struct rec_lost {
 	uint64_t time;
@@ -213,7 +274,8 @@ struct rec_lost {
 _Static_assert(sizeof(struct rec_lost) == 24, "rec_lost");
 /* rec_lost.kind: who lost them */
 enum lost_kind {
-	LOST_RING = 0,    /* records the kernel could not write: its ring was full */
+	LOST_RING = 0,    /* records the kernel could not write: its ring was full
+			   * (PERF_RECORD_LOST) */
 	LOST_SAMPLES = 1, /* samples the kernel dropped (PERF_RECORD_LOST_SAMPLES) */
 	LOST_QUEUE = 2,   /* samples the recorder dropped: its own queue was full */
 };
@@ -246,6 +308,13 @@ enum offcpu_reason {
 #define OFFCPU_F_READ 2u      /* the user stack past the kernel's copy was read
                                 * from the process while the thread was still
                                 * off the CPU (its copied bytes unchanged) */
+/* rec_offcpu.flags bits 4-7: the verdict (enum unwind_quality, bits 4-5)
+ * and method (enum unwind_method, bits 6-7) of the interval's stack. */
+#define OFFCPU_F_QM_SHIFT 4
+#define OFFCPU_F_QM(quality, method) \
+	((unsigned)(((quality) & 3u) | ((method) & 3u) << 2) << OFFCPU_F_QM_SHIFT)
+#define OFFCPU_QUALITY(f) (((unsigned)(f) >> OFFCPU_F_QM_SHIFT) & 3u)
+#define OFFCPU_METHOD(f) (((unsigned)(f) >> (OFFCPU_F_QM_SHIFT + 2)) & 3u)
 
 /* One interval a thread spent off the CPU: from its switch-out to its
  * next switch-in. The stack is where it blocked (user and kernel). */
@@ -315,5 +384,80 @@ struct rec_symbol_src {
 	uint32_t ninline;  /* inline frames that follow the file name */
 } __attribute__((packed));
 _Static_assert(sizeof(struct rec_symbol_src) == 24, "rec_symbol_src");
+
+/* Every field's offset, as the tables above and docs/FORMAT.md give it:
+ * a change to a struct that moves a field breaks the build, not the
+ * files already written. */
+_Static_assert(offsetof(struct store_file_header, magic) == 0, "store_file_header.magic");
+_Static_assert(offsetof(struct store_file_header, version) == 8, "store_file_header.version");
+_Static_assert(offsetof(struct store_file_header, header_size) == 12, "store_file_header.header_size");
+_Static_assert(offsetof(struct store_chunk_header, magic) == 0, "store_chunk_header.magic");
+_Static_assert(offsetof(struct store_chunk_header, kind) == 4, "store_chunk_header.kind");
+_Static_assert(offsetof(struct store_chunk_header, flags) == 6, "store_chunk_header.flags");
+_Static_assert(offsetof(struct store_chunk_header, seq) == 8, "store_chunk_header.seq");
+_Static_assert(offsetof(struct store_chunk_header, raw_size) == 12, "store_chunk_header.raw_size");
+_Static_assert(offsetof(struct store_chunk_header, comp_size) == 16, "store_chunk_header.comp_size");
+_Static_assert(offsetof(struct store_chunk_header, check) == 20, "store_chunk_header.check");
+_Static_assert(offsetof(struct store_chunk_sum, magic) == 0, "store_chunk_sum.magic");
+_Static_assert(offsetof(struct store_chunk_sum, size) == 4, "store_chunk_sum.size");
+_Static_assert(offsetof(struct store_chunk_sum, xxh3) == 8, "store_chunk_sum.xxh3");
+_Static_assert(offsetof(struct rec_header, type) == 0, "rec_header.type");
+_Static_assert(offsetof(struct rec_header, flags) == 2, "rec_header.flags");
+_Static_assert(offsetof(struct rec_header, size) == 4, "rec_header.size");
+_Static_assert(offsetof(struct rec_comm, pid) == 0, "rec_comm.pid");
+_Static_assert(offsetof(struct rec_comm, tid) == 4, "rec_comm.tid");
+_Static_assert(offsetof(struct rec_comm, time) == 8, "rec_comm.time");
+_Static_assert(offsetof(struct rec_comm, flags) == 16, "rec_comm.flags");
+_Static_assert(offsetof(struct rec_mapping, id) == 0, "rec_mapping.id");
+_Static_assert(offsetof(struct rec_mapping, pid) == 4, "rec_mapping.pid");
+_Static_assert(offsetof(struct rec_mapping, time) == 8, "rec_mapping.time");
+_Static_assert(offsetof(struct rec_mapping, start) == 16, "rec_mapping.start");
+_Static_assert(offsetof(struct rec_mapping, end) == 24, "rec_mapping.end");
+_Static_assert(offsetof(struct rec_mapping, pgoff) == 32, "rec_mapping.pgoff");
+_Static_assert(offsetof(struct rec_mapping, inode) == 40, "rec_mapping.inode");
+_Static_assert(offsetof(struct rec_mapping, maj) == 48, "rec_mapping.maj");
+_Static_assert(offsetof(struct rec_mapping, min) == 52, "rec_mapping.min");
+_Static_assert(offsetof(struct rec_mapping, prot) == 56, "rec_mapping.prot");
+_Static_assert(offsetof(struct rec_mapping, build_id_size) == 60, "rec_mapping.build_id_size");
+_Static_assert(offsetof(struct rec_mapping, build_id) == 61, "rec_mapping.build_id");
+_Static_assert(offsetof(struct rec_task, pid) == 0, "rec_task.pid");
+_Static_assert(offsetof(struct rec_task, ppid) == 4, "rec_task.ppid");
+_Static_assert(offsetof(struct rec_task, tid) == 8, "rec_task.tid");
+_Static_assert(offsetof(struct rec_task, ptid) == 12, "rec_task.ptid");
+_Static_assert(offsetof(struct rec_task, time) == 16, "rec_task.time");
+_Static_assert(offsetof(struct rec_node, addr) == 0, "rec_node.addr");
+_Static_assert(offsetof(struct rec_node, parent) == 8, "rec_node.parent");
+_Static_assert(offsetof(struct rec_node, mapping) == 12, "rec_node.mapping");
+_Static_assert(offsetof(struct rec_node, flags) == 16, "rec_node.flags");
+_Static_assert(offsetof(struct rec_sample, time) == 0, "rec_sample.time");
+_Static_assert(offsetof(struct rec_sample, weight) == 8, "rec_sample.weight");
+_Static_assert(offsetof(struct rec_sample, pid) == 16, "rec_sample.pid");
+_Static_assert(offsetof(struct rec_sample, tid) == 20, "rec_sample.tid");
+_Static_assert(offsetof(struct rec_sample, stack) == 24, "rec_sample.stack");
+_Static_assert(offsetof(struct rec_sample, cpu) == 28, "rec_sample.cpu");
+_Static_assert(offsetof(struct rec_sample, quality) == 30, "rec_sample.quality");
+_Static_assert(offsetof(struct rec_sample, method) == 31, "rec_sample.method");
+_Static_assert(offsetof(struct rec_lost, time) == 0, "rec_lost.time");
+_Static_assert(offsetof(struct rec_lost, count) == 8, "rec_lost.count");
+_Static_assert(offsetof(struct rec_lost, kind) == 16, "rec_lost.kind");
+_Static_assert(offsetof(struct rec_throttle, time) == 0, "rec_throttle.time");
+_Static_assert(offsetof(struct rec_throttle, throttled) == 8, "rec_throttle.throttled");
+_Static_assert(offsetof(struct rec_offcpu, start) == 0, "rec_offcpu.start");
+_Static_assert(offsetof(struct rec_offcpu, duration) == 8, "rec_offcpu.duration");
+_Static_assert(offsetof(struct rec_offcpu, pid) == 16, "rec_offcpu.pid");
+_Static_assert(offsetof(struct rec_offcpu, tid) == 20, "rec_offcpu.tid");
+_Static_assert(offsetof(struct rec_offcpu, stack) == 24, "rec_offcpu.stack");
+_Static_assert(offsetof(struct rec_offcpu, cpu) == 28, "rec_offcpu.cpu");
+_Static_assert(offsetof(struct rec_offcpu, reason) == 30, "rec_offcpu.reason");
+_Static_assert(offsetof(struct rec_offcpu, flags) == 31, "rec_offcpu.flags");
+_Static_assert(offsetof(struct rec_symbol, addr) == 0, "rec_symbol.addr");
+_Static_assert(offsetof(struct rec_symbol, offset) == 8, "rec_symbol.offset");
+_Static_assert(offsetof(struct rec_symbol, mapping) == 16, "rec_symbol.mapping");
+_Static_assert(offsetof(struct rec_symbol, flags) == 20, "rec_symbol.flags");
+_Static_assert(offsetof(struct rec_symbol_src, addr) == 0, "rec_symbol_src.addr");
+_Static_assert(offsetof(struct rec_symbol_src, mapping) == 8, "rec_symbol_src.mapping");
+_Static_assert(offsetof(struct rec_symbol_src, flags) == 12, "rec_symbol_src.flags");
+_Static_assert(offsetof(struct rec_symbol_src, line) == 16, "rec_symbol_src.line");
+_Static_assert(offsetof(struct rec_symbol_src, ninline) == 20, "rec_symbol_src.ninline");
 
 #endif

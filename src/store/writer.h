@@ -6,7 +6,9 @@
  * a flush writes pending nodes before pending samples, so every sample
  * refers to nodes defined in its chunk or earlier ones.
  *
- * Functions that write return 0 or -errno (the file system may be full).
+ * store_put_*() only buffer and return nothing; the first write error
+ * (-errno: the file system may be full) is kept in w->err and returned
+ * by store_flush(), store_sync() and store_writer_close().
  */
 #ifndef STAX_STORE_WRITER_H
 #define STAX_STORE_WRITER_H

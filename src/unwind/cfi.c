@@ -609,8 +609,8 @@ int cfi_run(struct cfi_section *sec, const struct cfi_cie *cie,
 	    const struct cfi_fde *fde, uint64_t target, struct cfi_row *out,
 	    cfi_row_fn emit, void *arg)
 {
-	/* The run state is big (remember stack); keep it off the caller's
-	 * frame only as far as a static would be unsafe: it lives here. */
+	/* The run state (with its remember stack) lives on this frame, not
+	 * in a static: tables are built on more than one thread. */
 	struct run r;
 	int rc;
 

@@ -17,6 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The verdicts, methods, stop reasons and JIT rules of a sample are
+ * written into the recording: they are defined in store/format.h. */
+#include "store/format.h"
+
 /* Registers in DWARF numbering for x86-64. */
 enum {
 	UNW_RAX = 0, UNW_RDX, UNW_RCX, UNW_RBX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP,
@@ -30,21 +34,6 @@ struct unwind_regs {
 };
 
 enum unwind_mode { UNWIND_MODE_FP = 0, UNWIND_MODE_DWARF, UNWIND_MODE_HYBRID };
-
-/* Per-sample verdict, stored in the recording. */
-enum unwind_quality {
-	UNWIND_Q_UNKNOWN = 0,   /* frame-pointer chain, not verified */
-	UNWIND_Q_COMPLETE,      /* reached a root (undefined RA, _start, clone) */
-	UNWIND_Q_TRUNCATED,     /* stack copy or depth ran out */
-	UNWIND_Q_BROKEN,        /* bad read, no unwind info, no usable frame pointer */
-};
-
-/* How the frames were found. */
-enum unwind_method {
-	UNWIND_M_FP = 0,        /* kernel frame-pointer chain only */
-	UNWIND_M_DWARF,         /* CFI from the copy only */
-	UNWIND_M_SPLICED,       /* CFI, then the kernel chain beyond the copy */
-};
 
 /* Where a module is mapped (filled by the caller's find callback). */
 struct unwind_module {
@@ -116,35 +105,6 @@ struct unwind_frame {
 	uint32_t flags;
 };
 
-/* Why unwinding stopped short of a root (what `stax doctor` explains). */
-enum unwind_stop {
-	UNWIND_STOP_NONE = 0,    /* complete, or not known (frame pointers) */
-	UNWIND_STOP_COPY,        /* truncated: a read above the end of the stack copy */
-	UNWIND_STOP_DEPTH,       /* truncated: the depth limit */
-	UNWIND_STOP_CHAIN,       /* truncated: the kernel's frame-pointer chain ended
-				  * (perf_event_max_stack) before a root */
-	UNWIND_STOP_NO_CFI,      /* broken: no CFI and no usable frame pointer */
-	UNWIND_STOP_BAD_ADDR,    /* broken: a read below the stack pointer (outside
-				  * any copy) or a wrapped address */
-	UNWIND_STOP_SP,          /* broken: the stack pointer did not move up */
-	UNWIND_STOP_REG,         /* broken: the rule needs a register not recovered */
-	UNWIND_STOP_BAD_CFI,     /* broken: CFI that could not be interpreted */
-	UNWIND_STOP_NO_REGS,     /* broken: the sample has no user registers */
-	UNWIND_STOP_SIGNAL,      /* broken: a signal frame ended in a zero pc */
-	UNWIND_STOP_NOT_CODE,    /* broken: the next return address is in no
-				  * executable mapping (never shown as a frame) */
-	UNWIND_STOP_LOOP,        /* broken: a (CFA, return address) pair came
-				  * again: the rules went round in a loop */
-	UNWIND_STOP_SWITCH,      /* truncated: a stack switch (Go's systemstack,
-				  * mcall, morestack) whose other stack could not
-				  * be reached (no frame pointer, or beyond the
-				  * copy and not in the kernel's chain) */
-	UNWIND_STOP_NO_ACCESS,   /* truncated: the stack beyond the copy could
-				  * not be read from the process (no ptrace
-				  * access to it) */
-	UNWIND_NSTOPS            /* at most 16: 4 bits in rec_sample.quality */
-};
-
 struct unwind_result {
 	size_t n;                  /* frames written, leaf first */
 	enum unwind_quality quality;
@@ -158,12 +118,6 @@ struct unwind_result {
 	size_t read_frames;        /* frames found in stack memory read from the
 				    * live process (beyond the copy) */
 };
-
-/* Rules for frames whose code has no CFI in a file (JIT code). */
-#define UNWIND_JIT_TRAMPOLINE 1u /* known generated code, by its bytes (the
-				  * CPython 3.12/3.13 perf trampoline) */
-#define UNWIND_JIT_FP 2u         /* the frame pointer, where it was plausible */
-#define UNWIND_JIT_CFI 4u        /* CFI from a jitdump's unwinding info */
 
 struct unwinder;
 

@@ -205,11 +205,16 @@ uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 	return added;
 }
 
-static const struct calltree *sort_tree;
-static bool sort_by_name;
+struct kid_order {
+	const struct calltree *tree;
+	bool by_name;
+};
 
-static int cmp_kid(const void *a, const void *b)
+static int cmp_kid(const void *a, const void *b, void *arg)
 {
+	const struct kid_order *o = arg;
+	const struct calltree *sort_tree = o->tree;
+	bool sort_by_name = o->by_name;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	const uint64_t *c = sort_tree->count[0];
 	if (sort_by_name) {
@@ -231,11 +236,10 @@ struct calltree_kids *calltree_kids(const struct calltree *t, bool by_name)
 		GROW(k[parent].ids, k[parent].cap, k[parent].n + 1);
 		k[parent].ids[k[parent].n++] = (uint32_t)id;
 	}
-	sort_tree = t;
-	sort_by_name = by_name;
+	struct kid_order order = { t, by_name };
 	for (id = 0; id <= t->keys.n; id++)
 		if (k[id].n > 1)
-			qsort(k[id].ids, k[id].n, sizeof(uint32_t), cmp_kid);
+			qsort_r(k[id].ids, k[id].n, sizeof(uint32_t), cmp_kid, &order);
 	return k;
 }
 

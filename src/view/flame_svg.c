@@ -31,19 +31,11 @@ void xml_str(FILE *out, const char *s)
 	const unsigned char *u = (const unsigned char *)s;
 	while (*u) {
 		unsigned c = *u;
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 :
-			     (c & 0xf8) == 0xf0 ? 4 : 0;
-		size_t k;
+		size_t len = c < 0x80 ? 1 : utf8_len(u);
 		if (len > 1) {
-			for (k = 1; k < len; k++)
-				if ((u[k] & 0xc0) != 0x80)
-					break;
-			if (k == len) {
-				fwrite(u, 1, len, out);
-				u += len;
-				continue;
-			}
-			len = 0;
+			fwrite(u, 1, len, out);
+			u += len;
+			continue;
 		}
 		if (len == 0 || (c < 0x20 && c != '\t'))
 			fputc('?', out);

@@ -79,7 +79,7 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
 		reason[o->reason < OFFCPU_NREASONS ? o->reason : 0] += o->duration;
 		if (o->reason != OFFCPU_PREEMPT) {
 			stacked++;
-			complete += ((o->flags >> 4) & 3) == 1;
+			complete += OFFCPU_QUALITY(o->flags) == UNWIND_Q_COMPLETE;
 		}
 	}
 	if (!n)
@@ -197,7 +197,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
 		nread += (s->method & SAMPLE_M_READ) != 0;
-		if ((s->method >> SAMPLE_M_JIT_SHIFT) & 7) {
+		if (SAMPLE_M_JIT(s->method)) {
 			jit[0]++;
 			for (k = 0; k < 3; k++)
 				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
@@ -284,7 +284,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 				if (view_keep_offcpu(p, f, &p->offcpu[j])) {
 					n++;
 					ns += p->offcpu[j].duration;
-					complete += ((p->offcpu[j].flags >> 4) & 3) == 1;
+					complete += OFFCPU_QUALITY(p->offcpu[j].flags) == UNWIND_Q_COMPLETE;
 				}
 			fprintf(out, ",\"off_cpu\":{\"intervals\":%" PRIu64 ",\"ms\":%.1f,\"complete\":%" PRIu64 "}",
 				n, ns / 1e6, complete);
@@ -346,9 +346,14 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	fprintf(out, "command:     %s\n", meta_or(p, "command", "?"));
 	if (profile_meta(p, "exit_status"))
 		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));
-	fprintf(out, "event:       %s, requested %" PRIu64 " Hz, effective %.1f Hz%s\n",
-		meta_or(p, "event", "?"), freq, eff,
-		clock ? " (samples per second of CPU time)" : "");
+	if (!freq && profile_meta(p, "period"))
+		fprintf(out, "event:       %s, every %s%s, effective %.1f Hz%s\n",
+			meta_or(p, "event", "?"), profile_meta(p, "period"), clock ? " ns" : " events", eff,
+			clock ? " (samples per second of CPU time)" : "");
+	else
+		fprintf(out, "event:       %s, requested %" PRIu64 " Hz, effective %.1f Hz%s\n",
+			meta_or(p, "event", "?"), freq, eff,
+			clock ? " (samples per second of CPU time)" : "");
 	fprintf(out, "duration:    %.3f s\n", secs);
 	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,

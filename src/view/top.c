@@ -15,10 +15,10 @@ struct top_row {
 	uint64_t self, total;
 };
 
-static bool sort_by_total;
 
-static int cmp_row(const void *a, const void *b)
+static int cmp_row(const void *a, const void *b, void *arg)
 {
+	bool sort_by_total = *(const bool *)arg;
 	const struct top_row *x = a, *y = b;
 	uint64_t kx = sort_by_total ? x->total : x->self, ky = sort_by_total ? y->total : y->self;
 	uint64_t sx = sort_by_total ? x->self : x->total, sy = sort_by_total ? y->self : y->total;
@@ -86,9 +86,10 @@ struct group_row {
 	uint64_t self, total, stamp;
 };
 
-static int cmp_group(const void *a, const void *b)
+static int cmp_group(const void *a, const void *b, void *arg)
 {
 	const struct group_row *x = a, *y = b;
+	bool sort_by_total = *(const bool *)arg;
 	uint64_t kx = sort_by_total ? x->total : x->self, ky = sort_by_total ? y->total : y->self;
 	if (kx != ky)
 		return kx > ky ? -1 : 1;
@@ -161,9 +162,8 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 			}
 		}
 	}
-	sort_by_total = o->sort_total;
 	if (n > 1)
-		qsort(rows, n, sizeof(*rows), cmp_group);
+		qsort_r(rows, n, sizeof(*rows), cmp_group, (void *)&o->sort_total);
 	limit = o->limit && o->limit < n ? o->limit : n;
 	if (o->json) {
 		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"%s\":[", kept, key[o->by]);
@@ -249,8 +249,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 			rows[frames[j]].total += w;
 		}
 	}
-	sort_by_total = o->sort_total;
-	qsort(rows + 1, p->nfuncs, sizeof(*rows), cmp_row);
+	qsort_r(rows + 1, p->nfuncs, sizeof(*rows), cmp_row, (void *)&o->sort_total);
 	for (i = 1; i <= p->nfuncs && rows[i].total; i++)
 		n++;
 	limit = o->limit && o->limit < n ? o->limit : n;

@@ -58,6 +58,29 @@ for c in $cmds; do
 	fi
 done
 
+# Every option in every command's table (the entries "stax help CMD"
+# prints, from the same table getopt_long parses) is named in the man
+# page: "-F" or "--freq", hyphens written \- there.
+if [ -f "$ROOT/docs/stax.1" ]; then
+	sed -e 's/\\f[BIRP]//g' -e 's/\\-/-/g' "$ROOT/docs/stax.1" >"$T/man.txt"
+	for c in $cmds; do
+		stax help "$c" 2>/dev/null |
+			awk '/^  -/ { s = substr($0, 3); sub(/  .*/, "", s); n = split(s, w, /[ ,]+/)
+			      for (i = 1; i <= n; i++) if (w[i] ~ /^-/) print w[i] }' >"$T/opts.$c"
+		missing=""
+		while read -r o; do
+			grep -Eq -- "(^|[^a-zA-Z0-9-])$o([^a-zA-Z0-9-]|\$)" "$T/man.txt" || missing="$missing $o"
+		done <"$T/opts.$c"
+		if [ ! -s "$T/opts.$c" ] && [ "$c" != help ]; then
+			fail "docs/stax.1 names every option of stax $c" "stax help $c lists no options"
+		elif [ -z "$missing" ]; then
+			ok "docs/stax.1 names every option of stax $c ($(wc -l <"$T/opts.$c"))"
+		else
+			fail "docs/stax.1 names every option of stax $c" "missing:$missing"
+		fi
+	done
+fi
+
 # The man page renders without warnings, when man is here.
 if [ -f "$ROOT/docs/stax.1" ]; then
 	if command -v groff >/dev/null 2>&1; then

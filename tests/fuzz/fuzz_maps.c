@@ -6,7 +6,7 @@
  * (files named in it are never opened), written as a recording, loaded
  * back and shown by stax info, so odd paths travel the whole way.
  */
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "profile/profile.h"
 #include "view/view.h"
 

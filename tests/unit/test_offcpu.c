@@ -6,7 +6,7 @@
  * records, exits, and intervals still open at the end. */
 #include "test.h"
 #include "profile/profile.h"
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "store/writer.h"
 #include "lib/buf.h"
 #include "lib/util.h"

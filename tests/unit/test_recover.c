@@ -1,5 +1,5 @@
 /* test_recover.c - names and mappings from /proc when the kernel's records
- * of a process were lost (src/record/recover.c), against real processes:
+ * of a process were lost (src/ingest/recover.c), against real processes:
  *   - a live child with a named thread that no record named: its name,
  *     its thread's name and its mappings are read once;
  *   - a child that has exited: counted, with its samples, and /proc is
@@ -12,7 +12,7 @@
  * does; the recording is read back to check the names. */
 #include "test.h"
 #include "profile/profile.h"
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "store/writer.h"
 #include "lib/util.h"
 

@@ -1,7 +1,7 @@
 /* recover.c - names and mappings from /proc when their records were lost
  * (see recover.h). */
-#include "record/recover.h"
-#include "record/ingest.h"
+#include "ingest/recover.h"
+#include "ingest/ingest.h"
 #include "lib/util.h"
 
 #include <errno.h>

@@ -7,11 +7,11 @@
  * interns stacks and writes records, nodes and samples (store/). At the
  * end, ingest_put_symbols() appends the symbols chunk.
  */
-#ifndef STAX_RECORD_INGEST_H
-#define STAX_RECORD_INGEST_H
+#ifndef STAX_INGEST_INGEST_H
+#define STAX_INGEST_INGEST_H
 
-#include "record/recover.h"
-#include "source/sample.h"
+#include "ingest/recover.h"
+#include "ingest/sample.h"
 #include "state/state.h"
 #include "store/stacks.h"
 #include "store/writer.h"
@@ -44,6 +44,12 @@ struct offcpu_pending {
 	bool read;           /* stack read on from the process (OFFCPU_F_READ) */
 	bool wk_partial;     /* wk from the event without stacks, of a recorded thread */
 };
+
+/* perf_event_header.misc of a sample whose stack copy a live source (the
+ * recorder's queue, record/queue.c) shortened because unwinding fell
+ * behind: bits 3-11 are unused by the kernel, so only the recorder's own
+ * records carry it; the ingester honours it only when live. */
+#define QUEUE_MISC_TRIMMED (1u << 11)
 
 struct ingest {
 	struct store_writer *w;

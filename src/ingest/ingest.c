@@ -1,5 +1,4 @@
-#include "record/ingest.h"
-#include "record/queue.h"
+#include "ingest/ingest.h"
 #include "symbol/symbol.h"
 #include "unwind/jitcfi.h"
 #include "lib/util.h"
@@ -405,7 +404,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 		g->uframes[k] = g->frames[k].pc;
 	*nu = k;
 	out->quality = (uint8_t)(res.quality | (unsigned)res.stop << SAMPLE_Q_STOP_SHIFT);
-	out->method = (uint8_t)(res.method | (res.jit & 7) << SAMPLE_M_JIT_SHIFT |
+	out->method = (uint8_t)(res.method | (res.jit & UNWIND_JIT_ALL) << SAMPLE_M_JIT_SHIFT |
 				(res.read_frames ? SAMPLE_M_READ : 0));
 	if (res.jit_frames) {
 		g->jit_samples++;
@@ -1208,7 +1207,7 @@ static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end
 	o.stack = p->stack;
 	o.cpu = p->cpu;
 	o.reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-	o.flags = (uint8_t)(flags | (p->qm << 4) | (p->read ? OFFCPU_F_READ : 0));
+	o.flags = (uint8_t)(flags | (p->qm << OFFCPU_F_QM_SHIFT) | (p->read ? OFFCPU_F_READ : 0));
 	store_put_offcpu(g->w, &o);
 	if (p->woken && !p->preempt) {
 		p->wk.start = o.start;
@@ -1294,7 +1293,7 @@ void ingest_checkpoint(struct ingest *g, uint64_t now)
 		v[n].stack = p->stack;
 		v[n].cpu = p->cpu;
 		v[n].reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-		v[n].flags = (uint8_t)(OFFCPU_F_OPEN | (p->qm << 4));
+		v[n].flags = (uint8_t)(OFFCPU_F_OPEN | (p->qm << OFFCPU_F_QM_SHIFT));
 		n++;
 	}
 	store_set_offcpu_open(g->w, now, v, n);

@@ -9,7 +9,7 @@
  * JIT code after /tmp is cleaned, and each module's symbol sources are
  * kept as META "symbols:MODULE" for `stax info`.
  */
-#include "record/ingest.h"
+#include "ingest/ingest.h"
 #include "symbol/symbol.h"
 #include "lib/util.h"
 

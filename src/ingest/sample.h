@@ -6,8 +6,8 @@
  * every field against the record's size and return -1 when it does not
  * fit, never reading past the end.
  */
-#ifndef STAX_SOURCE_SAMPLE_H
-#define STAX_SOURCE_SAMPLE_H
+#ifndef STAX_INGEST_SAMPLE_H
+#define STAX_INGEST_SAMPLE_H
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
@@ -38,6 +38,11 @@ struct perf_sample {
 };
 
 /* Parse a PERF_RECORD_SAMPLE. Returns 0 or -1 when malformed. */
+/* perf's name of a software or hardware event ("cpu-clock", "cycles"),
+ * or NULL for another type or an unknown config: the one list of event
+ * names (record/events.c lists the subset stax records, by these names). */
+const char *perf_event_name(uint32_t type, uint64_t config);
+
 int perf_sample_parse(const struct perf_format *f, const struct perf_event_header *h,
 		      struct perf_sample *s);
 /* Parse the sample_id trailer of a non-sample record (pid, tid, time,

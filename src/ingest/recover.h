@@ -29,8 +29,8 @@
  * All of it is off unless on is set (the recorder sets it; a perf.data
  * file cannot be recovered from this machine's /proc).
  */
-#ifndef STAX_RECORD_RECOVER_H
-#define STAX_RECORD_RECOVER_H
+#ifndef STAX_INGEST_RECOVER_H
+#define STAX_INGEST_RECOVER_H
 
 #include "lib/hash.h"
 

@@ -1,7 +1,27 @@
-#include "source/sample.h"
+#include "ingest/sample.h"
 #include "lib/cursor.h"
 
 #include <string.h>
+
+static const char *const sw_names[] = {
+	"cpu-clock", "task-clock", "page-faults", "context-switches", "cpu-migrations",
+	"minor-faults", "major-faults", "alignment-faults", "emulation-faults", "dummy",
+	"bpf-output", "cgroup-switches",
+};
+static const char *const hw_names[] = {
+	"cycles", "instructions", "cache-references", "cache-misses", "branches",
+	"branch-misses", "bus-cycles", "stalled-cycles-frontend", "stalled-cycles-backend",
+	"ref-cycles",
+};
+
+const char *perf_event_name(uint32_t type, uint64_t config)
+{
+	if (type == PERF_TYPE_SOFTWARE && config < sizeof(sw_names) / sizeof(sw_names[0]))
+		return sw_names[config];
+	if (type == PERF_TYPE_HARDWARE && config < sizeof(hw_names) / sizeof(hw_names[0]))
+		return hw_names[config];
+	return NULL;
+}
 
 static uint64_t get64(struct cursor *c)
 {
