@@ -171,7 +171,7 @@ int cmd_wait(int argc, char **argv)
 				met = p.nsamples >= want_samples;
 			else if (kind == WAIT_SECONDS)
 				met = secs >= want_seconds;
-			else
+			else if (symbol) /* WAIT_SYMBOL sets it */
 				met = has_symbol(&p, symbol, !q.no_demangle);
 			/* A finished recording will not change: give up at once if it
 			 * finished while we waited; one that finished before we started

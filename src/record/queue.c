@@ -182,8 +182,10 @@ static void *drain_main(void *arg)
 	ask_low_latency();
 	while (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE)) {
 		np = 0;
-		pfds[np].fd = q->wake[0];
-		pfds[np++].events = POLLIN;
+		if (pfds) {
+			pfds[np].fd = q->wake[0];
+			pfds[np++].events = POLLIN;
+		}
 		for (i = 0; pfds && hup && i < q->nrings; i++) {
 			/* an event whose task exited hangs up: its ring is
 			 * still read at every pass, no longer polled */

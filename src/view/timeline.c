@@ -87,7 +87,8 @@ void view_timeline(const struct profile *p, const struct view_filter *f, const s
 		}
 	}
 	/* rows are sorted after the cells were keyed by row index */
-	qsort(rows, nrows, sizeof(*rows), cmp_tl);
+	if (nrows > 1)
+		qsort(rows, nrows, sizeof(*rows), cmp_tl);
 	for (i = 0; i < nrows; i++)
 		for (b = 0; b < nb; b++)
 			if (rows[i].counts[b] > max)
