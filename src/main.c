@@ -12,7 +12,7 @@ static const struct cmd commands[] = {
 	{ "top", cmd_top, "functions by self and total samples", NULL, &cmd_top_spec },
 	{ "flame", cmd_flame, "the call tree as text, or folded stacks", NULL, &cmd_flame_spec },
 	{ "threads", cmd_threads, "samples and CPU time per thread", NULL, &cmd_threads_spec },
-	{ "wakers", cmd_wakers, "who woke the threads that waited off the CPU", cmd_wakers_help, NULL },
+	{ "wakers", cmd_wakers, "who woke the threads that waited off the CPU", NULL, &cmd_wakers_spec },
 	{ "info", cmd_info, "what was recorded and how good its stacks are", NULL, &cmd_info_spec },
 	{ "script", cmd_script, "every sample with its stack, like perf script", NULL, &cmd_script_spec },
 	{ "import", cmd_import, "convert a perf.data file into a stax recording", NULL, &cmd_import_spec },
