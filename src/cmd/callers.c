@@ -3,10 +3,26 @@
 #include "cmd/cmd.h"
 #include "lib/util.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-const char cmd_callers_help[] =
+static const struct opt peek_opts[] = {
+	{ 'n', NULL, "N", "show the N first rows (default 20, 0 for all)", NULL },
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+#define PEEK_FUNCTION_TEXT \
+"FUNCTION is found as stax annotate finds it: a name as stax top prints it\n" \
+"(every function of that name in one module, merged), or 0xADDRESS of one\n" \
+"of its frames as stax script prints it. When functions of that name are\n" \
+"in several modules, they are listed with an address each and the command\n" \
+"exits 1. A sample counts once for FUNCTION and once for each of its\n"
+
+const struct cmd_spec cmd_callers_spec = {
+	"callers",
 "usage: stax callers FUNCTION [FILE | -i FILE] [-n N] [--json]\n"
 "                    [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "\n"
@@ -14,23 +30,18 @@ const char cmd_callers_help[] =
 "FUNCTION's samples in which it was FUNCTION's caller ([root]: FUNCTION\n"
 "was the outermost frame).\n"
 "\n"
-"FUNCTION is found as stax annotate finds it: a name as stax top prints it\n"
-"(every function of that name in one module, merged), or 0xADDRESS of one\n"
-"of its frames as stax script prints it. When functions of that name are\n"
-"in several modules, they are listed with an address each and the command\n"
-"exits 1. A sample counts once for FUNCTION and once for each of its\n"
+PEEK_FUNCTION_TEXT
 "callers on that sample's stack, wherever FUNCTION appears on it; FUNCTION\n"
 "calling itself (recursion) is not listed. Reads FILE (or -i FILE;\n"
 "stax.data when neither is given).\n"
-"\n"
-"  -n N              show the N first rows (default 20, 0 for all)\n"
-"  --json            print JSON\n"
-"  --no-inline       fold inlined functions into the function holding their\n"
-"                    code (by default each is a frame of its own)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
-FILTER_HELP;
+,
+	peek_opts,
+	NULL,
+	0,
+};
 
-const char cmd_callees_help[] =
+const struct cmd_spec cmd_callees_spec = {
+	"callees",
 "usage: stax callees FUNCTION [FILE | -i FILE] [-n N] [--json]\n"
 "                    [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "\n"
@@ -38,52 +49,39 @@ const char cmd_callees_help[] =
 "functions it calls, each with the samples and the share of FUNCTION's\n"
 "samples in which it was running under FUNCTION.\n"
 "\n"
-"FUNCTION is found as stax annotate finds it: a name as stax top prints it\n"
-"(every function of that name in one module, merged), or 0xADDRESS of one\n"
-"of its frames as stax script prints it. When functions of that name are\n"
-"in several modules, they are listed with an address each and the command\n"
-"exits 1. A sample counts once for FUNCTION and once for each of its\n"
+PEEK_FUNCTION_TEXT
 "callees on that sample's stack, wherever FUNCTION appears on it; FUNCTION\n"
 "calling itself (recursion) is not listed. Reads FILE (or -i FILE;\n"
 "stax.data when neither is given).\n"
-"\n"
-"  -n N              show the N first rows (default 20, 0 for all)\n"
-"  --json            print JSON\n"
-"  --no-inline       fold inlined functions into the function holding their\n"
-"                    code (by default each is a frame of its own)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
-FILTER_HELP;
+,
+	peek_opts,
+	NULL,
+	0,
+};
 
-static int peek_main(const char *cmd, bool callees, int argc, char **argv)
+static int peek_main(const struct cmd_spec *spec, bool callees, int argc, char **argv)
 {
+	const char *cmd = spec->name;
 	struct query_opts q;
 	struct peek_opts o = { .callees = callees, .limit = 20 };
 	struct profile p;
 	const char *what = NULL;
 	char err[2048];
-	int i;
+	struct opt_parser op;
+	int id;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help(cmd, argv[i]);
-		if (query_option(&q, cmd, argc, argv, &i))
-			continue;
-		if (!strcmp(argv[i], "-n")) {
-			uint64_t n;
-			const char *v = cmd_value(cmd, argc, argv, &i);
-			if (parse_u64(v, &n))
-				die("%s: -n needs a number, not '%s' (see 'stax help %s')", cmd, v, cmd);
-			o.limit = (size_t)n;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cmd_bad_option(cmd, argv[i]);
-		} else if (!what) {
-			what = argv[i];
-		} else if (!q.input_set) {
-			query_file_arg(&q, cmd, argv[i]);
-		} else {
+	opt_begin(&op, spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		if (id == OPT_ARG && !what)
+			what = op.arg;
+		else if (id == OPT_ARG && q.input_set)
 			die("%s: too many arguments: '%s' (stax %s FUNCTION [FILE], one function at a time)",
-			    cmd, argv[i], cmd);
-		}
+			    cmd, op.arg, cmd);
+		else if (id == 'n')
+			o.limit = (size_t)opt_u64(&op, SIZE_MAX);
+		else
+			query_opt(&q, &op, id);
 	}
 	if (!what)
 		die("%s: which function? (stax %s NAME; stax top lists them)", cmd, cmd);
@@ -97,10 +95,10 @@ static int peek_main(const char *cmd, bool callees, int argc, char **argv)
 
 int cmd_callers(int argc, char **argv)
 {
-	return peek_main("callers", false, argc, argv);
+	return peek_main(&cmd_callers_spec, false, argc, argv);
 }
 
 int cmd_callees(int argc, char **argv)
 {
-	return peek_main("callees", true, argc, argv);
+	return peek_main(&cmd_callees_spec, true, argc, argv);
 }
