@@ -24,7 +24,7 @@ static const struct cmd commands[] = {
 	{ "annotate", cmd_annotate, "a function's instructions with samples and source lines", NULL, &cmd_annotate_spec },
 	{ "callers", cmd_callers, "the functions that call a function, with shares", NULL, &cmd_callers_spec },
 	{ "callees", cmd_callees, "what a function spends its time in: its callees", NULL, &cmd_callees_spec },
-	{ "timeline", cmd_timeline, "samples per time bucket per thread", cmd_timeline_help, NULL },
+	{ "timeline", cmd_timeline, "samples per time bucket per thread", NULL, &cmd_timeline_spec },
 	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", cmd_symbolize_help, NULL },
 	{ "live", cmd_live, "the top functions of a running program, refreshed", cmd_live_help, NULL },
 	{ "help", cmd_help, "help on a command", cmd_help_help, NULL },

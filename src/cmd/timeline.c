@@ -6,7 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char cmd_timeline_help[] =
+enum { TL_INTERVAL = OPT_LONG, TL_HOTTEST };
+
+static const struct opt timeline_opts[] = {
+	{ 'b', "buckets", "N", "N buckets over the recording (default 60)", NULL },
+	{ TL_INTERVAL, "interval", "S", "buckets of S seconds instead", NULL },
+	{ TL_HOTTEST, "hottest", NULL, "under each thread, the function with the most self\n"
+	  "samples in each bucket that has samples", NULL },
+	OPT_GROUP(query_opts_common),
+	OPT_GROUP(query_opts_filter),
+	OPT_END,
+};
+
+const struct cmd_spec cmd_timeline_spec = {
+	"timeline",
 "usage: stax timeline [FILE | -i FILE] [-b BUCKETS | --interval S] [--hottest] [--json]\n"
 "                     [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "\n"
@@ -14,52 +27,47 @@ const char cmd_timeline_help[] =
 "first) with its samples and a mark per bucket (' .:-=+*#%@', darker for\n"
 "more samples; the scale is the fullest bucket of any thread). Buckets\n"
 "start at the start of the recording, the times --time takes. Reads FILE\n"
-"(or -i FILE; stax.data when neither is given).\n"
-"\n"
-"  -b, --buckets N   N buckets over the recording (default 60)\n"
-"  --interval S      buckets of S seconds instead\n"
-"  --hottest         under each thread, the function with the most self\n"
-"                    samples in each bucket that has samples\n"
-"  --json            print JSON: per thread its counts per bucket (and\n"
-"                    with --hottest, the hottest function or null)\n"
-"  --no-inline       fold inlined functions into the function holding their\n"
-"                    code (by default each is a frame of its own)\n"
-"  --pid, --tid, --comm  keep only samples of that process, thread or name\n"
-FILTER_HELP;
+"(or -i FILE; stax.data when neither is given). With --json: per thread\n"
+"its counts per bucket (and with --hottest, the hottest function or\n"
+"null).\n"
+,
+	timeline_opts,
+	NULL,
+	0,
+};
 
 int cmd_timeline(int argc, char **argv)
 {
 	struct query_opts q;
 	struct timeline_opts o = { 0 };
 	struct profile p;
-	int i;
+	struct opt_parser op;
+	int id;
 
 	query_init(&q);
-	for (i = 1; i < argc; i++) {
-		cmd_maybe_help("timeline", argv[i]);
-		if (query_option(&q, "timeline", argc, argv, &i))
+	opt_begin(&op, &cmd_timeline_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		if (query_opt(&q, &op, id))
 			continue;
-		if (query_is_file_arg(argv[i])) {
-			query_file_arg(&q, "timeline", argv[i]);
-			continue;
-		}
-		if (!strcmp(argv[i], "-b") || !strcmp(argv[i], "--buckets")) {
+		switch (id) {
+		case 'b': {
 			uint64_t n;
-			const char *v = cmd_value("timeline", argc, argv, &i);
-			if (parse_u64(v, &n) || !n || n > 100000)
-				die("timeline: %s needs a number from 1 to 100000, not '%s'", argv[i - 1], v);
+			if (parse_u64(op.arg, &n) || !n || n > 100000)
+				die("timeline: %s needs a number from 1 to 100000, not '%s'", op.name, op.arg);
 			o.buckets = (size_t)n;
-		} else if (!strcmp(argv[i], "--interval")) {
-			const char *v = cmd_value("timeline", argc, argv, &i);
+			break;
+		}
+		case TL_INTERVAL: {
 			char *end;
-			double s = strtod(v, &end);
-			if (*end || end == v || !(s >= 0.001) || s > 1e6)
-				die("timeline: --interval needs seconds from 0.001, not '%s'", v);
+			double s = strtod(op.arg, &end);
+			if (*end || end == op.arg || !(s >= 0.001) || s > 1e6)
+				die("timeline: --interval needs seconds from 0.001, not '%s'", op.arg);
 			o.interval_ns = (uint64_t)(s * 1e9);
-		} else if (!strcmp(argv[i], "--hottest")) {
+			break;
+		}
+		case TL_HOTTEST:
 			o.hottest = true;
-		} else {
-			cmd_bad_option("timeline", argv[i]);
+			break;
 		}
 	}
 	o.json = q.json;
