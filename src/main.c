@@ -25,7 +25,7 @@ static const struct cmd commands[] = {
 	{ "callers", cmd_callers, "the functions that call a function, with shares", NULL, &cmd_callers_spec },
 	{ "callees", cmd_callees, "what a function spends its time in: its callees", NULL, &cmd_callees_spec },
 	{ "timeline", cmd_timeline, "samples per time bucket per thread", NULL, &cmd_timeline_spec },
-	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", cmd_symbolize_help, NULL },
+	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", NULL, &cmd_symbolize_spec },
 	{ "live", cmd_live, "the top functions of a running program, refreshed", cmd_live_help, NULL },
 	{ "help", cmd_help, "help on a command", cmd_help_help, NULL },
 };

@@ -8,7 +8,15 @@
 #include <stdio.h>
 #include <string.h>
 
-const char cmd_symbolize_help[] =
+static const struct opt symbolize_opts[] = {
+	{ 'i', "input", "FILE", "the recording (default stax.data); also FILE as an argument", NULL },
+	{ 'o', "output", "FILE", "write the new recording to FILE, leaving the input as\n"
+	  "it is", NULL },
+	OPT_END,
+};
+
+const struct cmd_spec cmd_symbolize_spec = {
+	"symbolize",
 "usage: stax symbolize [FILE | -i FILE] [-o OUT]\n"
 "\n"
 "Resolve the recording's user-space addresses again, from the binaries,\n"
@@ -22,9 +30,11 @@ const char cmd_symbolize_help[] =
 "chunk (killed: its addresses are resolved at every query anyway) and one\n"
 "with damaged chunks are refused. Reads FILE (or -i FILE; stax.data when\n"
 "neither is given).\n"
-"\n"
-"  -o FILE           write the new recording to FILE, leaving the input as\n"
-"                    it is\n";
+,
+	symbolize_opts,
+	NULL,
+	0,
+};
 
 int cmd_symbolize(int argc, char **argv)
 {
@@ -33,25 +43,27 @@ int cmd_symbolize(int argc, char **argv)
 	struct cmd_output co;
 	struct resym_stats st;
 	char err[1024];
-	int i, fd;
+	struct opt_parser op;
+	int id, fd;
 
-	for (i = 1; i < argc; i++) {
-		const char *file = NULL;
-		cmd_maybe_help("symbolize", argv[i]);
-		if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--input"))
-			file = cmd_value("symbolize", argc, argv, &i);
-		else if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output"))
-			out = cmd_value("symbolize", argc, argv, &i);
-		else if (query_is_file_arg(argv[i]) && strcmp(argv[i], "-"))
-			file = argv[i];
-		else
-			cmd_bad_option("symbolize", argv[i]);
-		if (file) {
+	opt_begin(&op, &cmd_symbolize_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		switch (id) {
+		case 'o':
+			out = op.arg;
+			break;
+		case OPT_ARG:
+			/* standard input cannot be rewritten in place */
+			if (!strcmp(op.arg, "-"))
+				die("symbolize: '-' (standard input) cannot be symbolized in place (give a file)");
+			/* fall through */
+		case 'i':
 			if (in_set)
 				die("symbolize: two recordings given ('%s' and '%s'; see 'stax help symbolize')",
-				    in, file);
-			in = file;
+				    in, op.arg);
+			in = op.arg;
 			in_set = true;
+			break;
 		}
 	}
 	if (out && !strcmp(out, "-"))
