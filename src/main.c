@@ -26,7 +26,7 @@ static const struct cmd commands[] = {
 	{ "callees", cmd_callees, "what a function spends its time in: its callees", NULL, &cmd_callees_spec },
 	{ "timeline", cmd_timeline, "samples per time bucket per thread", NULL, &cmd_timeline_spec },
 	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", NULL, &cmd_symbolize_spec },
-	{ "live", cmd_live, "the top functions of a running program, refreshed", cmd_live_help, NULL },
+	{ "live", cmd_live, "the top functions of a running program, refreshed", NULL, &cmd_live_spec },
 	{ "help", cmd_help, "help on a command", cmd_help_help, NULL },
 };
 

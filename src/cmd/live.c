@@ -23,7 +23,25 @@
 #include <time.h>
 #include <unistd.h>
 
-const char cmd_live_help[] =
+enum { LIVE_INTERVAL = OPT_LONG, LIVE_COUNT };
+
+static const struct opt live_opts[] = {
+	{ LIVE_INTERVAL, "interval", "S", "seconds between refreshes (default 1)", NULL },
+	{ LIVE_COUNT, "count", "N", "stop after N snapshots (batch mode)", NULL },
+	{ 'n', NULL, "N", "rows per table (default 15)", NULL },
+	{ 'F', "freq", "HZ", "samples per second per thread (default 999), as for\n"
+	  "stax record", NULL },
+	{ 'e', "event", "EVENT", "the event to sample (default cpu-clock), as for\n"
+	  "stax record", NULL },
+	{ 'o', "output", "FILE", "record into FILE, which is kept (default: a memory\n"
+	  "file)", NULL },
+	{ 'p', "pid", "PID[,PID...]", "attach to running processes, as for stax record", NULL },
+	{ 'a', "all-cpus", NULL, "record every process on every cpu, as for stax record", NULL },
+	OPT_END,
+};
+
+const struct cmd_spec cmd_live_spec = {
+	"live",
 "usage: stax live [-F HZ] [-e EVENT] [-o FILE] [--interval S] [--count N] [-n N]\n"
 "                 (-p PID[,PID...] | -a | -- CMD ARGS...)\n"
 "\n"
@@ -38,11 +56,11 @@ const char cmd_live_help[] =
 "which is kept. It ends when CMD exits, when the processes exit, or when\n"
 "stax live quits (CMD is then sent SIGINT, as by stax record, and runs on\n"
 "to its end; attached processes are never signalled).\n"
-"\n"
-"  --interval S      seconds between refreshes (default 1)\n"
-"  --count N         stop after N snapshots (batch mode)\n"
-"  -n N              rows per table (default 15)\n"
-"  -F, -e, -o, -p, -a  as for stax record\n";
+,
+	live_opts,
+	NULL,
+	OPT_STOP_AT_ARG,
+};
 
 static volatile sig_atomic_t stop_requested;
 
@@ -120,7 +138,8 @@ int cmd_live(int argc, char **argv)
 	char path[64];
 	struct termios saved;
 	bool tty = false, by_total = false, paused = false;
-	int i, fd, status = 0;
+	struct opt_parser op;
+	int i, id, fd, status = 0;
 	(void)status;
 	uint64_t since = 0;
 	unsigned n = 0;
@@ -132,25 +151,21 @@ int cmd_live(int argc, char **argv)
 	ro.unwind = UNWIND_MODE_HYBRID;
 	ro.stack_size = 32768;
 	ro.quiet = 1;
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		cmd_maybe_help("live", a);
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (!strcmp(a, "-F") || !strcmp(a, "--freq")) {
-			const char *v = cmd_value("live", argc, argv, &i);
+	opt_begin(&op, &cmd_live_spec, argc, argv);
+	while ((id = opt_next(&op)) != OPT_DONE) {
+		const char *v = op.arg;
+		switch (id) {
+		case 'F':
 			if (parse_u64(v, &ro.freq) || !ro.freq)
 				die("live: -F needs a positive number of Hz, not '%s'", v);
-		} else if (!strcmp(a, "-e") || !strcmp(a, "--event")) {
-			ro.event = cmd_value("live", argc, argv, &i);
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			output = cmd_value("live", argc, argv, &i);
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
-			const char *v = cmd_value("live", argc, argv, &i);
+			break;
+		case 'e':
+			ro.event = v;
+			break;
+		case 'o':
+			output = v;
+			break;
+		case 'p': {
 			char *copy = xstrdup(v), *tok, *save = NULL;
 			for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 				uint64_t pid;
@@ -160,26 +175,29 @@ int cmd_live(int argc, char **argv)
 				ro.pids[ro.npids++] = (int)pid;
 			}
 			free(copy);
-		} else if (!strcmp(a, "-a") || !strcmp(a, "--all-cpus")) {
+			break;
+		}
+		case 'a':
 			ro.system_wide = 1;
-		} else if (!strcmp(a, "--interval")) {
-			const char *v = cmd_value("live", argc, argv, &i);
+			break;
+		case LIVE_INTERVAL: {
 			char *end;
 			interval = strtod(v, &end);
 			if (*end || end == v || !(interval >= 0.1) || interval > 3600)
 				die("live: --interval needs seconds from 0.1 to 3600, not '%s'", v);
-		} else if (!strcmp(a, "--count")) {
-			const char *v = cmd_value("live", argc, argv, &i);
+			break;
+		}
+		case LIVE_COUNT:
 			if (parse_u64(v, &count) || !count)
 				die("live: --count needs a positive number, not '%s'", v);
-		} else if (!strcmp(a, "-n")) {
-			const char *v = cmd_value("live", argc, argv, &i);
+			break;
+		case 'n':
 			if (parse_u64(v, &rows))
 				die("live: -n needs a number, not '%s'", v);
-		} else {
-			cmd_bad_option("live", a);
+			break;
 		}
 	}
+	i = opt_rest(&op);
 	if (i < argc)
 		ro.argv = argv + i;
 	if (ro.argv && ro.npids)
