@@ -1,7 +1,8 @@
 /* cmd.h - subcommands. Each lives in its own file, parses its arguments
  * and orchestrates; the work is in the modules. Each returns the process
  * exit status. To add one: write cmd/NAME.c with cmd_NAME() and
- * cmd_NAME_help[], declare both here, add a row to the table in main.c,
+ * cmd_NAME_spec (its option table, see opt.h), declare both here, add a
+ * row to the table in main.c,
  * and document it in README.md and docs/stax.1 (tests/e2e/help.sh checks). */
 #ifndef STAX_CMD_CMD_H
 #define STAX_CMD_CMD_H
@@ -47,7 +48,8 @@ extern const char cmd_help_help[];
 
 extern const struct cmd_spec cmd_record_spec, cmd_top_spec, cmd_flame_spec, cmd_threads_spec,
 	cmd_info_spec, cmd_script_spec, cmd_doctor_spec, cmd_import_spec, cmd_annotate_spec,
-	cmd_wait_spec, cmd_export_spec, cmd_diff_spec, cmd_serve_spec, cmd_wakers_spec, cmd_callers_spec, cmd_callees_spec, cmd_timeline_spec, cmd_symbolize_spec, cmd_live_spec;
+	cmd_wait_spec, cmd_export_spec, cmd_diff_spec, cmd_serve_spec, cmd_wakers_spec,
+	cmd_callers_spec, cmd_callees_spec, cmd_timeline_spec, cmd_symbolize_spec, cmd_live_spec;
 
 const struct cmd *cmd_find(const char *name);
 /* Print c's help (from its option table when it has one). */
@@ -95,15 +97,6 @@ bool query_opt(struct query_opts *q, const struct opt_parser *op, int id);
 /* A number option's value from 0 to max; dies naming the option. */
 uint64_t opt_u64(const struct opt_parser *op, uint64_t max);
 
-/* The older argument loop, for commands not yet given a table: */
-/* If argv[*i] is a common option, consume it (and its value) and return
- * true. Dies with a clear message on a missing or bad value. */
-bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, int *i);
-/* Is arg a positional argument (not an option; "-" is standard input)? */
-bool query_is_file_arg(const char *arg);
-/* The recording given as a positional FILE (the same as -i FILE); dies
- * when one was given already. */
-void query_file_arg(struct query_opts *q, const char *cmd, const char *arg);
 /* Load and symbolize q->input; dies with the reader's message. Prints
  * the recording's warnings (query_warn). */
 void query_load(const struct query_opts *q, struct profile *p);
@@ -111,30 +104,7 @@ void query_load(const struct query_opts *q, struct profile *p);
  * is not in skip (a mask of enum prof_warning_kind): the one place the
  * commands warn about a recording. */
 void query_warn(const struct profile *p, unsigned skip);
-/* The filter group (cmd/filter.c): if argv[*i] is --time, --focus,
- * --exclude, --hide or --module, consume it and its value into f and
- * return true; dies on a bad value. query_option() calls it, so every
- * query command takes them. */
-bool filter_option(struct prof_filter *f, const char *cmd, int argc, char **argv, int *i);
 /* profile_filter(p, f) when any is set; dies with the message. */
 void filter_apply(const struct prof_filter *f, const char *cmd, struct profile *p);
-/* Help text of the filter group, for each query command's help. */
-#define FILTER_HELP \
-"  --time START,END  only samples from START to END seconds after the\n" \
-"                    recording started (either may be empty), or N%,M% of\n" \
-"                    its duration; relative, unlike perf report --time,\n" \
-"                    which takes absolute perf clock timestamps\n" \
-"  --focus REGEX     only stacks through a function matching REGEX, each\n" \
-"                    re-rooted at its outermost match\n" \
-"  --exclude REGEX   drop stacks through a function matching REGEX\n" \
-"  --hide REGEX      remove frames matching REGEX, keep their stacks\n" \
-"  --module NAME     only samples whose leaf frame is in module NAME\n"
-
-/* Print help for cmd to stdout and exit 0 when argv[i] is -h/--help. */
-void cmd_maybe_help(const char *cmd, const char *arg);
-/* "unknown option" error for cmd, exit 1 (style: usage hint). */
-void cmd_bad_option(const char *cmd, const char *arg) __attribute__((noreturn));
-/* Value of an option that takes one; dies when missing. */
-const char *cmd_value(const char *cmd, int argc, char **argv, int *i);
 
 #endif

@@ -6,44 +6,6 @@
 
 #include <string.h>
 
-/* The value of an option given as "--opt VALUE" or "--opt=VALUE". */
-static const char *opt_value(const char *cmd, const char *name, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-	size_t n = strlen(name);
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n])
-		return NULL;
-	return cmd_value(cmd, argc, argv, i);
-}
-
-bool filter_option(struct prof_filter *f, const char *cmd, int argc, char **argv, int *i)
-{
-	char err[512];
-	const char *v;
-
-	if ((v = opt_value(cmd, "--time", argc, argv, i))) {
-		if (profile_filter_parse_time(f, v, err, sizeof(err)))
-			die("%s: %s (see 'stax help %s')", cmd, err, cmd);
-	} else if ((v = opt_value(cmd, "--focus", argc, argv, i))) {
-		f->focus = v;
-	} else if ((v = opt_value(cmd, "--exclude", argc, argv, i))) {
-		f->exclude = v;
-	} else if ((v = opt_value(cmd, "--hide", argc, argv, i))) {
-		f->hide = v;
-	} else if ((v = opt_value(cmd, "--module", argc, argv, i))) {
-		f->module = v;
-	} else {
-		return false;
-	}
-	if (profile_filter_check(f, err, sizeof(err)))
-		die("%s: %s (POSIX extended syntax, as grep -E)", cmd, err);
-	return true;
-}
-
 const struct opt query_opts_filter[] = {
 	{ QOPT_TIME, "time", "START,END", "only samples from START to END seconds after the\n"
 	  "recording started (either may be empty), or N%,M% of\n"

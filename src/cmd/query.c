@@ -16,22 +16,6 @@ void query_init(struct query_opts *q)
 	q->filter.tid = -1;
 }
 
-const char *cmd_value(const char *cmd, int argc, char **argv, int *i)
-{
-	if (*i + 1 >= argc)
-		die("%s: option %s needs a value (see 'stax help %s')", cmd, argv[*i], cmd);
-	return argv[++*i];
-}
-
-static int64_t int_value(const char *cmd, int argc, char **argv, int *i)
-{
-	const char *opt = argv[*i], *v = cmd_value(cmd, argc, argv, i);
-	uint64_t n;
-	if (parse_u64(v, &n) || n > 0x7fffffff)
-		die("%s: option %s needs a number, not '%s' (see 'stax help %s')", cmd, opt, v, cmd);
-	return (int64_t)n;
-}
-
 /* The recording, from -i FILE or a positional FILE: once. */
 static void set_input(struct query_opts *q, const char *cmd, const char *file)
 {
@@ -39,16 +23,6 @@ static void set_input(struct query_opts *q, const char *cmd, const char *file)
 		die("%s: two recordings given ('%s' and '%s'; see 'stax help %s')", cmd, q->input, file, cmd);
 	q->input = file;
 	q->input_set = true;
-}
-
-bool query_is_file_arg(const char *arg)
-{
-	return arg[0] != '-' || !strcmp(arg, "-");
-}
-
-void query_file_arg(struct query_opts *q, const char *cmd, const char *arg)
-{
-	set_input(q, cmd, arg);
 }
 
 const struct opt query_opts_common[] = {
@@ -121,34 +95,6 @@ bool query_opt(struct query_opts *q, const struct opt_parser *op, int id)
 	return true;
 }
 
-bool query_option(struct query_opts *q, const char *cmd, int argc, char **argv, int *i)
-{
-	const char *a = argv[*i];
-	if (!strcmp(a, "-i") || !strcmp(a, "--input"))
-		set_input(q, cmd, cmd_value(cmd, argc, argv, i));
-	else if (!strncmp(a, "--input=", 8))
-		set_input(q, cmd, a + 8);
-	else if (!strcmp(a, "--json"))
-		q->json = true;
-	else if (!strcmp(a, "--no-demangle"))
-		q->no_demangle = true;
-	else if (!strcmp(a, "--no-inline"))
-		q->no_inline = true;
-	else if (!strcmp(a, "--lines"))
-		q->lines = true;
-	else if (!strcmp(a, "--pid"))
-		q->filter.pid = int_value(cmd, argc, argv, i);
-	else if (!strcmp(a, "--tid"))
-		q->filter.tid = int_value(cmd, argc, argv, i);
-	else if (!strcmp(a, "--comm"))
-		q->filter.comm = cmd_value(cmd, argc, argv, i);
-	else if (filter_option(&q->pf, cmd, argc, argv, i))
-		q->cmd = cmd;
-	else
-		return false;
-	return true;
-}
-
 void query_warn(const struct profile *p, unsigned skip)
 {
 	struct prof_warning w[PROF_WARNINGS_MAX];
@@ -185,20 +131,4 @@ void query_load(const struct query_opts *q, struct profile *p)
 	if (q->python_only)
 		profile_python_only(p);
 	filter_apply(&q->pf, q->cmd ? q->cmd : "stax", p);
-}
-
-void cmd_maybe_help(const char *cmd, const char *arg)
-{
-	const struct cmd *c;
-	if (strcmp(arg, "-h") && strcmp(arg, "--help"))
-		return;
-	c = cmd_find(cmd);
-	if (c)
-		cmd_print_help(c, stdout);
-	exit(0);
-}
-
-void cmd_bad_option(const char *cmd, const char *arg)
-{
-	die("%s: unknown option '%s' (see 'stax help %s')", cmd, arg, cmd);
 }
