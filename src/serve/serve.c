@@ -17,6 +17,12 @@
  *                   "inlined_into": the function holding its code
  *   /api/addrs      ?func=NAME: the addresses sampled in that function
  *                   (self samples), hottest first
+ *   /api/callers, /api/callees  ?func=NAME: view_peek() JSON
+ *   /api/wakers     ?func=NAME: view_wakers() JSON of the off-CPU waits
+ *                   whose stack goes through NAME (or whose leaf is that
+ *                   "[off-cpu: REASON]" frame): who ended them, weighted
+ *                   by the off-CPU time they ended
+ *   (each takes ?tid=N, and ?t0=NS&t1=NS for a time range)
  *
  * Only requests whose Host is 127.0.0.1, localhost or [::1] with the
  * server's port get an answer (403 otherwise): a page elsewhere whose
@@ -270,7 +276,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", xstrdup(""), 0);
 	if (strcmp(url, "/flame.svg") && strcmp(url, "/api/info") && strcmp(url, "/api/top") &&
 	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs") && strcmp(url, "/api/annotate") &&
-	    strcmp(url, "/api/timeline") && strcmp(url, "/api/callers") && strcmp(url, "/api/callees"))
+	    strcmp(url, "/api/timeline") && strcmp(url, "/api/callers") && strcmp(url, "/api/callees") &&
+	    strcmp(url, "/api/wakers"))
 		return text_reply(c, MHD_HTTP_NOT_FOUND, "not found\n");
 	if (tid && *tid && !parse_u64(tid, &v) && v <= 0x7fffffff)
 		f.tid = (int64_t)v;
@@ -340,6 +347,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		}
 		if (!strcmp(url, "/api/addrs")) {
 			addrs_json(&s->p, &f, fn, out);
+		} else if (!strcmp(url, "/api/wakers")) {
+			struct wakers_opts wo = { .json = true, .limit = 30, .through = fn };
+			view_wakers(&s->p, &f, &wo, out);
 		} else if (!strcmp(url, "/api/callers") || !strcmp(url, "/api/callees")) {
 			struct peek_opts po = { .callees = !strcmp(url, "/api/callees"), .json = true, .limit = 30 };
 			if (view_peek(&s->p, &f, fn, &po, out, err, sizeof(err))) {

@@ -49,6 +49,10 @@ struct wakers_opts {
 	size_t limit;          /* rows, 0 = all */
 	bool json;
 	bool folded;           /* waiter stack;--;waker stack MICROSECONDS */
+	const char *through;   /* NULL, or only the waits whose stack has a
+				* function of that name (or label), or whose
+				* leaf is that "[off-cpu: REASON]" frame
+				* (stax serve's selected frame) */
 };
 /* Who ended the off-CPU waits the filter keeps: waking threads and the
  * functions on their stacks, weighted by the off-CPU time they ended. */

@@ -69,11 +69,60 @@ const struct prof_waker *view_waker_of(const struct profile *p, const struct hma
 	return w->w.tid == o->tid && w->w.start == o->start ? w : NULL;
 }
 
-/* Whether interval o counts: kept by f, ended by a wake-up. */
-static bool ended_by_wake(const struct profile *p, const struct view_filter *f, const struct rec_offcpu *o)
+/* The waits whose stack goes through one function (wakers_opts.through):
+ * the function ids of that name or label, or the off-CPU reason whose
+ * "[off-cpu: REASON]" frame it names. */
+struct through {
+	bool on;
+	int reason;              /* -1: not a reason frame */
+	bool *funcs;             /* [nfuncs + 1] */
+	struct prof_frame *frames;
+};
+
+static void through_init(struct through *t, const struct profile *p, const char *name)
+{
+	size_t i;
+	memset(t, 0, sizeof(*t));
+	t->reason = -1;
+	if (!name)
+		return;
+	t->on = true;
+	for (i = 0; i < OFFCPU_NREASONS; i++)
+		if (!strcmp(name, view_offcpu_frame((enum offcpu_reason)i)))
+			t->reason = (int)i;
+	t->funcs = xcalloc(p->nfuncs + 1, sizeof(*t->funcs));
+	for (i = 0; i < p->nfuncs; i++)
+		if (!strcmp(p->funcs[i].name, name) || (p->funcs[i].label && !strcmp(p->funcs[i].label, name)))
+			t->funcs[i + 1] = true;
+	t->frames = xmalloc(MAX_DEPTH * sizeof(*t->frames));
+}
+
+static void through_release(struct through *t)
+{
+	free(t->funcs);
+	free(t->frames);
+}
+
+static bool through_keeps(const struct profile *p, const struct through *t, const struct rec_offcpu *o)
+{
+	size_t j, nf;
+	if (!t->on)
+		return true;
+	if (t->reason >= 0)
+		return (int)o->reason == t->reason;
+	nf = profile_stack_frames(p, o->stack, t->frames, MAX_DEPTH);
+	for (j = 0; j < nf; j++)
+		if (t->frames[j].func <= p->nfuncs && t->funcs[t->frames[j].func])
+			return true;
+	return false;
+}
+
+/* Whether interval o counts: kept by f (and t), ended by a wake-up. */
+static bool ended_by_wake(const struct profile *p, const struct view_filter *f, const struct through *t,
+			  const struct rec_offcpu *o)
 {
 	return o->reason != OFFCPU_PREEMPT && !(o->flags & OFFCPU_F_OPEN) && o->duration &&
-	       view_keep_offcpu(p, f, o);
+	       view_keep_offcpu(p, f, o) && through_keeps(p, t, o);
 }
 
 /* "[not recorded]", "[irq]", "NAME/TID": a new string. */
@@ -108,8 +157,8 @@ static int cmp_fold(const void *a, const void *b)
 	return strcmp(((const struct fold_line *)a)->text, ((const struct fold_line *)b)->text);
 }
 
-static void print_folded(const struct profile *p, const struct view_filter *f, const struct hmap *idx,
-			 FILE *out)
+static void print_folded(const struct profile *p, const struct view_filter *f, const struct through *t,
+			 const struct hmap *idx, FILE *out)
 {
 	struct prof_frame *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
 	struct fold_line *lines = NULL;
@@ -120,7 +169,7 @@ static void print_folded(const struct profile *p, const struct view_filter *f, c
 		const struct rec_offcpu *o = &p->offcpu[i];
 		const struct prof_waker *w;
 		char *label;
-		if (!ended_by_wake(p, f, o) || o->duration < 1000)
+		if (!ended_by_wake(p, f, t, o) || o->duration < 1000)
 			continue;
 		w = view_waker_of(p, idx, o);
 		buf_reset(&b);
@@ -173,11 +222,14 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	uint32_t at, d;
 	bool user;
 	const char *rec = profile_meta(p, "wakers");
+	struct through t;
 
 	hmap_init(&idx);
 	index_wakers(p, &idx);
+	through_init(&t, p, o->through);
 	if (o->folded) {
-		print_folded(p, f, &idx, out);
+		print_folded(p, f, &t, &idx, out);
+		through_release(&t);
 		hmap_release(&idx);
 		return;
 	}
@@ -190,7 +242,7 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 		const struct prof_waker *w;
 		char *label;
 		uint64_t h;
-		if (!ended_by_wake(p, f, iv))
+		if (!ended_by_wake(p, f, &t, iv))
 			continue;
 		w = view_waker_of(p, &idx, iv);
 		total += iv->duration;
@@ -248,7 +300,13 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	if (nfns)
 		qsort(fns, nfns, sizeof(*fns), cmp_fn);
 	if (o->json) {
-		fprintf(out, JSON_OPEN "\"wakers_recorded\":%s,\"off_cpu_ms\":%.3f,\"waits\":%" PRIu64
+		fputs(JSON_OPEN, out);
+		if (o->through) {
+			fputs("\"through\":", out);
+			json_str(out, o->through);
+			fputc(',', out);
+		}
+		fprintf(out, "\"wakers_recorded\":%s,\"off_cpu_ms\":%.3f,\"waits\":%" PRIu64
 			",\"wakers\":[", rec && !strcmp(rec, "1") ? "true" : "false", total / 1e6, waits);
 		lim = o->limit && o->limit < nrows ? o->limit : nrows;
 		for (i = 0; i < lim; i++) {
@@ -305,6 +363,7 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	free(fns);
 	free(seen);
 	free(frames);
+	through_release(&t);
 	hmap_release(&rowidx);
 	hmap_release(&idx);
 }
