@@ -28,6 +28,10 @@
 //       stax serve of an off-CPU recording: the threads table has the
 //       off-CPU columns with REASON, and the "wall time" flamegraph has
 //       an "[off-cpu: REASON]" frame
+//   node browser.js wakers URL OUT.png FUNC WAKER
+//       stax serve of a recording with wakers: in the "off-CPU"
+//       flamegraph, clicking FUNC's frame shows the "woken by" panel,
+//       with WAKER among its waking functions
 //   node browser.js timeline URL OUT.png FIRST SECOND
 //       stax serve of a recording whose hot function changes from FIRST
 //       to SECOND half-way: the timeline canvas is drawn; dragging over
@@ -361,12 +365,50 @@ async function offcpuCheck() {
   return finish(browser, errors, out);
 }
 
+async function wakersCheck() {
+  const browser = await launch();
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push("page error: " + e.message));
+  // a function with no samples of its own (FUNC only waits) gets a 404
+  // from /api/annotate, which the page answers with its addresses
+  page.on("console", (m) => { if (m.type() === "error" && !m.text().includes("status of 404")) errors.push("console: " + m.text()); });
+  let out = "";
+  try {
+    await page.goto(a1);
+    await page.waitForSelector("#threads tbody tr", { timeout: 20000 });
+    await page.locator("#modes a", { hasText: "off-CPU" }).click();
+    await page.waitForFunction(() => {
+      const f = document.getElementById("flame");
+      return f.src.includes("mode=offcpu") && f.contentDocument && f.contentDocument.querySelector("g.f");
+    }, null, { timeout: 15000 });
+    await page.waitForTimeout(300);
+    const fl = page.frames().find((f) => f.url().includes("mode=offcpu"));
+    const g = fl ? await frameNamed(fl, a3) : null;
+    if (!g) throw new Error("no frame named " + a3 + " in the off-CPU flamegraph");
+    await g.click();
+    try {
+      await page.waitForFunction((n) => Array.from(document.querySelectorAll("#woken td")).some((td) => td.textContent === n),
+        a4, { timeout: 15000 });
+    } catch (e) {
+      errors.push("clicking " + a3 + " did not show " + a4 + " in the woken-by panel: '" + (await page.textContent("#woken")).slice(0, 300) + "'");
+    }
+    await page.screenshot({ path: a2, fullPage: true });
+    const t = await page.evaluate(() => document.querySelector("#woken .note").textContent);
+    out = "woken by panel for " + a3 + ": " + t;
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out);
+}
+
 (async () => {
   let rc;
   if (cmd === "schema") rc = schema();
   else if (cmd === "speedscope") rc = await speedscope();
   else if (cmd === "page") rc = await pageCheck();
   else if (cmd === "offcpu") rc = await offcpuCheck();
+  else if (cmd === "wakers") rc = await wakersCheck();
   else if (cmd === "timeline") rc = await timelineCheck();
   else if (cmd === "svg") rc = await svgCheck();
   else { console.log("usage: browser.js schema|speedscope|page|svg|offcpu ..."); rc = 2; }

@@ -129,6 +129,66 @@ else
 	wait "$SPID" 2>/dev/null
 fi
 
+# who woke the waits through a frame (/api/wakers, the page's "woken by"
+# panel): handoff (tests/programs/handoff.c), whose consumers wait in
+# take_item;read until the producer's hand_over writes to the pipe
+if [ "$(id -u)" -ne 0 ]; then
+	skip "serve /api/wakers" "recording wake-ups needs root or CAP_PERFMON"
+elif ! stax record -q --off-cpu -o "$T/h.data" -- "$PROG/handoff-nofp" 1 >/dev/null 2>"$T/h.err"; then
+	fail "record --off-cpu handoff-nofp" "$(first_line "$T/h.err")"
+elif ! start_server "$T/h.data"; then
+	fail "serve of a recording with wakers starts" "$(first_line "$SERR")"
+else
+	stax wakers --json --focus '^take_item$' -n 30 -i "$T/h.data" >"$T/hw.cli.json" 2>&1
+	get "/api/wakers?func=take_item" >"$T/hw.json"
+	get "/api/timeline?buckets=10" >"$T/htl.json"
+	if python3 - "$T/hw.json" "$T/hw.cli.json" >"$T/hw.out" 2>&1 <<'PY'
+import json, sys
+w, c = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert w["through"] == "take_item" and w["wakers_recorded"] and w["waits"] > 20, (w["waits"], w.get("through"))
+# the same aggregation as stax wakers --focus
+assert w["waits"] == c["waits"] and w["off_cpu_ms"] == c["off_cpu_ms"], (w["off_cpu_ms"], c["off_cpu_ms"])
+prod = sum(r["pct"] for r in w["wakers"] if r["kind"] == "thread" and r["waker"].startswith("producer/"))
+ho = [f["pct"] for f in w["functions"] if f["name"] == "hand_over"]
+assert 80 <= prod <= 100, ("producer", prod, w["wakers"][:3])
+assert ho and 80 <= ho[0] <= 100, ("hand_over", ho)
+print("%d waits, %.1f ms: producer %.1f%%, hand_over %.1f%%" % (w["waits"], w["off_cpu_ms"], prod, ho[0]))
+PY
+	then
+		ok "/api/wakers?func=take_item: $(cat "$T/hw.out") (as stax wakers --focus)"
+	else
+		fail "/api/wakers?func=take_item" "$(tail -n 1 "$T/hw.out") $(head -c 300 "$T/hw.json")"
+	fi
+	# the filters: the producer thread never waits in take_item; the
+	# first half of the recording has some of the waits, not all
+	ptid=$(sed -n 's/.*"waker":"producer\/\([0-9]*\)".*/\1/p' "$T/hw.json")
+	set -- $(python3 -c 'import json,sys; t=json.load(open(sys.argv[1])); print(t["start_ns"], int(t["start_ns"] + 5 * t["bucket_s"] * 1e9))' "$T/htl.json" 2>/dev/null)
+	get "/api/wakers?func=take_item&tid=${ptid:-0}" >"$T/hwp.json"
+	get "/api/wakers?func=take_item&t0=${1:-0}&t1=${2:-0}" >"$T/hwt.json"
+	all=$(sed -n 's/.*"waits":\([0-9]*\),"wakers".*/\1/p' "$T/hw.json")
+	half=$(sed -n 's/.*"waits":\([0-9]*\),"wakers".*/\1/p' "$T/hwt.json")
+	if [ -n "$ptid" ] && grep -q '"waits":0,' "$T/hwp.json" && [ -n "$half" ] && [ -n "$all" ] &&
+	   [ "$half" -gt 0 ] && [ "$half" -lt "$all" ]; then
+		ok "/api/wakers takes tid (the producer: 0 waits in take_item) and t0,t1 ($half of $all waits in the first half)"
+	else
+		fail "/api/wakers with tid and t0,t1" "tid '$ptid': $(head -c 120 "$T/hwp.json"); half '$half' of '$all'"
+	fi
+	code=$(curl -s -o /dev/null -w '%{http_code}' -m 20 "http://127.0.0.1:$PORT/api/wakers")
+	if [ "$code" = 400 ]; then
+		ok "/api/wakers without ?func= is a 400"
+	else
+		fail "/api/wakers without ?func=" "status $code"
+	fi
+	if browser_setup; then
+		browser_check "serve page: clicking take_item in the off-CPU flamegraph shows hand_over in the woken-by panel" \
+			"$T/bw.out" wakers "http://127.0.0.1:$PORT/" "$T/wakers.png" take_item hand_over
+	else
+		skip "serve page's woken-by panel in chromium" "$BROWSER_WHY"
+	fi
+	kill "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+fi
+
 # A recording that is still being written: the server re-reads it. The
 # count grows with each chunk the recorder writes; the wait ends as soon
 # as it has grown (60 s only stops a hang). The program (~39 s of CPU)
