@@ -730,6 +730,8 @@ static void add_trampolines(Elf *elf, struct utable *t)
 		 * gap. Searching just the gaps, not the whole section, spares
 		 * big binaries whose CFI covers nearly everything a scan of
 		 * all their code (librustc_driver: 30% of the table's build) */
+		if (d->d_size > UINT64_MAX - shdr.sh_addr)
+			continue; /* a section that wraps the address space */
 		uint64_t cur = shdr.sh_addr, send = shdr.sh_addr + d->d_size, g0, g1;
 		while (nhits < 8 && cur < send && next_gap(t, cur, &g0, &g1)) {
 			g0 = MAX(g0, cur);
@@ -737,10 +739,12 @@ static void add_trampolines(Elf *elf, struct utable *t)
 				break;
 			/* patterns starting in [g0, g1) may run past g1 */
 			uint64_t stop = g1 < send - MIN(send, sizeof(pat) - 1) ? g1 + sizeof(pat) - 1 : send;
-			const uint8_t *base = (const uint8_t *)d->d_buf - shdr.sh_addr;
-			const uint8_t *p = base + g0, *end = base + stop;
+			/* offsets into the section's bytes, never a pointer
+			 * outside them */
+			const uint8_t *buf = d->d_buf;
+			const uint8_t *p = buf + (g0 - shdr.sh_addr), *end = buf + (stop - shdr.sh_addr);
 			while (nhits < 8 && p < end && (p = memmem(p, (size_t)(end - p), pat, sizeof(pat)))) {
-				uint64_t a = (uint64_t)(p - base);
+				uint64_t a = shdr.sh_addr + (uint64_t)(p - buf);
 				if (a >= g1)
 					break;
 				if (utable_find(t, a)->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP)
