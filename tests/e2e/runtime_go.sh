@@ -54,12 +54,15 @@ fi
 
 # never an invented frame: no address outside the program's code
 # ("[unknown]", a heap address), no unsymbolized address in the program,
-# no caller found by reading the g0 stack's leftovers
-bad=$(grep -c '\[unknown\]\|;gowork+0x' "$T/go.folded")
+# no caller found by reading the g0 stack's leftovers. A sample inside
+# the execve that starts gowork has the old program's pc (the shell's,
+# mapped no more): [unknown], as it always was; those are left out.
+grep -v ';__x64_sys_execve_\[k\]' "$T/go.folded" >"$T/go.noexec"
+bad=$(grep -c '\[unknown\]\|;gowork+0x' "$T/go.noexec")
 if [ "$bad" -eq 0 ]; then
 	ok "no unnamed frames"
 else
-	fail "no unnamed frames" "$bad stacks: $(grep '\[unknown\]\|;gowork+0x' "$T/go.folded" | head -n 2 | cut -c1-250 | tr '\n' '|')"
+	fail "no unnamed frames" "$bad stacks: $(grep '\[unknown\]\|;gowork+0x' "$T/go.noexec" | head -n 2 | cut -c1-250 | tr '\n' '|')"
 fi
 inv=$(grep -Ec 'runtime\.(systemstack|mcall|morestack)(\.abi0)?;runtime\.newproc(\.abi0)?;|;runtime\.newproc(\.abi0)?;runtime\.(systemstack|mcall|morestack)(\.abi0)?;' "$T/go.folded")
 if [ "$inv" -eq 0 ]; then
