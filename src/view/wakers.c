@@ -125,11 +125,20 @@ static bool ended_by_wake(const struct profile *p, const struct view_filter *f, 
 	       view_keep_offcpu(p, f, o) && through_keeps(p, t, o);
 }
 
-/* "[not recorded]", "[irq]", "NAME/TID": a new string. */
+/* Whether the recording has wakers (META wakers = 1). */
+static bool wakers_recorded(const struct profile *p)
+{
+	const char *rec = profile_meta(p, "wakers");
+	return rec && !strcmp(rec, "1");
+}
+
+/* "[not recorded]", "[no wake-up seen]", "[irq]", "NAME/TID": a new
+ * string. A wait with no WAKER record in a recording with wakers ended
+ * by a wake-up the kernel sent no sched_waking sample for. */
 static char *waker_label(const struct profile *p, const struct prof_waker *w)
 {
 	if (!w)
-		return xstrdup("[not recorded]");
+		return xstrdup(wakers_recorded(p) ? "[no wake-up seen]" : "[not recorded]");
 	if (w->w.kind == WAKER_IRQ)
 		return xstrdup("[irq]");
 	if (w->w.kind == WAKER_SOFTIRQ)
@@ -218,10 +227,9 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	struct fn_row *fns;
 	struct hmap idx, rowidx;
 	size_t nrows = 0, rowcap = 0, nfns = 0, i, j, nf, lim;
-	uint64_t total = 0, waits = 0, *seen;
+	uint64_t total = 0, waits = 0, unseen = 0, unseen_ns = 0, *seen;
 	uint32_t at, d;
-	bool user;
-	const char *rec = profile_meta(p, "wakers");
+	bool user, rec = wakers_recorded(p);
 	struct through t;
 
 	hmap_init(&idx);
@@ -247,6 +255,10 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 		w = view_waker_of(p, &idx, iv);
 		total += iv->duration;
 		waits++;
+		if (!w && rec) {
+			unseen++;
+			unseen_ns += iv->duration;
+		}
 		label = waker_label(p, w);
 		h = hash_bytes(label, strlen(label));
 		while (hmap_get(&rowidx, h, &at) && strcmp(rows[at].label, label))
@@ -307,13 +319,13 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 			fputc(',', out);
 		}
 		fprintf(out, "\"wakers_recorded\":%s,\"off_cpu_ms\":%.3f,\"waits\":%" PRIu64
-			",\"wakers\":[", rec && !strcmp(rec, "1") ? "true" : "false", total / 1e6, waits);
+			",\"wakers\":[", rec ? "true" : "false", total / 1e6, waits);
 		lim = o->limit && o->limit < nrows ? o->limit : nrows;
 		for (i = 0; i < lim; i++) {
 			const struct wk_row *r = &rows[i];
 			fprintf(out, "%s{\"waker\":", i ? "," : "");
 			json_str(out, r->label);
-			fprintf(out, ",\"kind\":\"%s\"", r->kind < 0 ? "not_recorded" : r->kind == WAKER_IRQ ? "irq" :
+			fprintf(out, ",\"kind\":\"%s\"", r->kind < 0 ? (rec ? "not_seen" : "not_recorded") : r->kind == WAKER_IRQ ? "irq" :
 				r->kind == WAKER_SOFTIRQ ? "softirq" : r->kind == WAKER_OTHER ? "other_process" : "thread");
 			if (r->kind == WAKER_THREAD || r->kind == WAKER_OTHER)
 				fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
@@ -336,7 +348,7 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	} else if (!p->noffcpu) {
 		fprintf(out, "no off-CPU time in this recording (record with stax record --off-cpu)\n");
 	} else {
-		if (!rec || strcmp(rec, "1")) {
+		if (!rec) {
 			const char *why = profile_meta(p, "wakers_why");
 			fprintf(out, "wakers were not recorded%s%s: every wait shows as [not recorded]\n",
 				why ? ": " : "", why ? why : " (stax before wakers, or not --off-cpu)");
@@ -356,6 +368,10 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 				total ? 100.0 * fns[i].ns / total : 0.0, fns[i].waits,
 				view_func_name(p, fns[i].func), fn->kernel ? " [k]" : "");
 		}
+		if (unseen)
+			fprintf(out, "\n%" PRIu64 " waits (%.1f ms) ended with no wake-up seen: the kernel sent no "
+				"sched_waking sample for them (on some virtual machines the kernel sends no perf "
+				"samples while a CPU idles: wake-ups by its interrupts are lost)\n", unseen, unseen_ns / 1e6);
 	}
 	for (i = 0; i < nrows; i++)
 		free(rows[i].label);
