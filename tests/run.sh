@@ -32,6 +32,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/stax-run.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 : >"$tmp/failures"
+: >"$tmp/times"
 pass=0
 failed=0
 skipped=0
@@ -42,6 +43,7 @@ run_one() {
 	shift
 	case $name in *"$only"*) ;; *) return ;; esac
 	echo "# $name"
+	t0=$(date +%s)
 	{ timeout "$limit" "$@" 2>"$tmp/err"; echo $? >"$tmp/rc"; } | tee "$tmp/out"
 	rc=$(cat "$tmp/rc")
 	p=$(grep -c '^ok - ' "$tmp/out")
@@ -80,6 +82,7 @@ run_one() {
 		echo "# stderr of $name (last 15 lines):"
 		tail -n 15 "$tmp/err" | sed 's/^/#   /'
 	fi
+	echo "$(($(date +%s) - t0)) $name" >>"$tmp/times"
 	pass=$((pass + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
@@ -95,6 +98,10 @@ for t in tests/e2e/*.sh; do
 	run_one "e2e/$(basename "$t" .sh)" sh "$t"
 done
 
+if [ -s "$tmp/times" ]; then
+	echo
+	echo "# slowest (seconds): $(sort -rn "$tmp/times" | head -n 8 | tr '\n' ' ')"
+fi
 if [ -s "$tmp/failures" ]; then
 	echo
 	echo "failures:"
