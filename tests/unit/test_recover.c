@@ -187,17 +187,23 @@ int main(void)
 	int fd = mkstemp(path), status, i;
 	char c;
 
-	if (fd < 0 || store_writer_open(&w, path) || pipe(cmd_pipe) || pipe(ack_pipe) ||
-	    pipe(tid_pipe)) {
+	if (fd < 0 || pipe(cmd_pipe) || pipe(ack_pipe) || pipe(tid_pipe)) {
 		printf("not ok - recover: cannot set up (%s)\n", path);
 		return 1;
 	}
 	close(fd);
+	/* the child starts threads that allocate: fork it before the
+	 * writer starts its compressor thread, which may hold the
+	 * allocator's lock (AddressSanitizer's) at the fork */
 	live = fork();
 	if (live == 0)
 		child_main();
 	if (read(ack_pipe[0], &tid, sizeof(tid)) != sizeof(tid) || live < 0) {
 		printf("not ok - recover: the child did not start\n");
+		return 1;
+	}
+	if (store_writer_open(&w, path)) {
+		printf("not ok - recover: cannot open %s\n", path);
 		return 1;
 	}
 	dead = fork();
