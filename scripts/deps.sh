@@ -56,6 +56,7 @@ xz-utils:/usr/bin/xz
 iproute2:/bin/ss
 groff-base:/usr/bin/groff
 zsh:/usr/bin/zsh
+strace:/usr/bin/strace
 "
 # make bench: perf is the reference, libunwind the unwinder to compare with
 [ "${1:-}" = "--bench" ] && need="$need

@@ -26,7 +26,10 @@ const struct cmd_spec cmd_script_spec = {
 "their code.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
 "JSON, with addresses as \"0x...\" strings (Python frames\n"
-"of python -X perf have \"python\": true).\n"
+"of python -X perf have \"python\": true), \"time\" in seconds (with\n"
+"microseconds, as the text) and \"time_ns\", the nanoseconds exactly as a\n"
+"string (as a number they pass 2^53 after 104 days of uptime, and JSON\n"
+"parsers round them).\n"
 ,
 	script_opts, NULL, 0,
 };

@@ -9,11 +9,14 @@
 /* The version of stax's JSON output, the first key of every top-level
  * object a --json view (and serve's API) prints: "json_version". 2:
  * addresses are "0x..." strings (1 printed them as numbers, which JSON
- * parsers round above 2^53, so kernel addresses came out wrong). */
-#define JSON_VERSION 2
+ * parsers round above 2^53, so kernel addresses came out wrong). 3:
+ * script's "time" is seconds (with microseconds), its nanoseconds exact
+ * in the string "time_ns" (2 printed nanoseconds as a number, past 2^53
+ * after 104 days of uptime). */
+#define JSON_VERSION 3
 #define JSON_STR_(x) #x
 #define JSON_STR(x) JSON_STR_(x)
-/* Opens a top-level object: '{"json_version":2,' */
+/* Opens a top-level object: '{"json_version":3,' */
 #define JSON_OPEN "{\"json_version\":" JSON_STR(JSON_VERSION) ","
 
 /* Length of the valid UTF-8 sequence at s (lead byte >= 0x80), or 0 when

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -244,8 +246,85 @@ static void replace_release(struct safe_replace *r)
 {
 	free(r->name);
 	free(r->tmp);
+	if (r->lockfd >= 0)
+		close(r->lockfd);
 	r->name = r->tmp = NULL;
-	r->fd = -1;
+	r->fd = r->lockfd = -1;
+}
+
+/* Whether name is what safe_replace_begin() names a temporary file:
+ * something, then ".stax-", eight letters or digits, ".tmp". */
+static bool temp_name(const char *name)
+{
+	size_t n = strlen(name), i;
+	const char *p;
+	if (n < 1 + 6 + 8 + 4)
+		return false;
+	p = name + n - (6 + 8 + 4);
+	if (strncmp(p, ".stax-", 6) || strcmp(p + 14, ".tmp"))
+		return false;
+	for (i = 6; i < 14; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'z') ||
+		      (p[i] >= 'A' && p[i] <= 'Z')))
+			return false;
+	return true;
+}
+
+/* Remove the temporary files that writers killed before they could
+ * (SIGKILL, a crash, a power cut) left in the directory name goes in.
+ *
+ * A writer holds an flock() on its temporary file from just after making
+ * it until it has renamed it, and the kernel drops that lock when the
+ * writer dies however it dies (in whatever pid namespace it ran). So an
+ * entry is removed only when it is named as a temporary file is, is a
+ * regular file with one link owned by the user (euid), opened without
+ * following a symbolic link, and this process can take its lock without
+ * waiting; and then only if the name still is that file. Anything else
+ * (a symlink, a directory, another user's file, a live writer's file, a
+ * file system without locks) is left as it was. Best effort: never fails. */
+static void remove_stale(int dirfd, const char *name)
+{
+	const char *slash = strrchr(name, '/');
+	uid_t uid = geteuid();
+	struct dirent *de;
+	DIR *d;
+	int dfd;
+
+	if (slash) {
+		char *dir = slash == name ? xstrdup("/") : xstrndup(name, (size_t)(slash - name));
+		dfd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		free(dir);
+	} else {
+		dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (dfd < 0)
+		return;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st, now;
+		int fd;
+		if (de->d_type != DT_REG && de->d_type != DT_UNKNOWN)
+			continue;
+		if (!temp_name(de->d_name))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    st.st_uid != uid || st.st_nlink != 1)
+			continue;
+		fd = openat(dfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!fstat(fd, &now) && now.st_dev == st.st_dev && now.st_ino == st.st_ino &&
+		    !flock(fd, LOCK_EX | LOCK_NB) &&
+		    !fstatat(dfd, de->d_name, &now, AT_SYMLINK_NOFOLLOW) && now.st_dev == st.st_dev &&
+		    now.st_ino == st.st_ino)
+			unlinkat(dfd, de->d_name, 0);
+		close(fd); /* drops the lock */
+	}
+	closedir(d);
 }
 
 /* Whether what st describes may be replaced under flags. */
@@ -262,7 +341,7 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 	int tries, e;
 
 	memset(r, 0, sizeof(*r));
-	r->fd = -1;
+	r->fd = r->lockfd = -1;
 	r->dirfd = dirfd;
 	r->flags = flags;
 	if (dirfd == AT_FDCWD && !strcmp(name, "-")) {
@@ -287,18 +366,33 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 		say(why, whylen, "%s", strerror(e));
 		return -e;
 	}
+	remove_stale(dirfd, name);
 	for (tries = 0; tries < 100; tries++) {
 		char word[9];
 		random_word(word);
 		r->tmp = xasprintf("%s.stax-%s.tmp", name, word);
 		r->fd = openat(dirfd, r->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			       mode ? mode : 0666);
-		if (r->fd >= 0 || errno != EEXIST)
+		if (r->fd < 0 && errno != EEXIST)
 			break;
+		if (r->fd >= 0) {
+			/* held until the rename (see remove_stale()); a file
+			 * system without locks goes on without */
+			if (!flock(r->fd, LOCK_EX | LOCK_NB) || (errno != EWOULDBLOCK && errno != EINTR)) {
+				if (!fstat(r->fd, &st) && st.st_nlink > 0)
+					break;
+			}
+			/* another stax took it for a dead writer's between
+			 * the open and the lock, and removes it: another name */
+			close(r->fd);
+			r->fd = -1;
+		}
 		free(r->tmp);
 		r->tmp = NULL;
 	}
-	if (r->fd < 0 || fstat(r->fd, &st)) {
+	if (r->fd >= 0)
+		r->lockfd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
+	if (r->fd < 0 || r->lockfd < 0 || fstat(r->fd, &st)) {
 		e = errno;
 		say(why, whylen, "cannot create a temporary file beside it: %s", strerror(e));
 		if (r->fd >= 0) {

@@ -9,7 +9,8 @@
  *     at the name is never followed and nothing is truncated;
  *   - a finished file is written under a temporary name beside it and
  *     renamed into place at the end, so a command that fails leaves the
- *     previous file whole;
+ *     previous file whole (and one killed leaves a temporary file that
+ *     the next write into that directory removes);
  *   - a directory stax keeps things in (its caches) is used only when it
  *     is a real directory owned by the user (euid) that others cannot
  *     write, opened without following a symbolic link.
@@ -62,6 +63,7 @@ struct safe_replace {
 	dev_t dev;      /* the temporary file */
 	ino_t ino;
 	int flags;
+	int lockfd;     /* holds the temporary file's flock() until the rename */
 };
 
 enum {
@@ -78,6 +80,13 @@ enum {
  * umask; any other mode is set exactly. -errno with the reason in why
  * when something other than a regular file is at name (-EEXIST; see
  * flags), or the temporary file cannot be made.
+ *
+ * A temporary file is named NAME.stax-XXXXXXXX.tmp and locked with
+ * flock() by its writer until it is renamed or removed. A writer killed
+ * before it could remove it (SIGKILL, a crash) leaves it behind; the next
+ * safe_replace_begin() into the same directory removes such files: named
+ * so, regular, the user's, never through a symbolic link, and only when
+ * nobody holds their lock (so never a live writer's).
  *
  * r->fd belongs to r until commit or abort; a caller that hands it to
  * something that closes it (fdopen, a store writer) sets r->fd to -1 and

@@ -39,6 +39,7 @@ struct recorder {
 	bool kernel;
 	struct perm_facts perm;  /* what this process may record (lib/perm.h) */
 	int ncpus;
+	int cpus_sampled;   /* -a: the cpus whose sampling event opened */
 	int *fds;
 	size_t nfds, fdcap;
 	struct ring *rings;      /* one per cpu */
@@ -289,7 +290,11 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 
 static int open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 {
-	return open_into(r, attr, pid, r->rings, r->pages);
+	int ret = open_into(r, attr, pid, r->rings, r->pages), cpu;
+	if (!ret && pid == -1)
+		for (cpu = 0; cpu < r->ncpus; cpu++)
+			r->cpus_sampled += r->rings[cpu].base != NULL;
+	return ret;
 }
 
 /* Open the off-CPU events for pid (or -1 with -a) next to the sampling
@@ -914,6 +919,8 @@ static void put_end_meta(struct recorder *r, int exit_status)
 		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.stack_reads);
 		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.stack_reads_stale);
 	}
+	if (r->cpus_sampled)
+		put_meta_u64(&r->w, "cpus", (uint64_t)r->cpus_sampled);
 	if (r->failed)
 		store_put_meta(&r->w, "write_error", "1");
 	if (r->term_ns)

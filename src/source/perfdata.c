@@ -981,10 +981,6 @@ static int finish(struct pd *pd)
 		store_put_lost(pd->w, &l);
 		g->lost_samples += l.count;
 	}
-	if (g->samples) {
-		put_meta_u64(pd->w, "start_ns", g->first_time);
-		put_meta_u64(pd->w, "end_ns", g->last_time);
-	}
 	/* build-ids that came after their mappings (pipe format): symbolize with them */
 	for (i = 0; i < g->st.nmaps && pd->nbids; i++) {
 		struct state_mapping *m = &g->st.maps[i];
@@ -999,6 +995,14 @@ static int finish(struct pd *pd)
 		g->symbols_session = warm_finish(pd);
 		ingest_put_symbols(g);
 		store_flush(pd->w, CHUNK_SYMBOLS);
+	}
+	/* the end, as stax record ends a recording (docs/FORMAT.md): every
+	 * META again, should the first chunk be damaged, then the times;
+	 * the caller's store_writer_close() puts them before END */
+	store_repeat_meta(pd->w);
+	if (g->samples) {
+		put_meta_u64(pd->w, "start_ns", g->first_time);
+		put_meta_u64(pd->w, "end_ns", g->last_time);
 	}
 	pd->st->samples = g->samples;
 	pd->st->bad = g->bad_records;

@@ -18,6 +18,7 @@
 #include "symbol/symbol-private.h"
 #include "lib/hash.h"
 #include "lib/buf.h"
+#include "lib/elfguard.h"
 #include "lib/util.h"
 
 #include <dwarf.h>
@@ -95,7 +96,7 @@ struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bi
 		close(fd);
 		fd = -1;
 	} else {
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		elf = elfguard_begin(fd);
 		if (!elf || elf_kind(elf) != ELF_K_ELF)
 			goto fail;
 		save = keyed && sym_dwcache_wanted(elf);
@@ -116,8 +117,7 @@ struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bi
 	d->have_aranges = dwarf_getaranges(dw, &ar, &nar) == 0 && nar > 0;
 	return d;
 fail:
-	if (elf)
-		elf_end(elf);
+	elfguard_end(elf);
 	close(fd);
 	return NULL;
 }
@@ -132,7 +132,7 @@ void sym_dwarf_free(struct sym_dwarf *d)
 	if (!d)
 		return;
 	dwarf_end(d->dw);
-	elf_end(d->elf);
+	elfguard_end(d->elf);
 	sym_dwcache_unmap(&d->cache);
 	if (d->fd >= 0)
 		close(d->fd);

@@ -8,6 +8,7 @@
  */
 #include "symbol/symbol-private.h"
 #include "unwind/cfi.h"
+#include "lib/elfguard.h"
 #include "lib/util.h"
 
 #include <elf.h>
@@ -39,11 +40,11 @@ Elf *sym_elf_open(const char *path, int *fd)
 		return NULL;
 	if (fstat(*fd, &st) || !S_ISREG(st.st_mode))
 		goto fail;
-	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	e = elfguard_begin(*fd); /* a file cut short meanwhile reads as zeros */
 	if (!e)
 		goto fail;
 	if (elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
+		elfguard_end(e);
 		goto fail;
 	}
 	return e;
@@ -53,10 +54,14 @@ fail:
 	return NULL;
 }
 
+bool sym_elf_changed(Elf *e)
+{
+	return elfguard_changed(e);
+}
+
 void sym_elf_close(Elf *e, int fd)
 {
-	if (e)
-		elf_end(e);
+	elfguard_end(e);
 	if (fd >= 0)
 		close(fd);
 }

@@ -1,4 +1,5 @@
 #include "symbol/fpcheck.h"
+#include "lib/elfguard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,7 +76,7 @@ int fp_check_file(const char *path, struct fp_report *r)
 		close(fd);
 		return -EINVAL;
 	}
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	e = elfguard_begin(fd);
 	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {
 		ret = -EINVAL;
 		goto out;
@@ -100,8 +101,9 @@ int fp_check_file(const char *path, struct fp_report *r)
 	if (symtab || dynsym)
 		scan_symbols(e, symtab ? symtab : dynsym, r);
 out:
-	if (e)
-		elf_end(e);
+	/* cut short while read: what was read there was zeros */
+	if (elfguard_end(e) && !ret)
+		ret = -EIO;
 	close(fd);
 	return ret;
 }

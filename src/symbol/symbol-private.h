@@ -148,6 +148,9 @@ void sym_elf_init(void);
  * not an ELF file. Release with sym_elf_close(). */
 Elf *sym_elf_open(const char *path, int *fd);
 void sym_elf_close(Elf *e, int fd);
+/* Whether e's file (from sym_elf_open()) was cut short while it was read
+ * (lib/elfguard.h): what was read past its new end was zeros. */
+bool sym_elf_changed(Elf *e);
 /* Build-id from the notes (sections first, then PT_NOTE); returns its
  * size and copies it to out. 0 when none or longer than max. */
 size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max);

@@ -293,6 +293,15 @@ out:
 	if (e && strcmp(m->source, SYM_SRC_SYMTAB) && strcmp(m->source, SYM_SRC_DEBUG_FILE) &&
 	    strcmp(m->source, SYM_SRC_DEBUGLINK) && strcmp(m->source, SYM_SRC_DEBUGINFOD))
 		m->nfdes = sym_elf_fde_ranges(e, &m->fdes);
+	if (e && sym_elf_changed(e)) {
+		/* cut short while read: what came from past its new end was
+		 * zeros, so none of it is trusted */
+		warn("cannot read %s: it changed while being read; its symbols are left out", path);
+		sym_table_release(&m->table);
+		memset(&m->table, 0, sizeof(m->table));
+		m->nfdes = 0;
+		m->source = SYM_SRC_NONE;
+	}
 	sym_table_finish(&m->table);
 	sym_elf_close(e, fd);
 	free(image);

@@ -10,6 +10,7 @@
 #endif
 #include "unwind/table.h"
 #include "unwind/roots.h"
+#include "lib/elfguard.h"
 #include "unwind/unwind.h"
 
 #include <errno.h>
@@ -524,10 +525,9 @@ static Elf *open_elf(const char *path, int *fd)
 		return NULL;
 	Elf *elf = NULL;
 	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode))
-		elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+		elf = elfguard_begin(*fd); /* a file cut short meanwhile reads as zeros */
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
+		elfguard_end(elf);
 		close(*fd);
 		*fd = -1;
 		return NULL;
@@ -628,7 +628,7 @@ static Elf *open_debug_file(Elf *elf, const char *path, struct utable *t, int *f
 			continue;
 		de = open_elf(cand[i], fd);
 		if (de && !debug_file_matches(de, *fd, t, name && i >= nlink, crc)) {
-			elf_end(de);
+			elfguard_end(de);
 			close(*fd);
 			*fd = -1;
 			de = NULL;
@@ -936,13 +936,20 @@ struct utable *utable_load(const char *path)
 			find_root_callers(de, t);
 	}
 out:
+	/* a file cut short while read: its bytes past the new end read as
+	 * zeros, so the table is not to be trusted */
+	if ((elfguard_changed(elf) || elfguard_changed(de)) && t) {
+		warn("cannot read %s: it changed while being read; frames there fall back to frame"
+		     " pointers", elfguard_changed(elf) ? path : t->path);
+		t->nrows = 0;
+		t->nroots = 0;
+		t->err = -EIO;
+	}
 	free(dpath);
-	if (de)
-		elf_end(de);
+	elfguard_end(de);
 	if (dfd >= 0)
 		close(dfd);
-	if (elf)
-		elf_end(elf);
+	elfguard_end(elf);
 	if (fd >= 0)
 		close(fd);
 	t->build_ns = now_ns() - t0;

@@ -178,9 +178,14 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	size_t nmods = 0, modcap = 0, i;
 	double secs, eff = 0;
 	struct hmap pids;      /* every process with a sample kept */
+	struct hmap cpus;      /* every cpu with a sample kept */
 	size_t npids;
+	bool sys = !strcmp(meta_or(p, "system_wide", "0"), "1");
+	uint64_t ncpus = strtoull(meta_or(p, "cpus", "0"), NULL, 10);
+	const char *per = clock ? " (samples per second of CPU time)" : "";
 
 	hmap_init(&pids);
+	hmap_init(&cpus);
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
@@ -203,6 +208,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
 		}
 		hmap_put(&pids, s->pid, 1);
+		hmap_put(&cpus, s->cpu, 1);
 		cut = false;
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
@@ -238,12 +244,22 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	}
 	npids = pids.len;
 	hmap_release(&pids);
+	if (!ncpus) /* before stax stored it: the cpus that have samples */
+		ncpus = cpus.len;
+	hmap_release(&cpus);
 	if (!end)
 		end = p->last_time;
 	if (!start)
 		start = p->first_time;
 	secs = end > start ? (end - start) / 1e9 : 0;
-	if (clock && cpu_ns && f->pid < 0 && f->tid < 0 && !f->comm)
+	if (clock && sys && ncpus && secs > 0 && f->pid < 0 && f->tid < 0 && !f->comm) {
+		/* -a (with or without CMD): every recorded cpu is sampled all
+		 * the time, idle ones too (the idle task's samples), so per
+		 * second of the recording per cpu, as perf's -F means it with
+		 * -a; CMD's own CPU time (cpu_ns) is not what was sampled */
+		eff = kept / (secs * (double)ncpus);
+		per = " (samples per second per recorded CPU)";
+	} else if (clock && cpu_ns && f->pid < 0 && f->tid < 0 && !f->comm)
 		/* samples per second of the CPU time the targets used, measured
 		 * apart from the samples: losses and throttling show */
 		eff = kept / (cpu_ns / 1e9);
@@ -348,12 +364,10 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));
 	if (!freq && profile_meta(p, "period"))
 		fprintf(out, "event:       %s, every %s%s, effective %.1f Hz%s\n",
-			meta_or(p, "event", "?"), profile_meta(p, "period"), clock ? " ns" : " events", eff,
-			clock ? " (samples per second of CPU time)" : "");
+			meta_or(p, "event", "?"), profile_meta(p, "period"), clock ? " ns" : " events", eff, per);
 	else
 		fprintf(out, "event:       %s, requested %" PRIu64 " Hz, effective %.1f Hz%s\n",
-			meta_or(p, "event", "?"), freq, eff,
-			clock ? " (samples per second of CPU time)" : "");
+			meta_or(p, "event", "?"), freq, eff, per);
 	fprintf(out, "duration:    %.3f s\n", secs);
 	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
 		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,

@@ -27,8 +27,15 @@ void view_script(const struct profile *p, const struct view_filter *f, bool json
 		if (json) {
 			fprintf(out, "%s{\"comm\":", first ? "" : ",");
 			json_str(out, comm);
-			fprintf(out, ",\"pid\":%u,\"tid\":%u,\"cpu\":%u,\"time\":%" PRIu64 ",\"period\":%" PRIu64
-				",\"frames\":[", s->pid, s->tid, s->cpu, s->time, s->weight);
+			/* time: seconds with microseconds, as the text says it
+			 * (exact as a double: 2^53 us is 285 years of uptime);
+			 * time_ns: the nanoseconds exactly, a string (as a
+			 * number they pass 2^53, which JSON parsers round,
+			 * after 104 days of uptime) */
+			fprintf(out, ",\"pid\":%u,\"tid\":%u,\"cpu\":%u,\"time\":%" PRIu64 ".%06" PRIu64
+				",\"time_ns\":\"%" PRIu64 "\",\"period\":%" PRIu64 ",\"frames\":[",
+				s->pid, s->tid, s->cpu, s->time / 1000000000, (s->time / 1000) % 1000000, s->time,
+				s->weight);
 		} else {
 			fprintf(out, "%s %u/%u [%03u] %" PRIu64 ".%06" PRIu64 ": %" PRIu64 " %s:\n", comm,
 				s->pid, s->tid, s->cpu, s->time / 1000000000, (s->time / 1000) % 1000000,

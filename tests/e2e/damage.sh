@@ -207,7 +207,7 @@ open(dst, "wb").write(d[:end] + chunk(1, seq, recs) + chunk(3, seq + 1, b""))
 EOF
 span=$(stax script "$G" --json 2>/dev/null | python3 -c '
 import json, sys
-t = [s["time"] for s in json.load(sys.stdin)["samples"]]
+t = [int(s["time_ns"]) for s in json.load(sys.stdin)["samples"]]
 print(min(t), max(t))')
 cpu2=$(stax info "$G" --json 2>/dev/null | python3 -c '
 import json, sys

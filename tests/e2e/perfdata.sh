@@ -51,7 +51,7 @@ def norm(name):
 
 stax = {}
 for s in json.load(open(sys.argv[1]))["samples"]:
-    stax[(s["tid"] & 0xffffffff, s["time"])] = (s["pid"], [
+    stax[(s["tid"] & 0xffffffff, int(s["time_ns"]))] = (s["pid"], [
         (norm(f["name"]), int(f["addr"], 16), f.get("module") or "") for f in s["frames"]])
 perf, cur = {}, None
 for line in open(sys.argv[2], errors="replace"):

@@ -25,7 +25,7 @@ stax script "$D" >"$T/s.txt" 2>>"$T/s.err"
 r=$(python3 -c '
 import json, re, sys
 d = json.load(open(sys.argv[1]))
-assert d["json_version"] == 2, "json_version %r" % d.get("json_version")
+assert d["json_version"] == 3, "json_version %r" % d.get("json_version")
 js = [[f["addr"] for f in s["frames"]] for s in d["samples"]]
 tx, cur = [], None
 for line in open(sys.argv[2]):
@@ -58,12 +58,33 @@ else
 	fail "a kernel address round-trips exactly" "${2:-no} kernel frames in the JSON"
 fi
 
+# script --json: "time_ns" is the time exactly, a string of digits (a
+# number passes 2^53 after 104 days of uptime); "time" is seconds with
+# microseconds, the time script's text prints
+if python3 -c '
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+tx = [re.search(r"\] ([0-9]+\.[0-9]{6}): ", l).group(1) for l in open(sys.argv[2])
+      if l.strip() and not l.startswith("\t")]
+assert len(tx) == len(d["samples"]) > 100, "%d text, %d JSON" % (len(tx), len(d["samples"]))
+for s, t in zip(d["samples"], tx):
+    ns = s["time_ns"]
+    assert isinstance(ns, str) and re.fullmatch("[0-9]+", ns), "time_ns %r" % (ns,)
+    want = "%d.%06d" % (int(ns) // 10**9, int(ns) // 1000 % 10**6)
+    assert t == want, "text %s, time_ns %s" % (t, ns)
+    assert isinstance(s["time"], float) and "%.6f" % s["time"] == want, "time %r, want %s" % (s["time"], want)
+' "$T/s.json" "$T/s.txt" 2>"$T/perr"; then
+	ok "script --json: time_ns exact as a string, time in seconds, both equal to the text"
+else
+	fail "script --json: time_ns exact as a string, time in seconds" "$(tail -n 1 "$T/perr")"
+fi
+
 # annotate --json: start and instruction addresses are strings
 stax annotate leaf_b "$D" --json >"$T/a.json" 2>"$T/a.err"
 if python3 -c '
 import json, re, sys
 d = json.load(open(sys.argv[1]))
-assert d["json_version"] == 2
+assert d["json_version"] == 3
 assert re.fullmatch("0x[0-9a-f]+", d["start"]), d["start"]
 assert d["instructions"] and all(re.fullmatch("0x[0-9a-f]+", i["addr"]) for i in d["instructions"])
 assert int(d["instructions"][0]["addr"], 16) == int(d["start"], 16)' "$T/a.json" 2>"$T/perr"; then
@@ -72,20 +93,20 @@ else
 	fail "annotate --json: addresses are strings" "$(tail -n 1 "$T/perr") $(first_line "$T/a.err")"
 fi
 
-# every --json object starts with json_version 2
+# every --json object starts with json_version 3
 bad=""
 for v in top "top --off-cpu" flame threads info script doctor "diff $D" "annotate leaf_b"; do
 	# shellcheck disable=SC2086
 	stax $v "$D" --json >"$T/v.json" 2>/dev/null
 	case $(head -c 18 "$T/v.json") in
-	'{"json_version":2,') ;;
+	'{"json_version":3,') ;;
 	*) bad="$bad [$v: $(head -c 40 "$T/v.json")]" ;;
 	esac
 done
 if [ -z "$bad" ]; then
-	ok "every --json output starts with \"json_version\":2"
+	ok "every --json output starts with \"json_version\":3"
 else
-	fail "every --json output starts with \"json_version\":2" "$bad"
+	fail "every --json output starts with \"json_version\":3" "$bad"
 fi
 
 # --- positional FILE, for every command that has no other --------------------

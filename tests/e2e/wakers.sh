@@ -66,7 +66,7 @@ else
 	fail "wakers --folded adds up to the table's off-CPU time" "$us us against '$ms' ms"
 fi
 stax wakers --json --comm consumer -i "$T/h.data" >"$T/h.json" 2>&1
-if grep -q '^{"json_version":2,"wakers_recorded":true,"off_cpu_ms":[0-9.]*,"waits":[1-9][0-9]*,"wakers":\[{"waker":"producer/[0-9]*","kind":"thread","pid":[0-9]*,"tid":[0-9]*,' "$T/h.json" &&
+if grep -q '^{"json_version":3,"wakers_recorded":true,"off_cpu_ms":[0-9.]*,"waits":[1-9][0-9]*,"wakers":\[{"waker":"producer/[0-9]*","kind":"thread","pid":[0-9]*,"tid":[0-9]*,' "$T/h.json" &&
    grep -q '"functions":\[.*{"name":"hand_over","module":"handoff-nofp","kernel":false' "$T/h.json"; then
 	ok "wakers --json: the producer thread first, hand_over among the functions"
 else

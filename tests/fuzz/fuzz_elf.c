@@ -17,8 +17,11 @@
  *      a valid header for a stand-in source file, so the image is what
  *      is mutated, not the checksum; then opened as a cache hit and
  *      looked up.
- * The DWARF cache lives in a temporary XDG_CACHE_HOME: mode 0 writes
- * entries for ELF files with compressed debug sections and a build-id.
+ * Everything lives in one private directory (mkdtemp, mode 0700, removed
+ * at exit): the ELF file DIR/input.elf, so a debuglink's lookups beside
+ * it find nothing another process put in /tmp, and the DWARF cache,
+ * XDG_CACHE_HOME=DIR/cache: mode 0 writes entries for ELF files with
+ * compressed debug sections and a build-id.
  * Seeds (tests/fuzz/seeds.sh): test programs with DWARF, a stripped one
  * with MiniDebugInfo, its .gnu_debugdata section, a cache image.
  */
@@ -31,15 +34,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static char path[64], cache_dir[64], stand_in[96];
+static char dir[64], path[96], cache_dir[96], stand_in[128];
 
 static void remove_temp(void)
 {
 	char cmd[128];
-	unlink(path);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", cache_dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		return;
 }
@@ -98,7 +101,7 @@ static void as_module(const uint8_t *data, size_t size)
 	size_t nsyms, i;
 	int fd;
 
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		abort();
 	if (write(fd, data, size) != (ssize_t)size)
@@ -170,15 +173,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2)
 		return 0;
-	if (!path[0]) {
+	if (!dir[0]) {
 		int fd;
-		snprintf(path, sizeof(path), "/tmp/stax-fuzz-elf.XXXXXX");
-		fd = mkstemp(path);
-		if (fd < 0)
+		snprintf(dir, sizeof(dir), "/tmp/stax-fuzz-elf.XXXXXX");
+		if (!mkdtemp(dir))
 			abort();
-		close(fd);
-		snprintf(cache_dir, sizeof(cache_dir), "/tmp/stax-fuzz-cache.XXXXXX");
-		if (!mkdtemp(cache_dir))
+		atexit(remove_temp);
+		snprintf(path, sizeof(path), "%s/input.elf", dir);
+		snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
+		if (mkdir(cache_dir, 0700))
 			abort();
 		setenv("XDG_CACHE_HOME", cache_dir, 1);
 		snprintf(stand_in, sizeof(stand_in), "%s/stand-in.debug", cache_dir);
@@ -188,7 +191,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		unsetenv("STAX_NO_CACHE");
 		unsetenv("DEBUGINFOD_URLS");
-		atexit(remove_temp);
 	}
 	switch (data[0] % 4) {
 	case 0:

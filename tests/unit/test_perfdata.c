@@ -11,6 +11,7 @@
 #include "source/perfdata.h"
 #include "profile/profile.h"
 #include "store/writer.h"
+#include "view/view.h"
 #include "lib/buf.h"
 #include "lib/util.h"
 
@@ -503,6 +504,53 @@ static void test_order(void)
 	buf_release(&b);
 }
 
+/* script --json of a sample at 2^60 + 123456789 ns (36 years of
+ * uptime; nanosecond times pass 2^53, where JSON parsers round numbers,
+ * after 104 days): "time_ns" holds it exactly as a string, "time" is
+ * seconds with microseconds, which a double keeps. */
+static void test_script_time(void)
+{
+	const uint64_t t = (1ull << 60) + 123456789ull;
+	struct buf b = BUF_INIT;
+	struct perfdata_stats st;
+	struct view_filter f = { -1, -1, NULL, 0, 0 };
+	struct profile p;
+	char err[512] = "", out[256], want[128], *js = NULL;
+	size_t jslen = 0, s;
+	FILE *m;
+
+	snprintf(out, sizeof(out), "%s/bigtime.stax", dir);
+	buf_add_u64(&b, 0x32454c4946524550ull);
+	buf_add_u64(&b, 16);
+	rec_begin(&b, &s, 64 /* HEADER_ATTR */, 0);
+	attr_bytes(&b);
+	buf_add_u64(&b, 5);
+	rec_end(&b, s);
+	put_comm(&b, t - 2, "bigtime");
+	put_mmap2(&b, t - 1, 0x400000, "/nonexistent/handmade");
+	put_sample(&b, t, 0x401234);
+	put_simple(&b, 68);
+	if (import_mem(b.data, b.len, false, &st, err, sizeof(err), out) || profile_load(&p, out)) {
+		CHECK(0, "script --json time: a sample at 2^60 ns imports and loads");
+		printf("# %s\n", err);
+		buf_release(&b);
+		return;
+	}
+	m = open_memstream(&js, &jslen);
+	view_script(&p, &f, true, m);
+	fclose(m);
+	snprintf(want, sizeof(want), "\"time\":%llu.%06llu,\"time_ns\":\"%llu\",",
+		 (unsigned long long)(t / 1000000000), (unsigned long long)(t / 1000 % 1000000),
+		 (unsigned long long)t);
+	CHECK(js && strstr(js, want) != NULL,
+	      "script --json: a time past 2^53 ns is exact in \"time_ns\" (a string), \"time\" in seconds");
+	if (!js || !strstr(js, want))
+		printf("# want %s in %.300s\n", want, js ? js : "(nothing)");
+	free(js);
+	profile_release(&p);
+	buf_release(&b);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -511,6 +559,7 @@ int main(void)
 	}
 	test_handmade();
 	test_order();
+	test_script_time();
 	test_real();
 	{
 		char cmd[128];
