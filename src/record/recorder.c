@@ -910,6 +910,9 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
 	put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
 	put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
+	store_put_meta(&r->w, "python_frames", r->ing.py ? "1" : "0");
+	if (r->ing.py && *pyframes_no_access_why(r->ing.py))
+		store_put_meta(&r->w, "python_no_access", pyframes_no_access_why(r->ing.py));
 	if (r->o->off_cpu) {
 		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.stack_reads);
 		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.stack_reads_stale);
@@ -1038,6 +1041,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	install_signals();
 
 	r->ing.max_stack = attr.sample_max_stack;
+	if (!o->no_python_frames)
+		ingest_enable_python(&r->ing);
 	if (o->off_cpu)
 		ingest_enable_offcpu(&r->ing);
 	if (r->wakers)
