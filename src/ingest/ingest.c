@@ -494,6 +494,7 @@ static size_t expand_python(struct ingest *g, const struct perf_sample *s, size_
 	bool *ra = g->ra_py;
 	uint64_t *pcs = g->frames_py;
 	struct pyf_expansion *x = g->pyx;
+	struct pyf_sample seen;
 	enum pyf_status st;
 	size_t i, k, n = 0, ev = 0;
 
@@ -502,13 +503,19 @@ static size_t expand_python(struct ingest *g, const struct perf_sample *s, size_
 		return nu;
 	for (i = 0; i < nu; i++)
 		ra[i] = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
-	st = pyframes_expand(g->py, &g->st, s->pid, s->tid, g->uframes, ra, nu, x);
+	seen.regs = s->regs_abi ? s->regs : NULL;
+	seen.nregs = s->regs_abi && s->regs ? (size_t)__builtin_popcountll(s->regs_mask) : 0;
+	seen.stack = s->stack;
+	seen.stack_size = s->stack ? (size_t)s->stack_dyn_size : 0;
+	st = pyframes_expand(g->py, &g->st, s->pid, s->tid, g->uframes, ra, nu, &seen, x);
 	if (st == PYF_NONE)
 		return nu;
 	if (st != PYF_EXPANDED || nu + x->nids > INGEST_MAX_FRAMES) {
 		rs->method |= SAMPLE_M_PYTHON_FAILED;
 		if (st == PYF_NO_ACCESS)
 			g->py_noaccess++;
+		else if (st == PYF_STALE)
+			g->py_stale++;
 		else
 			g->py_failed++;
 		return nu;

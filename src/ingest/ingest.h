@@ -152,7 +152,7 @@ struct ingest {
 	 * py_* count samples expanded, failed to validate or unreadable. */
 	struct pyframes *py;
 	struct pyf_expansion *pyx;
-	uint64_t py_expanded, py_failed, py_noaccess;
+	uint64_t py_expanded, py_failed, py_noaccess, py_stale;
 	uint8_t ukind[INGEST_MAX_FRAMES]; /* with ukind_on: UKIND_* of uframes[i] */
 	uint64_t frames_py[INGEST_MAX_FRAMES]; /* scratch: uframes before expanding */
 	bool ra_py[INGEST_MAX_FRAMES];

@@ -39,6 +39,7 @@ bool pyf_layout_builtin(uint32_t version, struct pyf_layout *l)
 	l->ts_next = 8;
 	switch (version) {
 	case 0x030b: /* Include/internal/pycore_{runtime,interp,frame}.h, cpython/pystate.h */
+		l->co_code = 184;
 		l->interp_next = 0;
 		l->interp_threads_head = 16;
 		l->ts_native_tid = 160;
@@ -52,6 +53,7 @@ bool pyf_layout_builtin(uint32_t version, struct pyf_layout *l)
 		l->u_compact_size = 72;
 		return true;
 	case 0x030c:
+		l->co_code = 192;
 		l->interp_next = 0;
 		l->interp_threads_head = 72;
 		l->ts_native_tid = 144;
@@ -85,10 +87,10 @@ int pyf_layout_from_debug(const uint8_t *p, size_t size, struct pyf_layout *l)
 		&l->rt_interp_head, &l->interp_next, &l->interp_threads_head, &l->ts_next,
 		&l->ts_current, &l->ts_native_tid, &l->fr_previous, &l->fr_code, &l->fr_owner,
 		&l->co_filename, &l->co_qualname, &l->ob_type, &l->u_state, &l->u_length,
-		&l->u_ascii_size,
+		&l->u_ascii_size, &l->co_code,
 	};
 	static const size_t at[] = {
-		40, 64, 72, 168, 184, 200, 232, 240, 264, 280, 296, 360, 544, 552, 560,
+		40, 64, 72, 168, 184, 200, 232, 240, 264, 280, 296, 360, 544, 552, 560, 344,
 	};
 	size_t i;
 
@@ -554,8 +556,25 @@ static uint32_t code_name(struct pyframes *pf, struct pyf_proc *p, uint64_t co, 
 	return id;
 }
 
+bool pyf_seen_points_into(const struct pyf_sample *seen, uint64_t lo, uint64_t hi)
+{
+	size_t i;
+	for (i = 0; i < seen->nregs; i++) {
+		uint64_t v = get_u64(seen->regs + 8 * i);
+		if (v >= lo && v < hi)
+			return true;
+	}
+	for (i = 0; i + 8 <= seen->stack_size; i += 8) {
+		uint64_t v = get_u64(seen->stack + i);
+		if (v >= lo && v < hi)
+			return true;
+	}
+	return false;
+}
+
 enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t pid, uint32_t tid,
-				const uint64_t *pcs, const bool *ra, size_t n, struct pyf_expansion *out)
+				const uint64_t *pcs, const bool *ra, size_t n, const struct pyf_sample *seen,
+				struct pyf_expansion *out)
 {
 	struct pyf_proc *p;
 	const struct pyf_layout *l;
@@ -639,7 +658,7 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 	if (frame || out->neval != neval || !nfr)
 		return PYF_FAILED;
 	/* every code object's type and names, in one read */
-	csize = MAX(l->ob_type, MAX(l->co_qualname, l->co_filename)) + 8;
+	csize = MAX(MAX(l->ob_type, (uint64_t)PYF_OB_SIZE), MAX(l->co_qualname, l->co_filename)) + 8;
 	if (csize > PYF_CODE_HEAD)
 		return PYF_FAILED;
 	for (i = 0; i < nfr; i++) {
@@ -664,6 +683,14 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 		if (!(out->ids[i] = code_name(pf, p, codes[i], get_u64(pf->chead[i] + l->co_qualname),
 					      get_u64(pf->chead[i] + l->co_filename), &err)))
 			goto fail;
+	}
+	/* the sample's moment: the interpreter was running the innermost
+	 * frame's code (its instruction pointer, in a register or saved on
+	 * the stack, points into the code object's bytecode) */
+	{
+		uint64_t units = get_u64(pf->chead[0] + PYF_OB_SIZE), lo = codes[0] + l->co_code;
+		if (units > (1u << 24) || !pyf_seen_points_into(seen, lo, lo + 2 * units + 2))
+			return PYF_STALE;
 	}
 	out->nids = nfr;
 	return PYF_EXPANDED;

@@ -32,6 +32,7 @@
 
 #define PYF_MAX_FRAMES 512  /* Python frames of one sample, at most */
 #define PYF_MAX_NAME 512    /* bytes of a qualname or file name kept */
+#define PYFRAMES_POLL_MS 2  /* the recorder's drain passes while reading them */
 
 /* Offsets of one CPython version's structures (bytes). */
 struct pyf_layout {
@@ -46,7 +47,7 @@ struct pyf_layout {
 	int64_t fr_is_entry;       /* 3.11: the entry flag; -1: entries are frames
 				    * owned by the C stack (3.12, 3.13) */
 	uint8_t owned_by_cstack;   /* 3 in 3.12/3.13 */
-	uint64_t co_filename, co_qualname;
+	uint64_t co_filename, co_qualname, co_code;  /* co_code: co_code_adaptive */
 	uint64_t ob_type;
 	uint64_t u_state, u_length, u_ascii_size, u_compact_size;
 };
@@ -63,6 +64,8 @@ bool pyf_layout_builtin(uint32_t version, struct pyf_layout *out);
  * flag is not what this reader knows, or an offset is implausible. */
 int pyf_layout_from_debug(const uint8_t *p, size_t size, struct pyf_layout *out);
 #define PYF_DEBUG_OFFSETS_SIZE 584
+/* PyVarObject.ob_size (the code object's length in 2-byte code units) */
+#define PYF_OB_SIZE 16
 /* Decode the str object whose first size bytes are p (read from address
  * addr; data past them is read with rd) into out as UTF-8 (at most
  * PYF_MAX_NAME - 1 bytes, NUL-terminated). -EINVAL when it is not a
@@ -81,6 +84,7 @@ enum pyf_status {
 	PYF_EXPANDED,      /* out filled */
 	PYF_FAILED,        /* had interpreter frames; the chain did not validate */
 	PYF_NO_ACCESS,     /* had interpreter frames; the process cannot be read */
+	PYF_STALE,         /* the chain read is not the sample's: the thread ran on */
 };
 
 /* The expansion of one sample: for the k-th _PyEval_EvalFrameDefault
@@ -94,11 +98,27 @@ struct pyf_expansion {
 	bool is_eval_pos[1024]; /* pcs[i] is a _PyEval_EvalFrameDefault frame */
 };
 
+/* What the sample saw: its user registers and stack copy (either may be
+ * empty). The chain is read after the sample; it is taken only when the
+ * innermost Python frame's code is the one the sample was running: a
+ * register or stack word points into that code object's bytecode (the
+ * interpreter's instruction pointer, held in a register or saved on the
+ * stack by the functions it calls). */
+struct pyf_sample {
+	const uint8_t *regs;   /* nregs u64 values */
+	size_t nregs;
+	const uint8_t *stack;  /* the copy of the stack from its pointer up */
+	size_t stack_size;
+};
+
 /* Expand the sample of thread tid of process pid whose user frames are
  * pcs[0..n) (leaf first; ra[i]: pcs[i] is a return address). Reads the
  * live process; st gives its mappings. */
 enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t pid, uint32_t tid,
-				const uint64_t *pcs, const bool *ra, size_t n, struct pyf_expansion *out);
+				const uint64_t *pcs, const bool *ra, size_t n, const struct pyf_sample *seen,
+				struct pyf_expansion *out);
+/* True when a register or stack word of seen lies in [lo, hi). */
+bool pyf_seen_points_into(const struct pyf_sample *seen, uint64_t lo, uint64_t hi);
 /* The name of Python function id ("py::QUALNAME:FILE"), borrowed for
  * pf's life; NULL for an unknown id. */
 const char *pyframes_name(const struct pyframes *pf, uint32_t id);

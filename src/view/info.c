@@ -314,8 +314,10 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
 		fprintf(out, ",\"read_from_process\":%" PRIu64, nread);
 		fprintf(out, ",\"python\":{\"read\":%s,\"expanded\":%" PRIu64 ",\"failed\":%" PRIu64
-			",\"no_access\":", !strcmp(meta_or(p, "python_frames", "0"), "1") ? "true" : "false",
-			npy, npyfail);
+			",\"stale\":%s,\"invalid\":%s,\"unreadable\":%s,\"no_access\":",
+			!strcmp(meta_or(p, "python_frames", "0"), "1") ? "true" : "false", npy, npyfail,
+			meta_or(p, "python_stale", "0"), meta_or(p, "python_invalid", "0"),
+			meta_or(p, "python_unreadable", "0"));
 		if (profile_meta(p, "python_no_access"))
 			json_str(out, profile_meta(p, "python_no_access"));
 		else
@@ -405,12 +407,21 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	if (npy || npyfail) {
 		fprintf(out, "  python:    %" PRIu64 " (%.1f%%) with Python frames read from the interpreter",
 			npy, 100.0 * npy / kept);
-		if (npyfail)
-			fprintf(out, "; %" PRIu64 " (%.1f%%) with interpreter frames left unexpanded (%s)", npyfail,
-				100.0 * npyfail / kept,
-				profile_meta(p, "python_no_access") ? profile_meta(p, "python_no_access") :
-				"their frame chain did not validate: the thread had moved on");
+		if (npyfail) {
+			/* why, from the recorder's counts (of every process) */
+			uint64_t stale = strtoull(meta_or(p, "python_stale", "0"), NULL, 10);
+			uint64_t invalid = strtoull(meta_or(p, "python_invalid", "0"), NULL, 10);
+			uint64_t unread = strtoull(meta_or(p, "python_unreadable", "0"), NULL, 10);
+			fprintf(out, "; %" PRIu64 " (%.1f%%) with _PyEval_EvalFrameDefault left unexpanded",
+				npyfail, 100.0 * npyfail / kept);
+			if (stale + invalid + unread)
+				fprintf(out, " (of all recorded: %" PRIu64 " the interpreter had moved on when read,"
+					" %" PRIu64 " whose chain did not validate, %" PRIu64 " unreadable)",
+					stale, invalid, unread);
+		}
 		fputc('\n', out);
+		if (profile_meta(p, "python_no_access"))
+			fprintf(out, "  python:    not read: %s\n", profile_meta(p, "python_no_access"));
 	} else if (profile_meta(p, "python_no_access")) {
 		fprintf(out, "  python:    not read: %s\n", profile_meta(p, "python_no_access"));
 	}
