@@ -232,6 +232,7 @@ struct pyframes {
 	size_t nnames, namecap;
 	struct hmap name_index;      /* hash -> id (probing on collisions) */
 	char no_access[256];
+	bool found;                  /* an interpreter was seen */
 	/* the window of the last frame read */
 	uint32_t wpid;
 	uint64_t wlo, whi;
@@ -272,6 +273,11 @@ void pyframes_free(struct pyframes *pf)
 const char *pyframes_name(const struct pyframes *pf, uint32_t id)
 {
 	return pf && id && id <= pf->nnames ? pf->names[id - 1] : NULL;
+}
+
+bool pyframes_found(const struct pyframes *pf)
+{
+	return pf && pf->found;
 }
 
 const char *pyframes_no_access_why(const struct pyframes *pf)
@@ -421,6 +427,7 @@ static void proc_scan(struct pyframes *pf, struct state *st, struct pyf_proc *p)
 			if (pe->eval + bias < m->start || pe->eval + bias >= m->end)
 				break; /* _PyEval_EvalFrameDefault is not in this mapping */
 			p->elf = k;
+			pf->found = true;
 			p->eval_lo = pe->eval + bias;
 			p->eval_hi = pe->eval + pe->eval_size + bias;
 			p->runtime = pe->runtime + bias;

@@ -122,6 +122,9 @@ bool pyf_seen_points_into(const struct pyf_sample *seen, uint64_t lo, uint64_t h
 /* The name of Python function id ("py::QUALNAME:FILE"), borrowed for
  * pf's life; NULL for an unknown id. */
 const char *pyframes_name(const struct pyframes *pf, uint32_t id);
+/* True once a process with an interpreter was seen (its samples are the
+ * ones read: the recorder then ingests sooner after the samples). */
+bool pyframes_found(const struct pyframes *pf);
 /* Why the first process that could not be read was not ("" if none). */
 const char *pyframes_no_access_why(const struct pyframes *pf);
 

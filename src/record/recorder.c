@@ -37,6 +37,7 @@ struct recorder {
 	const struct record_opts *o;
 	const struct event_spec *ev;
 	bool kernel;
+	bool py_fast;            /* a Python process seen: drain passes every PYFRAMES_POLL_MS */
 	struct perm_facts perm;  /* what this process may record (lib/perm.h) */
 	int ncpus;
 	int *fds;
@@ -432,7 +433,7 @@ static uint64_t drain(struct recorder *r, bool all)
 		/* nothing sorted is waiting: take what the drain thread read
 		 * (it read every ring after pass began) */
 		pass = rqueue_take(&r->q, &r->batch);
-		margin = r->ing.py ? DRAIN_MARGIN_PY_NS : DRAIN_MARGIN_NS;
+		margin = pyframes_found(r->ing.py) ? DRAIN_MARGIN_PY_NS : DRAIN_MARGIN_NS;
 		r->safe = all ? UINT64_MAX : pass > margin ? pass - margin : 0;
 		r->nrefs = r->pos = 0;
 		for (off = 0; off < r->batch.len;) {
@@ -1153,11 +1154,6 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		if (phys > 0 && page > 0 && cap > (uint64_t)phys * (uint64_t)page / 16)
 			cap = (size_t)MAX((uint64_t)phys * (uint64_t)page / 16, 16ull << 20);
 		int e = rqueue_start(&r->q, r->rings, nrings, &r->fmt, cap);
-		/* Python frames are read when a sample is ingested: the
-		 * sooner after it was taken, the likelier the interpreter is
-		 * where the sample saw it (pyframes.h) */
-		if (!e && r->ing.py)
-			rqueue_set_poll_ms(&r->q, PYFRAMES_POLL_MS);
 		if (e)
 			warn("cannot start the drain thread: %s (the rings are read between unwinding,"
 			     " and may overflow)", strerror(-e));
@@ -1179,6 +1175,13 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		handle_signals(r);
 		if (!r->failed) {
 			done = drain(r, false);
+			/* Python frames are read when a sample is ingested: the
+			 * sooner after it was taken, the likelier the interpreter
+			 * is where the sample saw it (pyframes.h) */
+			if (!r->py_fast && pyframes_found(r->ing.py)) {
+				rqueue_set_poll_ms(&r->q, PYFRAMES_POLL_MS);
+				r->py_fast = true;
+			}
 			track_cpu(r);
 			ingest_checkpoint(&r->ing, done);
 			/* a write error stops the recording, never CMD */
