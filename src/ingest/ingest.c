@@ -501,6 +501,12 @@ static size_t expand_python(struct ingest *g, const struct perf_sample *s, size_
 	g->ukind_on = false;
 	if (!g->py || !nu)
 		return nu;
+	if (SAMPLE_M_JIT(rs->method) & (UNWIND_JIT_TRAMPOLINE | UNWIND_JIT_CFI)) {
+		/* through CPython's perf trampolines (-X perf, -X perf_jit): the
+		 * process names its Python frames itself */
+		pyframes_has_perf_frames(g->py, s->pid);
+		return nu;
+	}
 	for (i = 0; i < nu; i++)
 		ra[i] = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
 	seen.regs = s->regs_abi ? s->regs : NULL;

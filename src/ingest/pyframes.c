@@ -210,10 +210,12 @@ struct pyf_elf {
 struct pyf_proc {
 	uint32_t pid;
 	uint64_t gen;                /* state_gen when the mappings were looked at */
+	uint32_t image;              /* state_proc.image then (exec count) */
 	int elf;                     /* index in elfs, -1: not Python */
 	uint64_t eval_lo, eval_hi;   /* _PyEval_EvalFrameDefault, in the process */
 	uint64_t runtime, code_type;
 	bool init, bad;              /* layout read (or failed to) */
+	bool perf;                   /* runs with -X perf: its frames are there */
 	int err;                     /* the last read's -errno */
 	struct pyf_layout l;
 	struct hmap tstate;          /* tid -> index in tsaddr + 1 */
@@ -399,6 +401,13 @@ static struct pyf_proc *proc_of(struct pyframes *pf, uint32_t pid)
 	return p;
 }
 
+void pyframes_has_perf_frames(struct pyframes *pf, uint32_t pid)
+{
+	struct pyf_proc *p = pid ? proc_of(pf, pid) : NULL;
+	if (p)
+		p->perf = true;
+}
+
 /* Find the interpreter among pid's executable mappings (when they changed). */
 static void proc_scan(struct pyframes *pf, struct state *st, struct pyf_proc *p)
 {
@@ -406,6 +415,17 @@ static void proc_scan(struct pyframes *pf, struct state *st, struct pyf_proc *p)
 	size_t i, j;
 
 	p->gen = sp->gen;
+	if (p->image != sp->image) {
+		/* an exec: another program, maybe another interpreter */
+		p->image = sp->image;
+		p->elf = -1;
+		p->init = p->bad = p->perf = false;
+		p->nts = 0;
+		hmap_release(&p->tstate);
+		hmap_init(&p->tstate);
+		hmap_release(&p->codes);
+		hmap_init(&p->codes);
+	}
 	if (p->elf >= 0)
 		return; /* found before: an interpreter is not unloaded */
 	for (i = 0; i < sp->nranges; i++) {
@@ -598,7 +618,7 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 		return PYF_NONE;
 	if (p->gen != state_gen(st, pid))
 		proc_scan(pf, st, p);
-	if (p->elf < 0)
+	if (p->elf < 0 || p->perf)
 		return PYF_NONE;
 	for (i = 0; i < n && i < 1024; i++) {
 		uint64_t a = pcs[i] - (ra[i] ? 1 : 0);

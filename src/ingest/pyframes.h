@@ -122,6 +122,10 @@ bool pyf_seen_points_into(const struct pyf_sample *seen, uint64_t lo, uint64_t h
 /* The name of Python function id ("py::QUALNAME:FILE"), borrowed for
  * pf's life; NULL for an unknown id. */
 const char *pyframes_name(const struct pyframes *pf, uint32_t id);
+/* Process pid runs CPython's perf trampolines (-X perf, -X perf_jit):
+ * its Python frames are on its stacks already; read none from it (until
+ * it execs). */
+void pyframes_has_perf_frames(struct pyframes *pf, uint32_t pid);
 /* True once a process with an interpreter was seen (its samples are the
  * ones read: the recorder then ingests sooner after the samples). */
 bool pyframes_found(const struct pyframes *pf);
