@@ -493,8 +493,31 @@ static int proc_init(struct pyframes *pf, struct pyf_proc *p)
 	return 0;
 }
 
-/* The PyThreadState of tid: cached, checked by its native_thread_id. */
-static uint64_t find_tstate(struct pyf_proc *p, uint32_t tid, int *err)
+/* Read thread state ts's native_thread_id into *tidv and its frame field
+ * (cframe in 3.11/3.12, current_frame in 3.13) into *fv, in one read
+ * when they are near each other. */
+static int read_tstate(struct pyf_proc *p, uint64_t ts, uint64_t *tidv, uint64_t *fv)
+{
+	const struct pyf_layout *l = &p->l;
+	uint64_t f = l->ts_cframe ? l->ts_cframe : l->ts_current;
+	uint64_t lo = MIN(f, l->ts_native_tid), hi = MAX(f, l->ts_native_tid) + 8;
+	uint8_t b[256];
+	int ret;
+	if (hi - lo > sizeof(b)) {
+		if ((ret = read_proc(p, ts + l->ts_native_tid, tidv, 8)))
+			return ret;
+		return read_proc(p, ts + f, fv, 8);
+	}
+	if ((ret = read_proc(p, ts + lo, b, hi - lo)))
+		return ret;
+	*tidv = get_u64(b + (l->ts_native_tid - lo));
+	*fv = get_u64(b + (f - lo));
+	return 0;
+}
+
+/* The PyThreadState of tid (cached, checked by its native_thread_id) and
+ * its frame field (*fv: see read_tstate). */
+static uint64_t find_tstate(struct pyf_proc *p, uint32_t tid, uint64_t *fv, int *err)
 {
 	const struct pyf_layout *l = &p->l;
 	uint64_t interp, ts, v;
@@ -504,7 +527,7 @@ static uint64_t find_tstate(struct pyf_proc *p, uint32_t tid, int *err)
 	*err = 0;
 	if (hmap_get(&p->tstate, tid, &idx)) {
 		ts = p->tsaddr[idx - 1];
-		if (!(*err = read_proc(p, ts + l->ts_native_tid, &v, 8)) && v == tid)
+		if (!(*err = read_tstate(p, ts, &v, fv)) && v == tid)
 			return ts;
 	}
 	if ((*err = read_proc(p, p->runtime + l->rt_interp_head, &interp, 8)))
@@ -513,7 +536,7 @@ static uint64_t find_tstate(struct pyf_proc *p, uint32_t tid, int *err)
 		if ((*err = read_proc(p, interp + l->interp_threads_head, &ts, 8)))
 			return 0;
 		for (nt = 0; ts && nt < PYF_MAX_THREADS; nt++) {
-			if ((*err = read_proc(p, ts + l->ts_native_tid, &v, 8)))
+			if ((*err = read_tstate(p, ts, &v, fv)))
 				return 0;
 			if (v == tid) {
 				if (hmap_get(&p->tstate, tid, &idx)) {
@@ -634,16 +657,11 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 	if (p->bad)
 		return PYF_FAILED;
 	l = &p->l;
-	if (!(ts = find_tstate(p, tid, &err)))
+	if (!(ts = find_tstate(p, tid, &frame, &err)))
 		goto fail;
-	if (l->ts_cframe) {
-		uint64_t cf;
-		if ((err = read_proc(p, ts + l->ts_cframe, &cf, 8)) ||
-		    (err = read_proc(p, cf + l->cf_current, &frame, 8)))
-			goto fail;
-	} else if ((err = read_proc(p, ts + l->ts_current, &frame, 8))) {
+	/* 3.11/3.12: frame is the thread's _PyCFrame, current_frame in it */
+	if (l->ts_cframe && (err = read_proc(p, frame + l->cf_current, &frame, 8)))
 		goto fail;
-	}
 	fsize = MAX(l->fr_code, MAX(l->fr_previous, l->fr_owner)) + 8;
 	if (l->fr_is_entry >= 0)
 		fsize = MAX(fsize, (size_t)l->fr_is_entry + 1);
