@@ -743,8 +743,9 @@ fail:
 	if (err == -EPERM || err == -EACCES) {
 		if (!pf->no_access[0])
 			snprintf(pf->no_access, sizeof(pf->no_access),
-				 "cannot read the memory of process %u: %s (run as root, or as its user with"
-				 " kernel.yama.ptrace_scope 0)", pid, strerror(-err));
+				 "cannot read the memory of process %u: %s (reading it needs ptrace access:"
+				 " root with CAP_SYS_PTRACE, or its own user where kernel.yama.ptrace_scope"
+				 " allows)", pid, strerror(-err));
 		return PYF_NO_ACCESS;
 	}
 	return PYF_FAILED;

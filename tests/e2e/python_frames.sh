@@ -171,6 +171,32 @@ else
 	skip "Debian python3" "/usr/bin/python3 is not CPython 3.11"
 fi
 
+# without ptrace access (root without CAP_SYS_PTRACE, -p of another
+# user's process: perf events are allowed, reading its memory is not),
+# samples stay unexpanded, and info and doctor say why
+if [ "$(id -u)" != 0 ] || ! command -v capsh >/dev/null 2>&1 || ! command -v setpriv >/dev/null 2>&1; then
+	skip "no ptrace access" "needs root, capsh and setpriv"
+elif ! [ -x /usr/bin/python3 ]; then
+	skip "no ptrace access" "no /usr/bin/python3 that another user can run"
+else
+	cp "$T/calls.py" "$T/calls_nobody.py"
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$T/calls_nobody.py" 4 >/dev/null 2>&1 &
+	nb=$!
+	bg_add $nb
+	sleep 0.5
+	capsh --drop=cap_sys_ptrace -- -c "exec timeout 60 '$STAX' record -q -p $nb --duration 1.5 -o '$T/na.data'" 2>"$T/na.err"
+	kill $nb 2>/dev/null
+	wait $nb 2>/dev/null
+	stax info -i "$T/na.data" >"$T/na.info" 2>&1
+	if grep -q '^  python: .* [1-9][0-9]* unreadable)' "$T/na.info" &&
+		grep -q '^  python:    not read: cannot read the memory of process [0-9]*: .*ptrace access' "$T/na.info" &&
+		! stax script -i "$T/na.data" 2>/dev/null | grep -q '(\[python\])'; then
+		ok "no ptrace access: frames left unexpanded, info says why: $(grep 'not read' "$T/na.info" | cut -c1-120)"
+	else
+		fail "no ptrace access: info says why" "$(grep 'python' "$T/na.info" | tr '\n' '|' | cut -c1-300); $(first_line "$T/na.err")"
+	fi
+fi
+
 if [ -z "$PY12" ]; then
 	skip "python 3.12: --python-only, -X perf, threads" "no CPython 3.12 under $pyroot/versions"
 	done_testing
