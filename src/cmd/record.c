@@ -29,6 +29,7 @@ static const struct opt record_perf_only[] = {
 
 enum {
 	REC_UNWIND = OPT_LONG, REC_STACK_SIZE, REC_DURATION, REC_OFF_CPU, REC_CALL_GRAPH, REC_NO_WAKERS,
+	REC_NO_PYTHON_FRAMES,
 };
 
 static const struct opt record_opts[] = {
@@ -90,6 +91,12 @@ static const struct opt record_opts[] = {
 	  "(sched:sched_waking): see stax wakers", NULL },
 	{ REC_NO_WAKERS, "no-wakers", NULL, "with --off-cpu, do not record who ended the waits\n"
 	  "(less work per context switch)", NULL },
+	{ REC_NO_PYTHON_FRAMES, "no-python-frames", NULL, "do not read Python frames from CPython 3.11-3.13\n"
+	  "processes: by default each _PyEval_EvalFrameDefault\n"
+	  "frame of a sample is followed by the Python functions\n"
+	  "it runs (py::QUALNAME:FILE, as python -X perf names\n"
+	  "them), read from the interpreter's memory while\n"
+	  "recording (needs ptrace access to the process)", NULL },
 	{ 'a', "all-cpus", NULL, "record every process on every cpu (root, CAP_PERFMON\n"
 	  "or kernel.perf_event_paranoid <= 0); stops with\n"
 	  "Ctrl-C, --duration, or when CMD exits if one is given;\n"
@@ -114,7 +121,8 @@ const struct cmd_spec cmd_record_spec = {
 	"record",
 "usage: stax record [-F HZ | -c COUNT] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
-"                   [--no-wakers] [-m PAGES|SIZE] [-g] [--call-graph MODE[,SIZE]]\n"
+"                   [--no-wakers] [--no-python-frames] [-m PAGES|SIZE] [-g]\n"
+"                   [--call-graph MODE[,SIZE]]\n"
 "                   (-p PID[,PID...] | -t TID[,TID...] | -a [-- CMD ARGS...] |\n"
 "                    -- CMD ARGS...)\n"
 "\n"
@@ -290,6 +298,9 @@ int cmd_record(int argc, char **argv)
 		}
 		case REC_OFF_CPU:
 			o.off_cpu = 1;
+			break;
+		case REC_NO_PYTHON_FRAMES:
+			o.no_python_frames = 1;
 			break;
 		case REC_NO_WAKERS:
 			o.no_wakers = 1;

@@ -39,6 +39,14 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	recover_init(&g->recover);
 }
 
+void ingest_enable_python(struct ingest *g)
+{
+	if (!g->py) {
+		g->py = pyframes_new();
+		g->pyx = xmalloc(sizeof(*g->pyx));
+	}
+}
+
 void ingest_release(struct ingest *g)
 {
 	if (g->unwinder)
@@ -76,6 +84,8 @@ void ingest_release(struct ingest *g)
 		free(g->jitfiles[i].data);
 	}
 	free(g->jitfiles);
+	pyframes_free(g->py);
+	free(g->pyx);
 	if (g->ksyms)
 		sym_session_free(g->ksyms);
 }
@@ -421,7 +431,10 @@ static void frame_at(const struct ingest *g, size_t k, size_t nu, bool unwound, 
 	bool ra;
 	if (k < nu) {
 		i = nu - 1 - k;
-		ra = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
+		if (g->ukind_on)
+			ra = (g->ukind[i] & UKIND_RA) != 0;
+		else
+			ra = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
 		*addr = g->uframes[i];
 		*flags = NODE_USER | (ra ? NODE_F_RA : 0);
 	} else {
@@ -457,7 +470,8 @@ static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_
 		}
 		same = false;
 		node = stack_intern(&g->stacks, node, addr,
-				    k < nu ? state_find(&g->st, pid, addr) : 0, flags);
+				    k < nu && !(g->ukind_on && (g->ukind[nu - 1 - k] & UKIND_PY)) ?
+				    state_find(&g->st, pid, addr) : 0, flags);
 		if (k < INGEST_LAST_FRAMES) {
 			last->addr[k] = addr;
 			last->flags[k] = flags;
@@ -467,6 +481,68 @@ static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_
 	last->gen = p->gen;
 	last->n = (uint32_t)MIN(n, (size_t)INGEST_LAST_FRAMES);
 	return node;
+}
+
+/* Put the Python frames each _PyEval_EvalFrameDefault frame of the
+ * sample's user stack (uframes[0..nu), leaf first) was running above it,
+ * read from the live interpreter (pyframes.h); sets ukind and returns the
+ * new count. A sample whose chain cannot be read or does not validate
+ * keeps its frames and is marked. */
+static size_t expand_python(struct ingest *g, const struct perf_sample *s, size_t nu, bool unwound,
+			    struct rec_sample *rs)
+{
+	bool *ra = g->ra_py;
+	uint64_t *pcs = g->frames_py;
+	struct pyf_expansion *x = g->pyx;
+	struct pyf_sample seen;
+	enum pyf_status st;
+	size_t i, k, n = 0, ev = 0;
+
+	g->ukind_on = false;
+	if (!g->py || !nu)
+		return nu;
+	if (SAMPLE_M_JIT(rs->method) & (UNWIND_JIT_TRAMPOLINE | UNWIND_JIT_CFI)) {
+		/* through CPython's perf trampolines (-X perf, -X perf_jit): the
+		 * process names its Python frames itself */
+		pyframes_has_perf_frames(g->py, s->pid);
+		return nu;
+	}
+	for (i = 0; i < nu; i++)
+		ra[i] = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
+	seen.regs = s->regs_abi ? s->regs : NULL;
+	seen.nregs = s->regs_abi && s->regs ? (size_t)__builtin_popcountll(s->regs_mask) : 0;
+	seen.stack = s->stack;
+	seen.stack_size = s->stack ? (size_t)s->stack_dyn_size : 0;
+	st = pyframes_expand(g->py, &g->st, s->pid, s->tid, g->uframes, ra, nu, &seen, x);
+	if (st == PYF_NONE)
+		return nu;
+	if (st != PYF_EXPANDED || nu + x->nids > INGEST_MAX_FRAMES) {
+		rs->method |= SAMPLE_M_PYTHON_FAILED;
+		if (st == PYF_NO_ACCESS)
+			g->py_noaccess++;
+		else if (st == PYF_STALE)
+			g->py_stale++;
+		else
+			g->py_failed++;
+		return nu;
+	}
+	memcpy(pcs, g->uframes, nu * sizeof(*pcs));
+	for (i = 0; i < nu; i++) {
+		if (x->is_eval_pos[i] && ev < x->neval) {
+			/* the Python frames it runs are its callees: leafward */
+			for (k = 0; k < x->count[ev]; k++) {
+				g->uframes[n] = PYFRAME_ADDR_MIN - 1 + x->ids[x->first[ev] + k];
+				g->ukind[n++] = UKIND_PY;
+			}
+			ev++;
+		}
+		g->uframes[n] = pcs[i];
+		g->ukind[n++] = ra[i] ? UKIND_RA : 0;
+	}
+	g->ukind_on = true;
+	rs->method |= SAMPLE_M_PYTHON;
+	g->py_expanded++;
+	return n;
 }
 
 static void on_sample(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)
@@ -565,7 +641,9 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	g->quality[SAMPLE_Q(rs.quality)]++;
 	g->method[(rs.method & 3) < 3 ? rs.method & 3 : 0]++;
 
+	nu = expand_python(g, s, nu, unwound, &rs);
 	rs.stack = intern_stack(g, rs.pid, rs.tid, nu, unwound, nk);
+	g->ukind_on = false;
 	put_new_nodes(g);
 	if (wake) {
 		offcpu_wake(g, woken, s, &rs, wake_flags);

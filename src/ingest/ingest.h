@@ -10,6 +10,7 @@
 #ifndef STAX_INGEST_INGEST_H
 #define STAX_INGEST_INGEST_H
 
+#include "ingest/pyframes.h"
 #include "ingest/recover.h"
 #include "ingest/sample.h"
 #include "state/state.h"
@@ -25,6 +26,8 @@
 #define INGEST_LAST_FRAMES 128
 #define INGEST_LAST_WAYS 8
 #define INGEST_TAIL 8
+#define UKIND_RA 1u   /* ukind: a return address */
+#define UKIND_PY 2u   /* ukind: a Python frame (pyframes.h) */
 
 /* A thread switched out whose switch-in has not been seen yet. */
 struct offcpu_pending {
@@ -144,6 +147,16 @@ struct ingest {
 	} *jitfiles;
 	size_t njitfiles, jitfilecap;
 	uint64_t jit_polled;             /* sample time of the last poll */
+	/* Python frames read from live CPython processes (pyframes.h): NULL
+	 * when off (not live, or --no-python-frames); set by the recorder.
+	 * py_* count samples expanded, failed to validate or unreadable. */
+	struct pyframes *py;
+	struct pyf_expansion *pyx;
+	uint64_t py_expanded, py_failed, py_noaccess, py_stale;
+	uint8_t ukind[INGEST_MAX_FRAMES]; /* with ukind_on: UKIND_* of uframes[i] */
+	uint64_t frames_py[INGEST_MAX_FRAMES]; /* scratch: uframes before expanding */
+	bool ra_py[INGEST_MAX_FRAMES];
+	bool ukind_on;                   /* this sample's frames use ukind */
 	uint64_t kframes[INGEST_MAX_FRAMES], uframes[INGEST_MAX_FRAMES];
 	struct unwind_frame frames[INGEST_MAX_FRAMES];
 	/* The last stack interned per thread slot, root first: a thread's
@@ -167,6 +180,9 @@ bool ingest_module_of(const struct state_mapping *m, struct unwind_module *out);
  * samples that carry them. */
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode);
 void ingest_release(struct ingest *g);
+/* Read Python frames from live CPython processes (the recorder, when the
+ * targets can be read): see pyframes.h. */
+void ingest_enable_python(struct ingest *g);
 
 /* Off-CPU recording: samples whose id is a switch id are the stacks of
  * threads switching out; PERF_RECORD_SWITCH(_CPU_WIDE) records end the

@@ -143,6 +143,11 @@ void ingest_put_symbols(struct ingest *g)
 		memset(&res, 0, sizeof(res));
 		if ((keys[i].flags & 0xff) == NODE_KERNEL) {
 			sym_lookup_kernel(ss, a, &res);
+		} else if (!keys[i].mapping && keys[i].addr >= PYFRAME_ADDR_MIN &&
+			   keys[i].addr <= PYFRAME_ADDR_MAX && g->py) {
+			/* a Python frame read from the interpreter (pyframes.h) */
+			res.name = pyframes_name(g->py, (uint32_t)(keys[i].addr - PYFRAME_ADDR_MIN + 1));
+			res.module = PYFRAME_MODULE;
 		} else if ((m = state_mapping(&g->st, keys[i].mapping)) && !sym_path_is_anon(m->path)) {
 			struct sym_module_ref ref = {
 				m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,

@@ -10,10 +10,13 @@
 bool profile_func_is_python(const struct prof_func *fn)
 {
 	/* CPython names each code object's trampoline "py::QUALNAME:FILE" in
-	 * perf-PID.map or jit-PID.dump; a C++ namespace "py" in a binary is
-	 * not a Python frame, so the module must be one of those files. */
+	 * perf-PID.map or jit-PID.dump, and the recorder names the frames it
+	 * reads from the interpreter so too (module "[python]"); a C++
+	 * namespace "py" in a binary is not a Python frame, so the module
+	 * must be one of those. */
 	return fn && fn->known && !fn->kernel && !strncmp(fn->name, "py::", 4) && fn->module &&
-	       (!strncmp(fn->module, "perf-", 5) || !strncmp(fn->module, "jit-", 4));
+	       (!strncmp(fn->module, "perf-", 5) || !strncmp(fn->module, "jit-", 4) ||
+		!strcmp(fn->module, PYFRAME_MODULE));
 }
 
 static bool node_is_python(const struct profile *p, const struct prof_node *nd)

@@ -196,7 +196,7 @@ static void *drain_main(void *arg)
 			pfds[np++].revents = 0;
 		}
 		if (pfds && hup) {
-			poll(pfds, (nfds_t)np, QUEUE_POLL_MS);
+			poll(pfds, (nfds_t)np, (int)__atomic_load_n(&q->poll_ms, __ATOMIC_RELAXED));
 			for (i = 1, np = 1; i <= q->nrings; i++) {
 				if (!q->rings[i - 1].base || hup[i - 1])
 					continue;
@@ -219,6 +219,11 @@ static void *drain_main(void *arg)
 	return NULL;
 }
 
+void rqueue_set_poll_ms(struct rqueue *q, uint32_t ms)
+{
+	__atomic_store_n(&q->poll_ms, ms ? ms : 1, __ATOMIC_RELAXED);
+}
+
 int rqueue_start(struct rqueue *q, struct ring *rings, size_t nrings, const struct perf_format *f,
 		 size_t cap)
 {
@@ -229,6 +234,7 @@ int rqueue_start(struct rqueue *q, struct ring *rings, size_t nrings, const stru
 	q->nrings = nrings;
 	q->fmt = *f;
 	q->cap = cap;
+	q->poll_ms = QUEUE_POLL_MS;
 	q->high = cap / 2;
 	q->higher = cap / 8 * 7;
 	pthread_mutex_init(&q->mu, NULL);

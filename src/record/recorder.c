@@ -37,6 +37,7 @@ struct recorder {
 	const struct record_opts *o;
 	const struct event_spec *ev;
 	bool kernel;
+	bool py_fast;            /* a Python process seen: drain passes every PYFRAMES_POLL_MS */
 	struct perm_facts perm;  /* what this process may record (lib/perm.h) */
 	int ncpus;
 	int cpus_sampled;   /* -a: the cpus whose sampling event opened */
@@ -409,6 +410,11 @@ static int cmp_ref(const void *a, const void *b)
  * rings when it reads them (the kernel writes a record within
  * microseconds of its timestamp). */
 #define DRAIN_MARGIN_NS 10000000ull
+/* The same while reading Python frames from the processes, which is
+ * done as their samples are ingested: the sooner after a sample, the
+ * likelier the interpreter is still where the sample saw it (a chain
+ * that moved on is refused: pyframes.h). */
+#define DRAIN_MARGIN_PY_NS 1000000ull
 /* Bytes of records one drain() handles at most: a few hundred samples
  * with stack copies, some ms of unwinding. */
 #define DRAIN_SLICE (4u << 20)
@@ -425,14 +431,15 @@ static int cmp_ref(const void *a, const void *b)
  * handled. */
 static uint64_t drain(struct recorder *r, bool all)
 {
-	uint64_t now = now_ns(), pass, dropped, done;
+	uint64_t now = now_ns(), pass, dropped, done, margin;
 	size_t off, kept, handled = 0, n;
 
 	if (r->pos == r->nrefs) {
 		/* nothing sorted is waiting: take what the drain thread read
 		 * (it read every ring after pass began) */
 		pass = rqueue_take(&r->q, &r->batch);
-		r->safe = all ? UINT64_MAX : pass > DRAIN_MARGIN_NS ? pass - DRAIN_MARGIN_NS : 0;
+		margin = pyframes_found(r->ing.py) ? DRAIN_MARGIN_PY_NS : DRAIN_MARGIN_NS;
+		r->safe = all ? UINT64_MAX : pass > margin ? pass - margin : 0;
 		r->nrefs = r->pos = 0;
 		for (off = 0; off < r->batch.len;) {
 			const struct perf_event_header *h = (const void *)(r->batch.data + off);
@@ -915,6 +922,15 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
 	put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
 	put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
+	store_put_meta(&r->w, "python_frames", r->ing.py ? "1" : "0");
+	if (r->ing.py) {
+		put_meta_u64(&r->w, "python_expanded", r->ing.py_expanded);
+		put_meta_u64(&r->w, "python_stale", r->ing.py_stale);
+		put_meta_u64(&r->w, "python_invalid", r->ing.py_failed);
+		put_meta_u64(&r->w, "python_unreadable", r->ing.py_noaccess);
+	}
+	if (r->ing.py && *pyframes_no_access_why(r->ing.py))
+		store_put_meta(&r->w, "python_no_access", pyframes_no_access_why(r->ing.py));
 	if (r->o->off_cpu) {
 		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.stack_reads);
 		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.stack_reads_stale);
@@ -1045,6 +1061,8 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	install_signals();
 
 	r->ing.max_stack = attr.sample_max_stack;
+	if (!o->no_python_frames)
+		ingest_enable_python(&r->ing);
 	if (o->off_cpu)
 		ingest_enable_offcpu(&r->ing);
 	if (r->wakers)
@@ -1164,6 +1182,13 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		handle_signals(r);
 		if (!r->failed) {
 			done = drain(r, false);
+			/* Python frames are read when a sample is ingested: the
+			 * sooner after it was taken, the likelier the interpreter
+			 * is where the sample saw it (pyframes.h) */
+			if (!r->py_fast && pyframes_found(r->ing.py)) {
+				rqueue_set_poll_ms(&r->q, PYFRAMES_POLL_MS);
+				r->py_fast = true;
+			}
 			track_cpu(r);
 			ingest_checkpoint(&r->ing, done);
 			/* a write error stops the recording, never CMD */

@@ -264,6 +264,23 @@ _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
  * the live process's memory (its outer frames, after the sample). */
 #define SAMPLE_M_READ 0x80u
 #define SAMPLE_M_JIT(m) (((unsigned)(m) >> SAMPLE_M_JIT_SHIFT) & UNWIND_JIT_ALL)
+/* rec_sample.method bit 2: Python frames were read from the live
+ * CPython's own frame chain and put in place of (above) each
+ * _PyEval_EvalFrameDefault frame; bit 3: the stack has
+ * _PyEval_EvalFrameDefault frames, but their Python frames could not be
+ * read (the chain did not validate, or no access to the process's
+ * memory): those frames are left unexpanded. */
+#define SAMPLE_M_PYTHON 0x04u
+#define SAMPLE_M_PYTHON_FAILED 0x08u
+
+/* A Python frame read from the interpreter is a NODE_USER node with
+ * mapping 0 and an address in [PYFRAME_ADDR_MIN, PYFRAME_ADDR_MAX] (not
+ * canonical on x86-64, so no code has it): the recording's own number for
+ * a function, named by its REC_SYMBOL ("py::QUALNAME:FILE", module
+ * "[python]"). */
+#define PYFRAME_ADDR_MIN 0x7079000000000001ull
+#define PYFRAME_ADDR_MAX 0x70790000ffffffffull
+#define PYFRAME_MODULE "[python]"
 
 struct rec_lost {
 	uint64_t time;

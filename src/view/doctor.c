@@ -87,7 +87,7 @@ static void python_findings(const struct profile *p, const struct view_filter *f
 
 	for (i = 0; i < p->nmaps && ndone < ARRAY_SIZE(done); i++) {
 		const struct prof_mapping *m = &p->maps[i];
-		uint64_t n = 0;
+		uint64_t n = 0, nread = 0, nfail = 0;
 		int major, minor;
 		bool seen = false;
 		if (!m->path || !python_version(m->path, &major, &minor) || major != 3)
@@ -103,10 +103,36 @@ static void python_findings(const struct profile *p, const struct view_filter *f
 			const char *b = strrchr(p->maps[j].path, '/');
 			seen |= p->maps[j].pid == m->pid && b && !strncmp(b, "/jit-", 5);
 		}
-		for (j = 0; j < p->nsamples; j++)
-			n += p->samples[j].pid == m->pid && view_keep(p, flt, &p->samples[j]);
+		for (j = 0; j < p->nsamples; j++) {
+			const struct rec_sample *s = &p->samples[j];
+			if (s->pid != m->pid || !view_keep(p, flt, s))
+				continue;
+			n++;
+			nread += (s->method & SAMPLE_M_PYTHON) != 0;
+			nfail += (s->method & SAMPLE_M_PYTHON_FAILED) != 0;
+		}
 		if (seen || !n)
 			continue;
+		/* frames read from the interpreter while recording (3.11-3.13) */
+		if (nread || nfail) {
+			const char *why = profile_meta(p, "python_no_access");
+			if (nfail * 10 > nread + nfail)
+				add(f, 0.3 * nfail / kept + 0.05, xasprintf("process %u runs Python %d.%d: %.0f%% of"
+					" its samples in the interpreter were left without their Python frames (%s)%s",
+					m->pid, major, minor, 100.0 * nfail / (nread + nfail),
+					why ? why : "the interpreter had moved on, or its frame chain did not validate, when"
+					" read after the sample: see stax info",
+					minor >= 12 ? "; -X perf names every frame at the sample's moment" : ""));
+			continue;
+		}
+		if (minor >= 11 && minor <= 13 && !strcmp(profile_meta(p, "python_frames") ? profile_meta(p, "python_frames") : "", "0")) {
+			add(f, 0.3 * n / kept + 0.1, xasprintf("process %u runs Python %d.%d without a perf map,"
+				" recorded with --no-python-frames: its Python functions all show as"
+				" _PyEval_EvalFrameDefault. Record without that option to read them from the"
+				" interpreter%s", m->pid, major, minor,
+				minor >= 12 ? ", or run it with -X perf" : ""));
+			continue;
+		}
 		if (minor >= 12)
 			add(f, 0.3 * n / kept + 0.1, xasprintf("process %u runs Python %d.%d without a perf map:"
 				" its Python functions all show as _PyEval_EvalFrameDefault. Record it with"

@@ -49,6 +49,8 @@ static const char *module_source(const struct profile *p, const char *module)
 	v = profile_meta(p, key);
 	if (v)
 		return v;
+	if (!strcmp(module, PYFRAME_MODULE))
+		return "the interpreter's memory";
 	if (module[0] == '[')
 		return "kallsyms";
 	if (!strncmp(module, "perf-", 5) || !strncmp(module, "jit-", 4))
@@ -169,6 +171,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	uint64_t trimmed = 0; /* SAMPLE_Q_TRIMMED: the recorder fell behind */
 	uint64_t jit[4] = { 0 }; /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
 	uint64_t nread = 0;      /* samples with frames read from the live process */
+	uint64_t npy = 0, npyfail = 0; /* SAMPLE_M_PYTHON, SAMPLE_M_PYTHON_FAILED */
 	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
 	uint64_t end = strtoull(meta_or(p, "end_ns", "0"), NULL, 10);
 	uint64_t freq = strtoull(meta_or(p, "freq", "0"), NULL, 10);
@@ -202,6 +205,8 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		if (SAMPLE_M_METHOD(s->method) < 3)
 			method[SAMPLE_M_METHOD(s->method)]++;
 		nread += (s->method & SAMPLE_M_READ) != 0;
+		npy += (s->method & SAMPLE_M_PYTHON) != 0;
+		npyfail += (s->method & SAMPLE_M_PYTHON_FAILED) != 0;
 		if (SAMPLE_M_JIT(s->method)) {
 			jit[0]++;
 			for (k = 0; k < 3; k++)
@@ -324,6 +329,16 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
 			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
 		fprintf(out, ",\"read_from_process\":%" PRIu64, nread);
+		fprintf(out, ",\"python\":{\"read\":%s,\"expanded\":%" PRIu64 ",\"failed\":%" PRIu64
+			",\"stale\":%s,\"invalid\":%s,\"unreadable\":%s,\"no_access\":",
+			!strcmp(meta_or(p, "python_frames", "0"), "1") ? "true" : "false", npy, npyfail,
+			meta_or(p, "python_stale", "0"), meta_or(p, "python_invalid", "0"),
+			meta_or(p, "python_unreadable", "0"));
+		if (profile_meta(p, "python_no_access"))
+			json_str(out, profile_meta(p, "python_no_access"));
+		else
+			fputs("null", out);
+		fputc('}', out);
 		fputs(",\"stops\":[", out);
 		for (i = 0; i < nstops; i++) {
 			fprintf(out, "%s{\"module\":", i ? "," : "");
@@ -403,6 +418,27 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	if (nread)
 		fprintf(out, "  read:      %" PRIu64 " with outer frames read from the live process beyond"
 			" the stack copy\n", nread);
+	if (npy || npyfail) {
+		fprintf(out, "  python:    %" PRIu64 " (%.1f%%) with Python frames read from the interpreter",
+			npy, 100.0 * npy / kept);
+		if (npyfail) {
+			/* why, from the recorder's counts (of every process) */
+			uint64_t stale = strtoull(meta_or(p, "python_stale", "0"), NULL, 10);
+			uint64_t invalid = strtoull(meta_or(p, "python_invalid", "0"), NULL, 10);
+			uint64_t unread = strtoull(meta_or(p, "python_unreadable", "0"), NULL, 10);
+			fprintf(out, "; %" PRIu64 " (%.1f%%) with _PyEval_EvalFrameDefault left unexpanded",
+				npyfail, 100.0 * npyfail / kept);
+			if (stale + invalid + unread)
+				fprintf(out, " (of all recorded: %" PRIu64 " the interpreter had moved on when read,"
+					" %" PRIu64 " whose chain did not validate, %" PRIu64 " unreadable)",
+					stale, invalid, unread);
+		}
+		fputc('\n', out);
+		if (profile_meta(p, "python_no_access"))
+			fprintf(out, "  python:    not read: %s\n", profile_meta(p, "python_no_access"));
+	} else if (profile_meta(p, "python_no_access")) {
+		fprintf(out, "  python:    not read: %s\n", profile_meta(p, "python_no_access"));
+	}
 	if (jit[0])
 		fprintf(out, "  jit:       %" PRIu64 " through code without CFI: CPython trampoline %" PRIu64
 			", frame pointer %" PRIu64 ", jitdump CFI %" PRIu64 "\n", jit[0], jit[1], jit[2], jit[3]);

@@ -145,7 +145,9 @@ fi
 
 # stax doctor tells a Python user which mode to use
 if [ -n "${PYV:-}" ]; then
-	stax record -q -o "$T/plain.data" -- "$PYV" "$T/nest.py" 0.3 >/dev/null 2>"$T/plain.err"
+	# (without --no-python-frames, stax reads the Python frames itself:
+	# python_frames.sh)
+	stax record -q --no-python-frames -o "$T/plain.data" -- "$PYV" "$T/nest.py" 0.3 >/dev/null 2>"$T/plain.err"
 	if stax doctor -i "$T/plain.data" 2>&1 | grep -q "runs Python 3\.1[0-9]* without a perf map.* -X perf"; then
 		ok "doctor: a Python process without a perf map is told to use -X perf"
 	else
