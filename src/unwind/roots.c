@@ -40,6 +40,12 @@ static const struct {
 	{ "runtime.asmcgocall", ROOT_K_SWITCH },
 	/* Rust's psm (stacker::grow): CFA = rbp + 16 on the old stack */
 	{ "rust_psm_on_stack", ROOT_K_SWITCH_CFI },
+	/* Go's signal handler makes the interrupted goroutine look as if
+	 * the instruction it stopped at called these (asynchronous
+	 * preemption, a fault turned into a panic): the return address
+	 * is that instruction itself, symbolized as is (no RA-1) */
+	{ "runtime.asyncPreempt", ROOT_K_INJECTED },
+	{ "runtime.sigpanic", ROOT_K_INJECTED },
 	/* the vDSO's clock is called on the g0 stack */
 	{ "runtime.nanotime1", ROOT_K_SWITCH },
 	{ "runtime.walltime", ROOT_K_SWITCH },

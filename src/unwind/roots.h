@@ -30,6 +30,9 @@ enum root_kind {
 			   * at its caller's frame record (Go) */
 	ROOT_K_SWITCH_CFI, /* runs its callee on another stack, and its CFI
 			    * finds the caller there (Rust's psm) */
+	ROOT_K_INJECTED,  /* the runtime made it look called from the pc it
+			   * interrupted (Go's asyncPreempt, sigpanic): its
+			   * return address is that exact pc, not a call's end */
 };
 
 /* The kind of the function named name (a symbol as the ELF file spells

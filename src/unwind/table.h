@@ -92,7 +92,7 @@ struct utable {
 	 * name in the symbol table, or the debug file's): a kernel chain
 	 * that ends in one of them has reached the root. */
 	/* functions of roots.h's list: roots and stack switches */
-	struct { uint64_t start, end; int kind; } roots[16];
+	struct { uint64_t start, end; int kind; } roots[24];
 	int nroots;
 
 	/* Facts for reports and tests. */

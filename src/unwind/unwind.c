@@ -806,8 +806,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		}
 		if (nmod)
 			mod = nmod;
-		next_flags = signal ? UNWIND_F_SIGNAL : UNWIND_F_RA;
-		exact = signal;
+		next_flags = signal ? UNWIND_F_SIGNAL : rk == ROOT_K_INJECTED ? 0 : UNWIND_F_RA;
+		exact = signal || rk == ROOT_K_INJECTED;
 		rbp_by_rule |= nrbp != rbp || (nvalid & ~valid & (1u << UNW_RBP)) ||
 			       (kind == UR_NORMAL && r->rbp == URBP_CFA) || kind == UR_SLOW;
 		pc = ra;
