@@ -96,6 +96,7 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 	struct store_writer w;
 	struct store_chunk c;
 	struct profile p;
+	struct err e;
 	struct sym_session *ss = NULL;
 	struct resym_key *keys = NULL;
 	struct buf keep;
@@ -107,8 +108,8 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 	memset(st, 0, sizeof(*st));
 	memset(&keep, 0, sizeof(keep));
 	hmap_init(&done);
-	if (profile_load(&p, path)) {
-		snprintf(err, errlen, "cannot read %s (see above)", path);
+	if (profile_load_err(&p, path, &e)) {
+		snprintf(err, errlen, "%s", e.msg);
 		close(out_fd);
 		hmap_release(&done);
 		return -1;

@@ -236,7 +236,7 @@ void event_attr(struct perf_event_attr *a, const struct event_spec *ev,
 	a->wakeup_watermark = 16384;
 }
 
-int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid)
+int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid, struct err *e)
 {
 	struct perm_facts f;
 	char why[512];
@@ -245,29 +245,29 @@ int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pi
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		return error("cannot open event '%s': not supported on this machine%s (available: %s; the default is cpu-clock)",
+		return err_set(e, -err, "cannot open event '%s': not supported on this machine%s (available: %s; the default is cpu-clock)",
 			     ev->name, ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU counters, as in most VMs)" : "",
 			     event_available());
 	case EACCES:
 	case EPERM:
 		if (pid > 0)
-			return error("cannot attach to process %d: permission denied: %s", pid,
+			return err_set(e, -err, "cannot attach to process %d: permission denied: %s", pid,
 				     perm_why(PERM_ATTACH, &f, pid, why, sizeof(why)));
-		return error("cannot open perf events: permission denied: %s",
+		return err_set(e, -err, "cannot open perf events: permission denied: %s",
 			     perm_why(PERM_OPEN, &f, 0, why, sizeof(why)));
 	case ESRCH:
-		return error("cannot attach to process %d: no such process (check the pid)", pid);
+		return err_set(e, -err, "cannot attach to process %d: no such process (check the pid)", pid);
 	case EMFILE:
 	case ENFILE:
-		return error("cannot open perf events: too many open files (raise the limit: ulimit -n 65536)");
+		return err_set(e, -err, "cannot open perf events: too many open files (raise the limit: ulimit -n 65536)");
 	case EINVAL:
 		if (f.max_rate != PERM_UNKNOWN && freq > (uint64_t)f.max_rate)
-			return error("cannot sample at %llu Hz: %s", (unsigned long long)freq,
+			return err_set(e, -err, "cannot sample at %llu Hz: %s", (unsigned long long)freq,
 				     perm_why(PERM_RATE, &f, (long)freq, why, sizeof(why)));
-		return error("cannot open event '%s': invalid argument (this kernel may be too old for stax's options)",
+		return err_set(e, -err, "cannot open event '%s': invalid argument (this kernel may be too old for stax's options)",
 			     ev->name);
 	default:
-		return error("cannot open event '%s': %s", ev->name, strerror(err));
+		return err_set(e, -err, "cannot open event '%s': %s", ev->name, strerror(err));
 	}
 }
 
