@@ -48,7 +48,7 @@ static const char *file_intern(struct symctx *c, const char *f)
 	uint32_t idx;
 	if (!f || !*f)
 		return NULL;
-	for (h = hash_bytes(f, strlen(f));; h = hash_mix(h, 0x77)) {
+	for (h = hash_bytes(f, strlen(f));; h = hash_next(h)) {
 		if (!hmap_get(&c->files, h, &idx))
 			break;
 		if (!strcmp(c->filev[idx], f))
@@ -69,7 +69,7 @@ static uint32_t func_intern(struct profile *p, const char *name, const char *mod
 	if (file)
 		h = hash_mix(hash_mix(h, hash_bytes(file, strlen(file))), line);
 	/* probe a chain of keys until the exact function is found or a free one */
-	for (;; h = hash_mix(h, 0x51)) {
+	for (;; h = hash_next(h)) {
 		const struct prof_func *f;
 		if (!hmap_get(&p->func_index, h, &id))
 			break;
