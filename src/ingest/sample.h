@@ -39,7 +39,8 @@ struct perf_sample {
 
 /* perf's name of a software or hardware event ("cpu-clock", "cycles"),
  * or NULL for another type or an unknown config: the one list of event
- * names (record/events.c lists the subset stax records, by these names). */
+ * names (record/events.c's table of the events stax records names them
+ * by it). */
 const char *perf_event_name(uint32_t type, uint64_t config);
 
 /* Parse a PERF_RECORD_SAMPLE. Returns 0 or -1 when malformed. */

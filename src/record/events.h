@@ -8,17 +8,24 @@
 #ifndef STAX_RECORD_EVENTS_H
 #define STAX_RECORD_EVENTS_H
 
+#include "ingest/sample.h"
+
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct event_spec {
-	const char *name;     /* canonical name ("cpu-clock") */
 	uint32_t type;
 	uint64_t config;
 	bool is_clock;        /* period is nanoseconds of CPU time */
 };
+
+/* Its canonical name ("cpu-clock"): perf's, from the one list of names. */
+static inline const char *event_name(const struct event_spec *ev)
+{
+	return perf_event_name(ev->type, ev->config);
+}
 
 /* Look up a user-given event name; NULL when unknown. */
 const struct event_spec *event_find(const char *name);

@@ -612,7 +612,7 @@ static void put_header_meta(struct recorder *r)
 	buf_add_u8(&cmd, 0);
 	store_put_meta(&r->w, "command", (char *)cmd.data);
 	store_put_meta(&r->w, "stax_version", stax_version);
-	store_put_meta(&r->w, "event", r->ev->name);
+	store_put_meta(&r->w, "event", event_name(r->ev));
 	store_put_meta(&r->w, "event_is_clock", r->ev->is_clock ? "1" : "0");
 	put_meta_u64(&r->w, "freq", o->period ? 0 : o->freq);
 	if (o->period)
@@ -655,7 +655,7 @@ static void summary(struct recorder *r)
 	note("recorded %" PRIu64 " samples in %.2f s (%s %s),"
 		" %" PRIu64 " lost, %" PRIu64 " throttled; wrote %s (%s, %.1f bytes/sample)."
 		" Next: stax top -i %s, stax flame -i %s, stax info -i %s",
-		r->ing.samples, secs, r->ev->name, rate,
+		r->ing.samples, secs, event_name(r->ev), rate,
 		r->ing.lost + r->ing.lost_samples + r->dropped_put,
 		r->ing.throttles, r->o->output, size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
