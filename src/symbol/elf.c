@@ -12,6 +12,8 @@
 
 #include <elf.h>
 #include <errno.h>
+#include "lib/elffile.h"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,37 +22,12 @@
 
 void sym_elf_init(void)
 {
-	static bool done;
-	if (!done) {
-		elf_version(EV_CURRENT);
-		done = true;
-	}
+	elf_file_init();
 }
 
 Elf *sym_elf_open(const char *path, int *fd)
 {
-	struct stat st;
-	Elf *e;
-
-	sym_elf_init();
-	/* O_NONBLOCK: a FIFO or device named in a mapping must not hang us. */
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0)
-		return NULL;
-	if (fstat(*fd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
-	e = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-	if (!e)
-		goto fail;
-	if (elf_kind(e) != ELF_K_ELF) {
-		elf_end(e);
-		goto fail;
-	}
-	return e;
-fail:
-	close(*fd);
-	*fd = -1;
-	return NULL;
+	return elf_file_open(path, fd);
 }
 
 void sym_elf_close(Elf *e, int fd)
