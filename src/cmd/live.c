@@ -93,9 +93,12 @@ static uint64_t snapshot(const char *path, uint64_t since_ns, size_t rows,
 	char *whole = NULL, err[256];
 	size_t len = 0;
 	FILE *mem;
+	struct err e;
 
-	if (profile_load(&p, path))
+	if (profile_load_err(&p, path, &e)) {
+		error("%s", e.msg);
 		return since_ns;
+	}
 	profile_symbolize_opts(&p, &so);
 	last = p.last_time;
 	start = profile_start_ns(&p);
@@ -227,10 +230,15 @@ int cmd_live(int argc, char **argv)
 		die("live: cannot fork: %s", strerror(errno));
 	if (child == 0) {
 		int st = 0;
+		struct err e;
 		/* the recorder: its own process, so that it keeps recording at
 		 * its own pace while this one reads */
-		if (record_run(&ro, &st) && !st)
-			st = 1;
+		if (record_run(&ro, &st, &e)) {
+			if (e.msg[0])
+				error("%s", e.msg);
+			if (!st)
+				st = 1;
+		}
 		_exit(st);
 	}
 	signal(SIGINT, on_signal);

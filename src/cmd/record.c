@@ -238,6 +238,7 @@ int cmd_record(int argc, char **argv)
 	struct opt_parser op;
 	int id, i, status = 0;
 	bool freq_set = false, tids = false;
+	struct err e;
 
 	memset(&o, 0, sizeof(o));
 	o.output = "stax.data";
@@ -327,8 +328,12 @@ int cmd_record(int argc, char **argv)
 		    tids ? "-t TID" : "-p PID");
 	if (!o.argv && !o.npids && !o.system_wide)
 		die("record: nothing to record (give a command after --, or -p PID; see 'stax help record')");
-	if (record_run(&o, &status) && !status)
-		status = 1;
+	if (record_run(&o, &status, &e)) {
+		if (e.msg[0])
+			error("%s", e.msg);
+		if (!status)
+			status = 1;
+	}
 	free(o.pids);
 	return status;
 }

@@ -50,6 +50,7 @@ int cmd_serve(int argc, char **argv)
 	struct serve_opts o = { .path = "stax.data", .port = 8470, .demangle = true };
 	bool input_set = false;
 	struct opt_parser op;
+	struct err e;
 	int id;
 
 	opt_begin(&op, &cmd_serve_spec, argc, argv);
@@ -78,5 +79,9 @@ int cmd_serve(int argc, char **argv)
 			break;
 		}
 	}
-	return serve_run(&o) ? 1 : 0;
+	if (serve_run(&o, &e)) {
+		error("%s", e.msg);
+		return 1;
+	}
+	return 0;
 }

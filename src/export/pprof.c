@@ -50,7 +50,7 @@ static uint64_t str_id(struct strtab *t, const char *s)
 {
 	uint64_t h = hash_bytes(s, strlen(s));
 	uint32_t id;
-	for (;; h = hash_mix(h, 0x77)) {
+	for (;; h = hash_next(h)) {
 		if (!hmap_get(&t->index, h, &id))
 			break;
 		if (!strcmp(t->s[id], s))
@@ -101,7 +101,7 @@ static uint32_t location(struct pp *pp, uint32_t node_id)
 	if (pp->node_loc[node_id])
 		return pp->node_loc[node_id];
 	h = hash_mix(hash_mix(nd->mapping, nd->addr), kind_of(nd) | (nd->flags & NODE_F_RA));
-	for (;; h = hash_mix(h, 0x33)) {
+	for (;; h = hash_next(h)) {
 		const struct prof_node *o;
 		if (!hmap_get(&pp->loc_index, h, &id))
 			break;

@@ -792,64 +792,55 @@ void ingest_seed_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t tim
 	hmap_put(&g->rec_pids, pid, 1);
 }
 
+void ingest_mapping_of_mmap(const struct perf_mmap *mm, struct state_mapping *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->start = mm->start;
+	m->end = mm->start + mm->len;
+	m->pgoff = mm->pgoff;
+	m->maj = mm->maj;
+	m->min = mm->min;
+	m->inode = mm->inode;
+	m->build_id_size = mm->build_id_size;
+	memcpy(m->build_id, mm->build_id, mm->build_id_size);
+	m->path = (char *)mm->name;
+}
+
 /* MMAP (type 1) and MMAP2 (type 10): executable mappings only. */
 static void on_mmap(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)(h + 1);
-	const uint8_t *end = (const uint8_t *)h + h->size - perf_sample_id_size(f);
+	struct perf_mmap mm;
 	struct state_mapping m;
 	struct perf_sample id;
-	uint32_t pidtid[2], prot = 5;
-	uint64_t len;
-	const char *name;
-	size_t fixed = h->type == PERF_RECORD_MMAP2 ? 64 : 32;
 
-	if (end < p || (size_t)(end - p) <= fixed) {
+	if (perf_mmap_parse(f, h, &mm)) {
 		g->bad_records++;
 		return;
 	}
-	memset(&m, 0, sizeof(m));
-	memcpy(pidtid, p, 8);
-	memcpy(&m.start, p + 8, 8);
-	memcpy(&len, p + 16, 8);
-	memcpy(&m.pgoff, p + 24, 8);
-	if (h->type == PERF_RECORD_MMAP2) {
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			m.build_id_size = MIN(p[32], 20);
-			memcpy(m.build_id, p + 36, m.build_id_size);
-		} else {
-			memcpy(&m.maj, p + 32, 4);
-			memcpy(&m.min, p + 36, 4);
-			memcpy(&m.inode, p + 40, 8);
-		}
-		memcpy(&prot, p + 56, 4);
-	} else if (h->misc & PERF_RECORD_MISC_MMAP_DATA) {
+	if (mm.data)
 		return;
-	}
-	name = (const char *)p + fixed;
-	if (strnlen(name, (size_t)(end - (const uint8_t *)name)) == (size_t)(end - (const uint8_t *)name)) {
+	if (!mm.name) {
 		g->bad_records++;
 		return;
 	}
-	if (!(prot & 4 /* PROT_EXEC */))
+	if (!(mm.prot & 4 /* PROT_EXEC */))
 		return;
-	m.end = m.start + len;
-	m.path = (char *)name;
-	if (sym_path_is_jitdump(name)) {
+	ingest_mapping_of_mmap(&mm, &m);
+	if (sym_path_is_jitdump(mm.name)) {
 		size_t i = 0;
-		while (i < g->njitdumps && g->jitdumps[i].pid != pidtid[0])
+		while (i < g->njitdumps && g->jitdumps[i].pid != mm.pid)
 			i++;
 		if (i == g->njitdumps) {
 			GROW(g->jitdumps, g->jitdumpcap, g->njitdumps + 1);
 			memset(&g->jitdumps[i], 0, sizeof(g->jitdumps[i]));
-			g->jitdumps[i].pid = pidtid[0];
-			g->jitdumps[i].path = xstrdup(name);
+			g->jitdumps[i].pid = mm.pid;
+			g->jitdumps[i].path = xstrdup(mm.name);
 			g->jitdumps[i].cfi = jit_cfi_new();
 			g->njitdumps++;
 		}
 	}
 	perf_sample_id_parse(f, h, &id);
-	ingest_seed_mapping(g, pidtid[0], id.time, &m);
+	ingest_seed_mapping(g, mm.pid, id.time, &m);
 }
 
 static void on_comm(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h)

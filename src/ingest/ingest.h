@@ -225,6 +225,10 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 /* Seed what existed before recording started (attaching to a process). */
 void ingest_seed_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time, const char *name);
 void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const struct state_mapping *m);
+/* The mapping an MMAP or MMAP2 record (perf_mmap_parse()) describes:
+ * m->path borrows mm->name. */
+struct perf_mmap;
+void ingest_mapping_of_mmap(const struct perf_mmap *mm, struct state_mapping *m);
 /* Seed the executable mappings and thread names of a running process
  * from /proc. */
 void ingest_seed_proc(struct ingest *g, int pid, uint64_t time);

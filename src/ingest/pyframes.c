@@ -1,5 +1,7 @@
 /* pyframes.c - Python frames read from a running CPython (see pyframes.h). */
 #include "ingest/pyframes.h"
+#include "lib/elffile.h"
+#include "lib/elfguard.h"
 #include "lib/hash.h"
 #include "lib/util.h"
 
@@ -329,11 +331,8 @@ static int elf_of(struct pyframes *pf, const char *path)
 	pe = &pf->elfs[pf->nelfs++];
 	memset(pe, 0, sizeof(*pe));
 	pe->path = xstrdup(path);
-	elf_version(EV_CURRENT);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!(e = elf_file_open(path, &fd))) /* lib/elffile.h */
 		return (int)(pf->nelfs - 1);
-	if (!(e = elf_begin(fd, ELF_C_READ_MMAP, NULL)) || elf_kind(e) != ELF_K_ELF)
-		goto out;
 	if (!elf_getphdrnum(e, &nph))
 		for (i = 0; i < nph && pe->nseg < 16; i++) {
 			GElf_Phdr ph;
@@ -375,9 +374,8 @@ static int elf_of(struct pyframes *pf, const char *path)
 		}
 	}
 	pe->ok = pe->eval && pe->eval_size && pe->runtime && pe->code_type && pe->py_version;
-out:
-	if (e)
-		elf_end(e);
+	if (elfguard_end(e))
+		pe->ok = false; /* the file changed while being read */
 	close(fd);
 	return (int)(pf->nelfs - 1);
 }

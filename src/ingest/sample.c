@@ -1,5 +1,6 @@
 #include "ingest/sample.h"
 #include "lib/cursor.h"
+#include "lib/util.h"
 
 #include <string.h>
 
@@ -138,6 +139,43 @@ int perf_sample_parse(const struct perf_format *f, const struct perf_event_heade
 	}
 	/* later fields (weight, data_src, ...) are not needed */
 	return c.bad ? -1 : 0;
+}
+
+int perf_mmap_parse(const struct perf_format *f, const struct perf_event_header *h,
+		    struct perf_mmap *m)
+{
+	const uint8_t *p = (const uint8_t *)(h + 1);
+	size_t idsz = perf_sample_id_size(f), fixed = h->type == PERF_RECORD_MMAP2 ? 64 : 32, room;
+	uint32_t pidtid[2];
+
+	memset(m, 0, sizeof(*m));
+	if (h->size < sizeof(*h) + idsz + fixed + 1)
+		return -1;
+	memcpy(pidtid, p, 8);
+	m->pid = pidtid[0];
+	m->tid = pidtid[1];
+	memcpy(&m->start, p + 8, 8);
+	memcpy(&m->len, p + 16, 8);
+	memcpy(&m->pgoff, p + 24, 8);
+	m->prot = 5;
+	if (h->type == PERF_RECORD_MMAP2) {
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			m->has_build_id = true;
+			m->build_id_size = MIN(p[32], 20);
+			memcpy(m->build_id, p + 36, m->build_id_size);
+		} else {
+			memcpy(&m->maj, p + 32, 4);
+			memcpy(&m->min, p + 36, 4);
+			memcpy(&m->inode, p + 40, 8);
+		}
+		memcpy(&m->prot, p + 56, 4);
+	} else {
+		m->data = h->misc & PERF_RECORD_MISC_MMAP_DATA;
+	}
+	room = h->size - sizeof(*h) - idsz - fixed;
+	if (strnlen((const char *)p + fixed, room) < room)
+		m->name = (const char *)p + fixed;
+	return 0;
 }
 
 size_t perf_sample_id_size(const struct perf_format *f)

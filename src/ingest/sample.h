@@ -37,14 +37,34 @@ struct perf_sample {
 	uint16_t misc;
 };
 
-/* Parse a PERF_RECORD_SAMPLE. Returns 0 or -1 when malformed. */
 /* perf's name of a software or hardware event ("cpu-clock", "cycles"),
  * or NULL for another type or an unknown config: the one list of event
- * names (record/events.c lists the subset stax records, by these names). */
+ * names (record/events.c's table of the events stax records names them
+ * by it). */
 const char *perf_event_name(uint32_t type, uint64_t config);
 
+/* Parse a PERF_RECORD_SAMPLE. Returns 0 or -1 when malformed. */
 int perf_sample_parse(const struct perf_format *f, const struct perf_event_header *h,
 		      struct perf_sample *s);
+
+/* A PERF_RECORD_MMAP (type 1) or MMAP2 (type 10). */
+struct perf_mmap {
+	uint32_t pid, tid;
+	uint64_t start, len, pgoff;
+	uint32_t maj, min;            /* MMAP2 without a build-id */
+	uint64_t inode;
+	uint8_t build_id_size;        /* MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID */
+	uint8_t build_id[20];
+	bool has_build_id;
+	uint32_t prot;                /* MMAP2's; 5 (r-x) for MMAP */
+	bool data;                    /* MMAP with PERF_RECORD_MISC_MMAP_DATA */
+	const char *name;             /* in the record; NULL when it is not
+				       * NUL-terminated before the sample_id */
+};
+/* Parse an MMAP or MMAP2 record of format f. Returns 0, or -1 when the
+ * record is too short for its fixed part and one byte of name. */
+int perf_mmap_parse(const struct perf_format *f, const struct perf_event_header *h,
+		    struct perf_mmap *m);
 /* Parse the sample_id trailer of a non-sample record (pid, tid, time,
  * id, cpu). Returns 0, or -1 when absent or malformed (fields zeroed). */
 int perf_sample_id_parse(const struct perf_format *f, const struct perf_event_header *h,

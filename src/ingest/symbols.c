@@ -85,19 +85,14 @@ static void put_jit(struct ingest *g, struct sym_session *ss)
 static void put_module_source(struct ingest *g, struct sym_session *ss, struct hmap *done,
 			      const struct sym_module_ref *ref, const char *module)
 {
-	const char *src, *dw;
-	size_t nsyms;
 	uint64_t h = hash_bytes(module, strlen(module));
 	uint32_t v;
 	char key[300], val[128];
 	if (hmap_get(done, h, &v))
 		return;
 	hmap_put(done, h, 1);
-	if (!sym_module_info(ss, ref, &src, &nsyms))
-		src = "not found";
-	dw = sym_module_dwarf_source(ss, ref);
 	snprintf(key, sizeof(key), "symbols:%s", module);
-	snprintf(val, sizeof(val), "%s, lines from %s", src, dw);
+	sym_module_sources(ss, ref, val, sizeof(val));
 	store_put_meta(g->w, key, val);
 }
 
@@ -148,18 +143,16 @@ void ingest_put_symbols(struct ingest *g)
 			/* a Python frame read from the interpreter (pyframes.h) */
 			res.name = pyframes_name(g->py, (uint32_t)(keys[i].addr - PYFRAME_ADDR_MIN + 1));
 			res.module = PYFRAME_MODULE;
-		} else if ((m = state_mapping(&g->st, keys[i].mapping)) && !sym_path_is_anon(m->path)) {
-			struct sym_module_ref ref = {
-				m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
-				m->start, m->end, m->pgoff,
-			};
-			sym_lookup(ss, &ref, a, &res);
-			if (res.module)
+		} else {
+			struct sym_module_ref ref = { 0 };
+			if ((m = state_mapping(&g->st, keys[i].mapping)))
+				ref = (struct sym_module_ref){
+					m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
+					m->start, m->end, m->pgoff,
+				};
+			sym_lookup_user(ss, m ? &ref : NULL, m ? m->pid : 0, keys[i].pid, a, &res);
+			if (m && !sym_path_is_anon(m->path) && res.module)
 				put_module_source(g, ss, &done, &ref, res.module);
-		} else if (!sym_lookup_jit(ss, m ? m->pid : keys[i].pid, a, &res) &&
-			   !(keys[i].pid && sym_lookup_jit(ss, keys[i].pid, a, &res))) {
-			res.module = m && m->path && *m->path ? path_base(m->path) : "[unknown]";
-			res.file_offset = m ? a - m->start + m->pgoff : a;
 		}
 		memset(&rs, 0, sizeof(rs));
 		rs.addr = keys[i].addr;

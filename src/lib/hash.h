@@ -40,4 +40,22 @@ static inline uint64_t hash_mix(uint64_t h, uint64_t v)
 
 uint64_t hash_bytes(const void *p, size_t n);
 
+/* The one collision scheme for interning with the map (a key's value is
+ * the id of an object the caller compares): objects whose hash h is
+ * taken by another go at hash_next(h), then hash_next() of that, and so
+ * on. A lookup walks the same keys until it finds the object or a free
+ * key, where a new one is put:
+ *
+ *	for (h = hash_of(obj);; h = hash_next(h)) {
+ *		if (!hmap_get(m, h, &id))
+ *			break;               // not there: hmap_put(m, h, new id)
+ *		if (equal(objects[id], obj))
+ *			return id;
+ *	}
+ */
+static inline uint64_t hash_next(uint64_t h)
+{
+	return hash_mix(h, 0x77);
+}
+
 #endif

@@ -458,15 +458,6 @@ int profile_load_err(struct profile *p, const char *path, struct err *e)
 	return ret;
 }
 
-int profile_load(struct profile *p, const char *path)
-{
-	struct err e;
-	int ret = profile_load_err(p, path, &e);
-	if (ret)
-		error("%s", e.msg);
-	return ret;
-}
-
 int profile_load_mem(struct profile *p, const char *name, const void *data,
 		     size_t size, char *err, size_t errlen)
 {

@@ -1,6 +1,6 @@
 /* profile.h - the in-memory model of a recording that every view reads.
  *
- * profile_load() reads a recording as it stands (still growing, killed,
+ * profile_load_err() reads a recording as it stands (still growing, killed,
  * or finished), checks every record against the bytes it came in, and
  * fills the arrays below. profile_symbolize() then gives every frame
  * node a function: from the file's symbols chunk when the recording
@@ -165,9 +165,6 @@ struct profile {
  * loads (what could be read of it): profile_warnings() says what is
  * missing. p needs profile_release() either way. */
 int profile_load_err(struct profile *p, const char *path, struct err *e);
-/* profile_load_err() that prints the message as "stax: error: ..." (the
- * tests' and older callers' form). */
-int profile_load(struct profile *p, const char *path);
 /* Load from memory (fuzzing); returns -1 with the message in err. */
 int profile_load_mem(struct profile *p, const char *name, const void *data,
 		     size_t size, char *err, size_t errlen);

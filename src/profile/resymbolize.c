@@ -47,18 +47,14 @@ static bool known_before(const struct profile *p, const struct resym_key *k)
 static void put_module_source(struct store_writer *w, struct sym_session *ss, struct hmap *done,
 			      const struct sym_module_ref *ref, const char *module)
 {
-	const char *src;
-	size_t nsyms;
 	uint64_t h = hash_bytes(module, strlen(module));
 	uint32_t v;
 	char key[300], val[128];
 	if (hmap_get(done, h, &v))
 		return;
 	hmap_put(done, h, 1);
-	if (!sym_module_info(ss, ref, &src, &nsyms))
-		src = "not found";
 	snprintf(key, sizeof(key), "symbols:%s", module);
-	snprintf(val, sizeof(val), "%s, lines from %s", src, sym_module_dwarf_source(ss, ref));
+	sym_module_sources(ss, ref, val, sizeof(val));
 	store_put_meta(w, key, val);
 }
 
@@ -96,6 +92,7 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 	struct store_writer w;
 	struct store_chunk c;
 	struct profile p;
+	struct err e;
 	struct sym_session *ss = NULL;
 	struct resym_key *keys = NULL;
 	struct buf keep;
@@ -107,8 +104,8 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 	memset(st, 0, sizeof(*st));
 	memset(&keep, 0, sizeof(keep));
 	hmap_init(&done);
-	if (profile_load(&p, path)) {
-		snprintf(err, errlen, "cannot read %s (see above)", path);
+	if (profile_load_err(&p, path, &e)) {
+		snprintf(err, errlen, "%s", e.msg);
 		close(out_fd);
 		hmap_release(&done);
 		return -1;
@@ -180,15 +177,14 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 		if (w.raw.len > SYMBOLS_CHUNK_BYTES)
 			store_flush(&w, CHUNK_SYMBOLS);
 		memset(&res, 0, sizeof(res));
-		if (m && !sym_path_is_anon(m->path)) {
-			struct sym_module_ref ref = { m->path, m->build_id_size ? m->build_id : NULL,
-						      m->build_id_size, m->start, m->end, m->pgoff };
-			sym_lookup(ss, &ref, a, &res);
-			if (res.module)
+		{
+			struct sym_module_ref ref = { 0 };
+			if (m)
+				ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL,
+							       m->build_id_size, m->start, m->end, m->pgoff };
+			sym_lookup_user(ss, m ? &ref : NULL, m ? m->pid : 0, 0, a, &res);
+			if (m && !sym_path_is_anon(m->path) && res.module)
 				put_module_source(&w, ss, &done, &ref, res.module);
-		} else if (!(m && sym_lookup_jit(ss, m->pid, a, &res))) {
-			res.module = m && m->path && *m->path ? path_base(m->path) : "[unknown]";
-			res.file_offset = m ? a - m->start + m->pgoff : a;
 		}
 		st->addrs++;
 		st->known_before += known_before(&p, k);

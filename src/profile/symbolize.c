@@ -48,7 +48,7 @@ static const char *file_intern(struct symctx *c, const char *f)
 	uint32_t idx;
 	if (!f || !*f)
 		return NULL;
-	for (h = hash_bytes(f, strlen(f));; h = hash_mix(h, 0x77)) {
+	for (h = hash_bytes(f, strlen(f));; h = hash_next(h)) {
 		if (!hmap_get(&c->files, h, &idx))
 			break;
 		if (!strcmp(c->filev[idx], f))
@@ -69,7 +69,7 @@ static uint32_t func_intern(struct profile *p, const char *name, const char *mod
 	if (file)
 		h = hash_mix(hash_mix(h, hash_bytes(file, strlen(file))), line);
 	/* probe a chain of keys until the exact function is found or a free one */
-	for (;; h = hash_mix(h, 0x51)) {
+	for (;; h = hash_next(h)) {
 		const struct prof_func *f;
 		if (!hmap_get(&p->func_index, h, &id))
 			break;
@@ -214,16 +214,14 @@ static void chain_live(struct symctx *c, uint32_t k, const struct prof_node *nd,
 			session_start(c);
 		if (kernel) {
 			sym_lookup_kernel(c->ss, a, &res);
-		} else if (m && !sym_path_is_anon(m->path)) {
-			struct sym_module_ref ref = { m->path, m->build_id_size ? m->build_id : NULL,
-						      m->build_id_size, m->start, m->end, m->pgoff };
-			sym_lookup(c->ss, &ref, a, &res);
-			if (res.module)
+		} else {
+			struct sym_module_ref ref = { 0 };
+			if (m)
+				ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL,
+							       m->build_id_size, m->start, m->end, m->pgoff };
+			sym_lookup_user(c->ss, m ? &ref : NULL, m ? m->pid : 0, pid, a, &res);
+			if (m && !sym_path_is_anon(m->path) && res.module)
 				note_module(c, &ref, res.module);
-		} else if (!sym_lookup_jit(c->ss, m ? m->pid : pid, a, &res) &&
-			   !(pid && sym_lookup_jit(c->ss, pid, a, &res))) {
-			res.module = m && m->path && *m->path ? path_base(m->path) : "[unknown]";
-			res.file_offset = m ? a - m->start + m->pgoff : a;
 		}
 	}
 	if (!c->o->no_inline)

@@ -10,21 +10,23 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
+/* The events stax records; their names are perf's (perf_event_name(),
+ * ingest/sample.c, the one list of names). */
 static const struct event_spec events[] = {
-	{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true },
-	{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true },
-	{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false },
-	{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, false },
-	{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, false },
-	{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false },
-	{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false },
-	{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, false },
-	{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, false },
-	{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, false },
-	{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, false },
-	{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, false },
-	{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, false },
-	{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, false },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, true },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, false },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, false },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, false },
+	{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, false },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, false },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, false },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES, false },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, false },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, false },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES, false },
+	{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES, false },
 };
 
 static const struct { const char *alias, *name; } aliases[] = {
@@ -40,7 +42,7 @@ const struct event_spec *event_find(const char *name)
 		if (!strcmp(name, aliases[i].alias))
 			name = aliases[i].name;
 	for (i = 0; i < ARRAY_SIZE(events); i++)
-		if (!strcmp(name, events[i].name))
+		if (!strcmp(name, event_name(&events[i])))
 			return &events[i];
 	return NULL;
 }
@@ -79,7 +81,7 @@ const char *event_available(void)
 			continue;
 		if (list[0])
 			strncat(list, ", ", sizeof(list) - strlen(list) - 1);
-		strncat(list, events[i].name, sizeof(list) - strlen(list) - 1);
+		strncat(list, event_name(&events[i]), sizeof(list) - strlen(list) - 1);
 	}
 	if (!list[0])
 		strcpy(list, "none");
@@ -236,7 +238,7 @@ void event_attr(struct perf_event_attr *a, const struct event_spec *ev,
 	a->wakeup_watermark = 16384;
 }
 
-int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid)
+int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid, struct err *e)
 {
 	struct perm_facts f;
 	char why[512];
@@ -245,29 +247,29 @@ int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pi
 	case ENOENT:
 	case EOPNOTSUPP:
 	case ENODEV:
-		return error("cannot open event '%s': not supported on this machine%s (available: %s; the default is cpu-clock)",
-			     ev->name, ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU counters, as in most VMs)" : "",
+		return err_set(e, -err, "cannot open event '%s': not supported on this machine%s (available: %s; the default is cpu-clock)",
+			     event_name(ev), ev->type == PERF_TYPE_HARDWARE ? " (no hardware PMU counters, as in most VMs)" : "",
 			     event_available());
 	case EACCES:
 	case EPERM:
 		if (pid > 0)
-			return error("cannot attach to process %d: permission denied: %s", pid,
+			return err_set(e, -err, "cannot attach to process %d: permission denied: %s", pid,
 				     perm_why(PERM_ATTACH, &f, pid, why, sizeof(why)));
-		return error("cannot open perf events: permission denied: %s",
+		return err_set(e, -err, "cannot open perf events: permission denied: %s",
 			     perm_why(PERM_OPEN, &f, 0, why, sizeof(why)));
 	case ESRCH:
-		return error("cannot attach to process %d: no such process (check the pid)", pid);
+		return err_set(e, -err, "cannot attach to process %d: no such process (check the pid)", pid);
 	case EMFILE:
 	case ENFILE:
-		return error("cannot open perf events: too many open files (raise the limit: ulimit -n 65536)");
+		return err_set(e, -err, "cannot open perf events: too many open files (raise the limit: ulimit -n 65536)");
 	case EINVAL:
 		if (f.max_rate != PERM_UNKNOWN && freq > (uint64_t)f.max_rate)
-			return error("cannot sample at %llu Hz: %s", (unsigned long long)freq,
+			return err_set(e, -err, "cannot sample at %llu Hz: %s", (unsigned long long)freq,
 				     perm_why(PERM_RATE, &f, (long)freq, why, sizeof(why)));
-		return error("cannot open event '%s': invalid argument (this kernel may be too old for stax's options)",
-			     ev->name);
+		return err_set(e, -err, "cannot open event '%s': invalid argument (this kernel may be too old for stax's options)",
+			     event_name(ev));
 	default:
-		return error("cannot open event '%s': %s", ev->name, strerror(err));
+		return err_set(e, -err, "cannot open event '%s': %s", event_name(ev), strerror(err));
 	}
 }
 

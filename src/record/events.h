@@ -2,11 +2,13 @@
  *
  * Knows the event names stax accepts, builds the attribute for sampling
  * with call chains, and turns the kernel's refusals into messages that
- * say what to do. Functions return 0 or -1 after printing one
- * "stax: error: ..." line.
+ * say what to do. Functions that fail return 0 or -errno with the message
+ * in a struct err (lib/util.h) for the command to print.
  */
 #ifndef STAX_RECORD_EVENTS_H
 #define STAX_RECORD_EVENTS_H
+
+#include "ingest/sample.h"
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
@@ -14,11 +16,16 @@
 #include <stdint.h>
 
 struct event_spec {
-	const char *name;     /* canonical name ("cpu-clock") */
 	uint32_t type;
 	uint64_t config;
 	bool is_clock;        /* period is nanoseconds of CPU time */
 };
+
+/* Its canonical name ("cpu-clock"): perf's, from the one list of names. */
+static inline const char *event_name(const struct event_spec *ev)
+{
+	return perf_event_name(ev->type, ev->config);
+}
 
 /* Look up a user-given event name; NULL when unknown. */
 const struct event_spec *event_find(const char *name);
@@ -61,10 +68,11 @@ void event_attr_waking(struct perf_event_attr *attr, const struct perf_event_att
 /* perf_event_open wrapper. */
 int event_open(struct perf_event_attr *attr, int pid, int cpu, int group, unsigned long flags);
 
-/* Explain a failed perf_event_open (errno err) and return -1: pid is
- * the process attached to (-p), 0 for a launched command or -a. The
- * reasons come from perm_why() (lib/perm.h). */
-int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid);
+/* Explain a failed perf_event_open (errno err) in *e and return -err:
+ * pid is the process attached to (-p), 0 for a launched command or -a.
+ * The reasons come from perm_why() (lib/perm.h). */
+struct err;
+int event_open_error(int err, const struct event_spec *ev, uint64_t freq, int pid, struct err *e);
 
 /* Read an integer sysctl from /proc/sys/...; returns def on failure. */
 long sysctl_read(const char *path, long def);

@@ -35,6 +35,7 @@ struct rec_ref {
 
 struct recorder {
 	const struct record_opts *o;
+	struct err *err;         /* record_run()'s: why it failed */
 	const struct event_spec *ev;
 	bool kernel;
 	bool py_fast;            /* a Python process seen: drain passes every PYFRAMES_POLL_MS */
@@ -111,11 +112,11 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	errno = e;
 }
 
-static void install_signals(void)
+static int install_signals(struct err *e)
 {
 	struct sigaction sa;
 	if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK))
-		die("cannot create a pipe: %s", strerror(errno));
+		return err_set(e, -errno, "cannot create a pipe: %s", strerror(errno));
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_signal;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -128,6 +129,7 @@ static void install_signals(void)
 	/* past a file size limit (ulimit -f) a write fails with EFBIG, which
 	 * is handled like a full disk, instead of killing stax */
 	signal(SIGXFSZ, SIG_IGN);
+	return 0;
 }
 
 static void restore_signals(void)
@@ -198,14 +200,14 @@ static int size_rings(struct recorder *r, const struct perf_event_attr *attr)
 			size_t min = 1;
 			while (min * page < 2 * largest)
 				min *= 2;
-			return error("-m %zu (%s per cpu) cannot hold two samples of up to %s%s"
+			return err_set(r->err, -1, "-m %zu (%s per cpu) cannot hold two samples of up to %s%s"
 				     " (give -m %zu or more%s)", r->pages, have, rec,
 				     attr->sample_stack_user ? " with their stack copies" : "", min,
 				     attr->sample_stack_user ? ", or a smaller --stack-size" : "");
 		}
 		need_kb = (size_t)online * nrings * (r->pages + 1) * (page / 1024);
 		if (budget != SIZE_MAX && need_kb > budget)
-			return error("cannot lock ring buffers of %s per cpu (-m %zu): %ld cpu%s need %zu KiB%s,"
+			return err_set(r->err, -1, "cannot lock ring buffers of %s per cpu (-m %zu): %ld cpu%s need %zu KiB%s,"
 				     " and kernel.perf_event_mlock_kb (%ld KiB per cpu) with ulimit -l (%ld KiB)"
 				     " let this user lock %zu KiB (use a smaller -m, or run: sudo sysctl"
 				     " kernel.perf_event_mlock_kb=%zu, or raise ulimit -l)",
@@ -267,7 +269,7 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 		if (fd < 0) {
 			if (errno == ENODEV || (errno == EINVAL && cpu > 0))
 				continue; /* offline cpu */
-			return event_open_error(errno, r->ev, r->o->freq, r->o->npids ? pid : 0);
+			return event_open_error(errno, r->ev, r->o->freq, r->o->npids ? pid : 0, r->err);
 		}
 		add_fd(r, fd);
 		if (!rings[cpu].base) {
@@ -275,17 +277,17 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 			char size[32], why[512];
 			format_size_exact(size, sizeof(size), (uint64_t)pages * (size_t)sysconf(_SC_PAGESIZE));
 			if (e == -EPERM || e == -ENOMEM)
-				return error("cannot map a ring buffer of %s: %s", size,
+				return err_set(r->err, -1, "cannot map a ring buffer of %s: %s", size,
 					     perm_why(PERM_MLOCK, &r->perm, 0, why, sizeof(why)));
 			if (e)
-				return error("cannot map a ring buffer of %s: %s", size, strerror(-e));
+				return err_set(r->err, -1, "cannot map a ring buffer of %s: %s", size, strerror(-e));
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, rings[cpu].fd)) {
-			return error("cannot redirect perf event output: %s", strerror(errno));
+			return err_set(r->err, -1, "cannot redirect perf event output: %s", strerror(errno));
 		}
 		opened++;
 	}
 	if (!opened)
-		return error("cannot open perf events: no usable cpu");
+		return err_set(r->err, -1, "cannot open perf events: no usable cpu");
 	return 0;
 }
 
@@ -310,7 +312,7 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 	for (i = first; i < r->nfds; i++) {
 		uint64_t id;
 		if (ioctl(r->fds[i], PERF_EVENT_IOC_ID, &id))
-			return error("cannot read the id of a perf event: %s", strerror(errno));
+			return err_set(r->err, -1, "cannot read the id of a perf event: %s", strerror(errno));
 		ingest_add_switch_id(&r->ing, id);
 	}
 	if (open_into(r, records, pid, r->srings, r->switch_pages))
@@ -333,7 +335,7 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 		for (i = first; i < r->nfds; i++) {
 			uint64_t id;
 			if (ioctl(r->fds[i], PERF_EVENT_IOC_ID, &id))
-				return error("cannot read the id of a perf event: %s", strerror(errno));
+				return err_set(r->err, -1, "cannot read the id of a perf event: %s", strerror(errno));
 			ingest_add_wake_id(&r->ing, id);
 		}
 	}
@@ -622,7 +624,7 @@ static void put_header_meta(struct recorder *r)
 	buf_add_u8(&cmd, 0);
 	store_put_meta(&r->w, "command", (char *)cmd.data);
 	store_put_meta(&r->w, "stax_version", stax_version);
-	store_put_meta(&r->w, "event", r->ev->name);
+	store_put_meta(&r->w, "event", event_name(r->ev));
 	store_put_meta(&r->w, "event_is_clock", r->ev->is_clock ? "1" : "0");
 	put_meta_u64(&r->w, "freq", o->period ? 0 : o->freq);
 	if (o->period)
@@ -665,7 +667,7 @@ static void summary(struct recorder *r)
 	note("recorded %" PRIu64 " samples in %.2f s (%s %s),"
 		" %" PRIu64 " lost, %" PRIu64 " throttled; wrote %s (%s, %.1f bytes/sample)."
 		" Next: stax top -i %s, stax flame -i %s, stax info -i %s",
-		r->ing.samples, secs, r->ev->name, rate,
+		r->ing.samples, secs, event_name(r->ev), rate,
 		r->ing.lost + r->ing.lost_samples + r->dropped_put,
 		r->ing.throttles, r->o->output, size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
@@ -976,22 +978,22 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	r->o = o;
 	r->ev = event_find(o->event);
 	if (!r->ev)
-		return error("unknown event '%s' (available: %s)", o->event, event_available());
+		return err_set(r->err, -1, "unknown event '%s' (available: %s)", o->event, event_available());
 	perm_probe(&r->perm);
 	if (o->freq == 0)
-		return error("invalid sample rate 0 (use -F with a positive number of Hz)");
+		return err_set(r->err, -1, "invalid sample rate 0 (use -F with a positive number of Hz)");
 	if (r->perm.max_rate != PERM_UNKNOWN && o->freq > (uint64_t)r->perm.max_rate)
-		return error("cannot sample at %" PRIu64 " Hz: %s", o->freq,
+		return err_set(r->err, -1, "cannot sample at %" PRIu64 " Hz: %s", o->freq,
 			     perm_why(PERM_RATE, &r->perm, (long)MIN(o->freq, (uint64_t)LONG_MAX), why, sizeof(why)));
 	if (r->ev->type == PERF_TYPE_HARDWARE && !event_supported(r->ev))
-		return event_open_error(ENOENT, r->ev, o->freq, 0);
+		return event_open_error(ENOENT, r->ev, o->freq, 0, r->err);
 
 	r->kernel = perm_allowed(PERM_KERNEL, &r->perm);
 	if (o->off_cpu && !perm_allowed(PERM_OFFCPU, &r->perm))
-		return error("cannot record off-CPU time: it needs kernel sampling, and %s",
+		return err_set(r->err, -1, "cannot record off-CPU time: it needs kernel sampling, and %s",
 			     perm_why(PERM_OFFCPU, &r->perm, 0, why, sizeof(why)));
 	if (o->system_wide && !perm_allowed(PERM_SYSTEM, &r->perm))
-		return error("cannot record the whole machine (-a): %s",
+		return err_set(r->err, -1, "cannot record the whole machine (-a): %s",
 			     perm_why(PERM_SYSTEM, &r->perm, 0, why, sizeof(why)));
 	r->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (r->ncpus < 1)
@@ -1042,23 +1044,24 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		char why[600];
 		int fd = o->output_fd > 0 ? o->output_fd : safe_create(&r->out, o->output, 0644, why, sizeof(why)), e;
 		if (fd == -EEXIST && r->out.bad_old)
-			return error("cannot record into %s: %s (stax leaves both as they are; move %s.old"
+			return err_set(r->err, -1, "cannot record into %s: %s (stax leaves both as they are; move %s.old"
 				     " away, or choose another file with -o)", o->output, why, o->output);
 		if (fd == -EEXIST)
-			return error("cannot record into %s: %s (stax writes only regular files, and leaves"
+			return err_set(r->err, -1, "cannot record into %s: %s (stax writes only regular files, and leaves"
 				     " this as it is; choose a file with -o)", o->output, why);
 		if (fd < 0)
-			return error("cannot create %s: %s (choose another path with -o)", o->output, why);
+			return err_set(r->err, -1, "cannot create %s: %s (choose another path with -o)", o->output, why);
 		e = store_writer_open_fd(&r->w, fd);
 		if (e) {
 			safe_create_undo(&r->out);
-			return error("cannot create %s: %s (choose another path with -o)", o->output, strerror(-e));
+			return err_set(r->err, -1, "cannot create %s: %s (choose another path with -o)", o->output, strerror(-e));
 		}
 	}
 	ingest_init(&r->ing, &r->w, o->unwind);
 	r->ing.live = true; /* JIT code bytes can be read from the targets */
 	r->ing.recover.on = true; /* and what lost records named, from /proc */
-	install_signals();
+	if (install_signals(r->err))
+		goto out;
 
 	r->ing.max_stack = attr.sample_max_stack;
 	if (!o->no_python_frames)
@@ -1072,7 +1075,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	r->fmt.regs_user_mask = attr.sample_regs_user;
 	r->fmt.sample_id_all = attr.sample_id_all;
 	if (o->system_wide) {
-		if (o->argv && target_spawn(&r->child, o->argv))
+		if (o->argv && target_spawn(&r->child, o->argv, r->err))
 			goto out;
 		if (open_task(r, &attr, -1) || (o->off_cpu && open_switch(r, &swattr, &recattr, -1))) {
 			if (o->argv)
@@ -1087,12 +1090,12 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 		seed_all(r, t0, true);
 		if (o->argv) {
-			if (target_release(&r->child, o->argv[0]))
+			if (target_release(&r->child, o->argv[0], r->err))
 				goto exec_failed;
 			r->launched = true;
 		}
 	} else if (o->argv) {
-		if (target_spawn(&r->child, o->argv))
+		if (target_spawn(&r->child, o->argv, r->err))
 			goto out;
 		if (open_task(r, &attr, r->child.pid) || (o->off_cpu && open_switch(r, &swattr, &recattr, r->child.pid))) {
 			target_abort(&r->child);
@@ -1102,7 +1105,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 			open_foreign_wakers(r);
 		r->start_ns = now_ns();
 		put_header_meta(r);
-		if (target_release(&r->child, o->argv[0]))
+		if (target_release(&r->child, o->argv[0], r->err))
 			goto exec_failed;
 		r->launched = true;
 	} else {
@@ -1113,14 +1116,14 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 				/* -t: that thread alone, named as a thread of its process */
 				pid = target_tgid(o->pids[i]);
 				if (pid < 0) {
-					error("cannot attach to thread %d: no such thread (check the tid)", o->pids[i]);
+					err_set(r->err, -1, "cannot attach to thread %d: no such thread (check the tid)", o->pids[i]);
 					goto out;
 				}
 				tids = xmalloc(sizeof(*tids));
 				tids[0] = o->pids[i];
 				nt = 1;
 			} else if ((nt = target_threads(pid, &tids)) < 0) {
-				error("cannot attach to process %d: no such process (check the pid)", o->pids[i]);
+				err_set(r->err, -1, "cannot attach to process %d: no such process (check the pid)", o->pids[i]);
 				goto out;
 			}
 			for (j = 0; j < nt; j++) {
@@ -1291,10 +1294,13 @@ out:
 	return ret;
 }
 
-int record_run(const struct record_opts *o, int *exit_status)
+int record_run(const struct record_opts *o, int *exit_status, struct err *e)
 {
 	struct recorder *r = xcalloc(1, sizeof(*r));
-	int ret = run(r, o, exit_status);
+	int ret;
+	err_set(e, 0, "%s", "");
+	r->err = e;
+	ret = run(r, o, exit_status) ? -1 : 0;
 	free(r->rings); /* srings and wrings point into it */
 	free(r);
 	return ret;

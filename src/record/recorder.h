@@ -2,8 +2,13 @@
  *
  * record_run() owns the whole session: opens the events, launches or
  * attaches, drains the ring buffers in time order, interns stacks, writes
- * chunks, and at the end appends symbols and prints a summary. It prints
- * its own "stax: error: ..." lines and returns -1 on failure.
+ * chunks, and at the end appends symbols and prints a summary.
+ *
+ * What it says while it runs (progress, the summary, warnings about what
+ * it could not do, and a write failure that stops the recording while
+ * CMD runs on) goes through lib/util.c's note() and warn() (error() for
+ * the write failure) at the time; a failure that ends record_run()
+ * comes back in a struct err for the command to print.
  */
 #ifndef STAX_RECORD_RECORDER_H
 #define STAX_RECORD_RECORDER_H
@@ -40,7 +45,10 @@ struct record_opts {
 };
 
 /* Record; on success *exit_status is the launched command's status
- * (128+signal when killed), or 0 when attaching. */
-int record_run(const struct record_opts *o, int *exit_status);
+ * (128+signal when killed), or 0 when attaching. On failure returns -1
+ * with why in *e ("what failed: why (what to do)"); e->msg is empty when
+ * the failure was already reported while recording (a write error). */
+struct err;
+int record_run(const struct record_opts *o, int *exit_status, struct err *e);
 
 #endif

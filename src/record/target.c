@@ -11,16 +11,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-int target_spawn(struct target *t, char *const argv[])
+int target_spawn(struct target *t, char *const argv[], struct err *e)
 {
 	int go[2], err[2];
 	pid_t pid;
 
 	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC))
-		return error("cannot start the command: pipe: %s", strerror(errno));
+		return err_set(e, -errno, "cannot start the command: pipe: %s", strerror(errno));
 	pid = fork();
 	if (pid < 0)
-		return error("cannot start the command: fork: %s", strerror(errno));
+		return err_set(e, -errno, "cannot start the command: fork: %s", strerror(errno));
 	if (pid == 0) {
 		char c;
 		int e;
@@ -48,14 +48,14 @@ int target_spawn(struct target *t, char *const argv[])
 	return 0;
 }
 
-int target_release(struct target *t, const char *cmd)
+int target_release(struct target *t, const char *cmd, struct err *err)
 {
 	int e = 0;
 	ssize_t n;
 	if (write(t->go_fd, "x", 1) != 1) {
 		close(t->go_fd);
 		close(t->err_fd);
-		return error("cannot start '%s': the child exited early", cmd);
+		return err_set(err, -ECHILD, "cannot start '%s': the child exited early", cmd);
 	}
 	close(t->go_fd);
 	do
@@ -65,7 +65,7 @@ int target_release(struct target *t, const char *cmd)
 	if (n == (ssize_t)sizeof(e)) {
 		waitpid(t->pid, NULL, 0);
 		t->exec_errno = e;
-		return error("cannot run '%s': %s (%s)", cmd, strerror(e),
+		return err_set(err, -e, "cannot run '%s': %s (%s)", cmd, strerror(e),
 			     e == ENOENT ? "check the command name and PATH" :
 			     e == EACCES ? "check that the file is executable" :
 			     "check the command");

@@ -19,11 +19,12 @@ struct target {
 	int exec_errno; /* set by target_release() when exec failed */
 };
 
-/* Fork the child for argv; returns 0 or -1 (message printed). */
-int target_spawn(struct target *t, char *const argv[]);
-/* Let the child exec; returns 0, or -1 when exec failed (message printed,
- * child reaped). */
-int target_release(struct target *t, const char *cmd);
+struct err;
+/* Fork the child for argv; returns 0 or -errno (the message in *e). */
+int target_spawn(struct target *t, char *const argv[], struct err *e);
+/* Let the child exec; returns 0, or -errno when exec failed (the message
+ * in *e, child reaped). */
+int target_release(struct target *t, const char *cmd, struct err *e);
 /* Kill and reap a child that never got released. */
 void target_abort(struct target *t);
 

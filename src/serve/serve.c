@@ -82,7 +82,7 @@ struct server {
 	struct prof_warning warn[PROF_WARNINGS_MAX];
 	size_t nwarn;
 	unsigned warned;         /* the kinds of warning last printed */
-	bool printed;            /* the error in err was printed already */
+	bool load_failed;        /* err is profile_load_err()'s message */
 	char err[512];
 };
 
@@ -91,6 +91,7 @@ struct server {
 static bool refresh(struct server *s)
 {
 	struct stat st;
+	struct err e;
 	if (stat(s->o->path, &st)) {
 		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", s->o->path, strerror(errno));
 		return false;
@@ -101,9 +102,11 @@ static bool refresh(struct server *s)
 	if (s->loaded)
 		profile_release(&s->p);
 	s->loaded = false;
-	if (profile_load(&s->p, s->o->path)) {
-		snprintf(s->err, sizeof(s->err), "cannot load %s (see the server's terminal)", s->o->path);
-		s->printed = true;
+	if (profile_load_err(&s->p, s->o->path, &e)) {
+		snprintf(s->err, sizeof(s->err), "%s", e.msg);
+		s->load_failed = true;
+		if (s->port) /* serving: the terminal hears of it as it happens */
+			error("%s", e.msg);
 		return false;
 	}
 	profile_symbolize(&s->p, s->o->demangle);
@@ -381,7 +384,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply(c, MHD_HTTP_OK, type, body, len);
 }
 
-int serve_run(const struct serve_opts *o)
+int serve_run(const struct serve_opts *o, struct err *e)
 {
 	struct server s;
 	struct sockaddr_in sin;
@@ -393,13 +396,13 @@ int serve_run(const struct serve_opts *o)
 
 	if (load_library(MICROHTTPD_SONAME, ARRAY_SIZE(mhd_names), mhd_names, (void **)&mhd,
 			 err, sizeof(err)))
-		return error("serve: %s (install it: apt-get install libmicrohttpd12)", err);
+		return err_set(e, -1, "serve: %s (install it: apt-get install libmicrohttpd12)", err);
 	memset(&s, 0, sizeof(s));
 	s.o = o;
 	if (!refresh(&s)) {
-		if (s.printed)
-			return -1;
-		return error("serve: %s (record first: stax record -o %s -- CMD)", s.err, o->path);
+		if (s.load_failed)
+			return err_set(e, -1, "%s", s.err);
+		return err_set(e, -1, "serve: %s (record first: stax record -o %s -- CMD)", s.err, o->path);
 	}
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
@@ -411,12 +414,12 @@ int serve_run(const struct serve_opts *o)
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || listen(fd, 64) ||
 	    getsockname(fd, (struct sockaddr *)&sin, &len)) {
-		int e = errno;
+		int e2 = errno;
 		if (fd >= 0)
 			close(fd);
 		profile_release(&s.p);
-		return error("serve: cannot listen on 127.0.0.1:%u: %s (pick another --port, or 0 for any)",
-			     o->port, strerror(e));
+		return err_set(e, -e2, "serve: cannot listen on 127.0.0.1:%u: %s (pick another --port, or 0 for any)",
+			     o->port, strerror(e2));
 	}
 	s.port = ntohs(sin.sin_port);
 	/* block the stop signals before the server thread starts, so only
@@ -432,11 +435,11 @@ int serve_run(const struct serve_opts *o)
 			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_IDLE_SECONDS,
 			     MHD_OPTION_END);
 	if (!d) {
-		int e = errno;
+		int e2 = errno;
 		close(fd);
 		profile_release(&s.p);
-		return error("serve: cannot start the HTTP server on 127.0.0.1:%u: %s", s.port,
-			     strerror(e ? e : EINVAL));
+		return err_set(e, -1, "serve: cannot start the HTTP server on 127.0.0.1:%u: %s", s.port,
+			     strerror(e2 ? e2 : EINVAL));
 	}
 	note("serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)", o->path, s.port);
 	sigwait(&set, &sig);

@@ -22,9 +22,12 @@ struct serve_opts {
 	struct prof_filter filter; /* --time, --focus, ...: applied at every load */
 };
 
-/* Serve until SIGINT or SIGTERM. Returns 0, or -1 after printing
- * "stax: error: ..." when the server cannot start. */
-int serve_run(const struct serve_opts *o);
+/* Serve until SIGINT or SIGTERM. Returns 0, or -1 with the message in
+ * *e when the server cannot start. While it serves, what it has to say
+ * (the recording's warnings, a reload that failed) goes to the terminal
+ * through lib/util.c's warn() and error(), as it happens. */
+struct err;
+int serve_run(const struct serve_opts *o, struct err *e);
 
 /* The page (HTML with its script and style inline). */
 extern const char serve_page[];

@@ -74,49 +74,23 @@ void pd_cut(struct pd *pd, uint64_t off, const char *what)
 static bool mmap_with_build_id(struct pd *pd, const struct perf_format *f,
 			       const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)(h + 1);
-	size_t idsz = perf_sample_id_size(f), fixed = h->type == PERF_RECORD_MMAP2 ? 64 : 32;
-	const uint8_t *end;
 	const struct pd_build_id *b;
+	struct perf_mmap mm;
 	struct state_mapping m;
 	struct perf_sample id;
-	const char *name;
-	uint32_t pid, prot = 5;
-	uint64_t len;
 
-	if (h->size < sizeof(*h) + idsz + fixed + 1)
+	if (perf_mmap_parse(f, h, &mm) || mm.has_build_id || mm.data)
 		return false;
-	end = (const uint8_t *)h + h->size - idsz;
-	if (h->type == PERF_RECORD_MMAP2) {
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)
-			return false;
-		memcpy(&prot, p + 56, 4);
-	} else if (h->misc & PERF_RECORD_MISC_MMAP_DATA) {
+	if (!(mm.prot & PROT_EXEC) || !mm.name)
 		return false;
-	}
-	name = (const char *)p + fixed;
-	if (!(prot & PROT_EXEC) || strnlen(name, (size_t)(end - (const uint8_t *)name)) ==
-	    (size_t)(end - (const uint8_t *)name))
-		return false;
-	b = pd_bid_find(pd, name);
+	b = pd_bid_find(pd, mm.name);
 	if (!b)
 		return false;
-	memset(&m, 0, sizeof(m));
-	memcpy(&pid, p, 4);
-	memcpy(&m.start, p + 8, 8);
-	memcpy(&len, p + 16, 8);
-	memcpy(&m.pgoff, p + 24, 8);
-	if (h->type == PERF_RECORD_MMAP2) {
-		memcpy(&m.maj, p + 32, 4);
-		memcpy(&m.min, p + 36, 4);
-		memcpy(&m.inode, p + 40, 8);
-	}
-	m.end = m.start + len;
+	ingest_mapping_of_mmap(&mm, &m);
 	m.build_id_size = b->size;
 	memcpy(m.build_id, b->id, sizeof(m.build_id));
-	m.path = (char *)name;
 	perf_sample_id_parse(f, h, &id);
-	ingest_seed_mapping(pd->g, pid, id.time, &m);
+	ingest_seed_mapping(pd->g, mm.pid, id.time, &m);
 	return true;
 }
 

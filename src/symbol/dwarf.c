@@ -16,6 +16,7 @@
  */
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
+#include "lib/elffile.h"
 #include "lib/hash.h"
 #include "lib/buf.h"
 #include "lib/elfguard.h"
@@ -84,20 +85,20 @@ struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bi
 	Dwarf_Aranges *ar;
 	size_t nar = 0;
 	bool keyed, save = false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int fd = elf_file_fd(path);
 	Dwarf *dw = NULL;
 	Elf *elf = NULL;
 
 	if (fd < 0)
 		return NULL;
-	sym_elf_init();
+	elf_file_init();
 	keyed = sym_dwcache_key_of(fd, bid, bidlen, &key) == 0;
 	if (keyed && (dw = open_cached(&key, &elf, &cache)) != NULL) {
 		close(fd);
 		fd = -1;
 	} else {
-		elf = elfguard_begin(fd);
-		if (!elf || elf_kind(elf) != ELF_K_ELF)
+		elf = elf_file_begin(fd);
+		if (!elf)
 			goto fail;
 		save = keyed && sym_dwcache_wanted(elf);
 		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);

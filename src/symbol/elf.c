@@ -13,6 +13,8 @@
 
 #include <elf.h>
 #include <errno.h>
+#include "lib/elffile.h"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,37 +23,12 @@
 
 void sym_elf_init(void)
 {
-	static bool done;
-	if (!done) {
-		elf_version(EV_CURRENT);
-		done = true;
-	}
+	elf_file_init();
 }
 
 Elf *sym_elf_open(const char *path, int *fd)
 {
-	struct stat st;
-	Elf *e;
-
-	sym_elf_init();
-	/* O_NONBLOCK: a FIFO or device named in a mapping must not hang us. */
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0)
-		return NULL;
-	if (fstat(*fd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
-	e = elfguard_begin(*fd); /* a file cut short meanwhile reads as zeros */
-	if (!e)
-		goto fail;
-	if (elf_kind(e) != ELF_K_ELF) {
-		elfguard_end(e);
-		goto fail;
-	}
-	return e;
-fail:
-	close(*fd);
-	*fd = -1;
-	return NULL;
+	return elf_file_open(path, fd);
 }
 
 bool sym_elf_changed(Elf *e)

@@ -1,4 +1,5 @@
 #include "symbol/fpcheck.h"
+#include "lib/elffile.h"
 #include "lib/elfguard.h"
 
 #include <errno.h>
@@ -63,21 +64,15 @@ int fp_check_file(const char *path, struct fp_report *r)
 	Elf *e;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	size_t shstrndx;
-	struct stat st;
 	int fd, ret = 0;
 
 	memset(r, 0, sizeof(*r));
-	elf_version(EV_CURRENT);
-	/* O_NONBLOCK and a regular file only: a FIFO must not hang doctor */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	/* a regular file only: a FIFO must not hang doctor (lib/elffile.h) */
+	fd = elf_file_fd(path);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	e = elfguard_begin(fd);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getshdrstrndx(e, &shstrndx)) {
+		return fd;
+	e = elf_file_begin(fd);
+	if (!e || elf_getshdrstrndx(e, &shstrndx)) {
 		ret = -EINVAL;
 		goto out;
 	}

@@ -546,6 +546,16 @@ const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_modu
 	return m->dwarf_source ? m->dwarf_source : SYM_DW_NONE;
 }
 
+void sym_module_sources(struct sym_session *s, const struct sym_module_ref *m, char *out,
+			size_t outlen)
+{
+	const char *src;
+	size_t nsyms;
+	if (!sym_module_info(s, m, &src, &nsyms))
+		src = "not found";
+	snprintf(out, outlen, "%s, lines from %s", src, sym_module_dwarf_source(s, m));
+}
+
 void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *out)
 {
 	struct sym_entry *e;
@@ -675,6 +685,22 @@ bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct s
 	out->file_offset = addr;
 	out->source = "jit";
 	return true;
+}
+
+void sym_lookup_user(struct sym_session *s, const struct sym_module_ref *m, uint32_t map_pid,
+		     uint32_t pid, uint64_t addr, struct sym_result *out)
+{
+	if (m && !sym_path_is_anon(m->path)) {
+		sym_lookup(s, m, addr, out);
+		return;
+	}
+	if ((m || pid) && sym_lookup_jit(s, m ? map_pid : pid, addr, out))
+		return;
+	if (pid && sym_lookup_jit(s, pid, addr, out))
+		return;
+	memset(out, 0, sizeof(*out));
+	out->module = m && m->path && *m->path ? path_base(m->path) : "[unknown]";
+	out->file_offset = m ? addr - m->start + m->pgoff : addr;
 }
 
 bool sym_path_is_anon(const char *path)

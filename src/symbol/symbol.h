@@ -117,6 +117,12 @@ bool sym_module_info(struct sym_session *s, const struct sym_module_ref *m,
 /* Where the module's DWARF (lines, inlines) comes from: "binary",
  * "debug-file", "debuglink", "debuginfod", or "none". */
 const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_module_ref *m);
+/* Both, as the recording's META "symbols:MODULE" value says them
+ * (docs/FORMAT.md): "SOURCE, lines from DWSOURCE", SOURCE "not found"
+ * when the module cannot be opened. Written by the recorder
+ * (ingest/symbols.c) and stax symbolize (profile/resymbolize.c). */
+void sym_module_sources(struct sym_session *s, const struct sym_module_ref *m, char *out,
+			size_t outlen);
 
 /* Function covering addr in module m, for annotate: its ELF start address
  * and size, and the file offset of its first byte. False when unknown. */
@@ -184,6 +190,14 @@ void sym_jit_set_perfmap(struct sym_session *s, uint32_t pid, const void *data, 
 bool sym_jit_read_perfmap(struct sym_session *s, uint32_t pid, void **data, size_t *size);
 void sym_jit_add_dump(struct sym_session *s, uint32_t pid, const char *path);
 bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct sym_result *out);
+/* A user-space address addr of process pid in mapping m (NULL: in no
+ * known mapping; map_pid: m's process): the file's symbols when m is a
+ * file; else JIT code of map_pid (of pid without m), then of pid; else
+ * only the module (m's file name, or "[unknown]") and the file offset.
+ * The one way the recorder (ingest/symbols.c), the query side
+ * (profile/symbolize.c) and stax symbolize resolve a user address. */
+void sym_lookup_user(struct sym_session *s, const struct sym_module_ref *m, uint32_t map_pid,
+		     uint32_t pid, uint64_t addr, struct sym_result *out);
 /* True when a mapping path is anonymous memory where JIT code lives. */
 bool sym_path_is_anon(const char *path);
 /* True when path names a jitdump file ("jit-PID.dump"). */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "lib/elffile.h"
 #include "lib/hash.h"
 #include "lib/util.h"
 
@@ -518,21 +519,7 @@ static int get_section(Elf *elf, const char *name, struct cfi_section *sec, cons
  * debuglink must not hang or disturb us. */
 static Elf *open_elf(const char *path, int *fd)
 {
-	struct stat st;
-
-	*fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (*fd < 0)
-		return NULL;
-	Elf *elf = NULL;
-	if (fstat(*fd, &st) == 0 && S_ISREG(st.st_mode))
-		elf = elfguard_begin(*fd); /* a file cut short meanwhile reads as zeros */
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		elfguard_end(elf);
-		close(*fd);
-		*fd = -1;
-		return NULL;
-	}
-	return elf;
+	return elf_file_open(path, fd); /* lib/elffile.h */
 }
 
 /* .gnu_debuglink: a file name (no '/'), NUL, padding to 4 bytes, the
@@ -870,7 +857,7 @@ struct utable *utable_load(const char *path)
 
 	init_commands(t, &cap);
 	t->path = xstrdup(path);
-	elf_version(EV_CURRENT);
+	elf_file_init();
 	if (strcmp(path, "[vdso]") == 0) {
 		const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
 		size_t size = img ? vdso_size(img) : 0;

@@ -278,7 +278,7 @@ static bool copy_read_cb(void *arg, uint64_t addr, uint64_t *v)
 	return copy_read(arg, addr, v);
 }
 
-/* ---- the loop ---- */
+/* ---- frame-pointer only ---- */
 
 static void fp_only(const struct unwind_input *in, struct unwind_frame *frames,
 		    size_t max, struct unwind_result *res)
@@ -447,482 +447,648 @@ static uint64_t switch_rbp(const struct unwind_input *in, struct copy *c, uint64
 	return (valid & (1u << UNW_RBP)) ? rbp : 0;
 }
 
-/* One walk of a sample. With track_rbx, rbx is carried from frame to
- * frame by the compiled rules too (where each frame saved it), which only
- * the rare rule that defines its CFA by rbx needs. */
+/* ---- the walk ---- */
+
+/* One walk of a sample: the frame reached (pc, sp, rbp, which registers
+ * are known) and what the steps so far found out. */
+struct walker {
+	struct unwinder *u;
+	const struct unwind_input *in;
+	struct unwind_frame *frames;
+	struct unwind_result *res;
+	size_t n, limit;
+	bool track_rbx;           /* carry rbx too (see walk()) */
+	/* walk()'s locals, apart: their addresses go to functions of other
+	 * files, and the walker's own fields then stay in registers */
+	uint64_t *regs;           /* UNW_NREGS */
+	struct copy *c;
+	struct splice *sp_info;
+	uint64_t *cfas;           /* cfas[i]: the CFA that gave frame i */
+	uint32_t valid;
+	uint64_t pc, sp, rbp;
+	const struct umod *mod;   /* the module pc was last found in */
+	bool exact;               /* look up pc itself, not pc-1 */
+	bool rbp_by_rule;         /* rbp was restored by a rule (else it is the
+				   * sampled one: Go's CFI does not say where
+				   * frames save it) */
+	bool offstack;            /* a stack switch or a signal frame led to
+				   * a stack outside the copy */
+	bool back;                /* a step moved the CFA down (a signal frame or
+				   * a stack switch): loops become possible */
+	int xreads;               /* reads of the live process's stack */
+	int xerr;                 /* why the last one failed */
+};
+
+/* One step, from the frame at (pc, sp, rbp) to its caller's. */
+struct step {
+	uint64_t lookup;          /* pc when exact, else pc - 1 */
+	const struct urule *r;    /* the rule at lookup (NULL: none) */
+	const struct utable *rt;  /* its table and that table's bias */
+	uint64_t rbias;
+	bool jit_cfi;             /* r is from a jitdump's CFI */
+	int kind;                 /* how to step: r's kind, or -1 (done by
+				   * the stack-switch rule) */
+	/* the caller's frame */
+	uint64_t cfa, ra, nsp, nrbp;
+	uint32_t nvalid;
+	const struct umod *nmod;  /* the module of ra */
+	bool cfa_known, signal, switched;
+	bool injected;            /* pc is in a function the runtime made
+				   * look called (ROOT_K_INJECTED): ra is the
+				   * exact pc it interrupted */
+};
+
+/* How a step ended. */
+enum step_end {
+	STEP_NEXT,   /* go on (the caller's registers are in the step) */
+	STEP_FAULT,  /* a read missed the copy: w->c->fault says how */
+	STEP_STOP,   /* res->quality and res->stop are set; stop at pc */
+	STEP_DONE,   /* the outermost frame: res->quality is set */
+};
+
+static enum step_end step_stop(struct walker *w, enum unwind_quality q, enum unwind_stop why)
+{
+	w->res->quality = q;
+	w->res->stop = why;
+	return STEP_STOP;
+}
+
+/* Set up the walk of in; false when it ended already (res is final). */
+static bool walk_start(struct walker *w, enum unwind_mode mode)
+{
+	const struct unwind_input *in = w->in;
+	struct unwind_result *res = w->res;
+	struct copy *c = w->c;
+
+	memset(res, 0, sizeof(*res));
+	res->method = UNWIND_M_DWARF;
+	if (!in->space || in->space != w->u->space) {
+		w->u->space = in->space;
+		w->u->nseen = 0;
+	}
+	if (!w->limit) {
+		res->quality = UNWIND_Q_TRUNCATED;
+		res->stop = UNWIND_STOP_DEPTH;
+		return false;
+	}
+	if (mode == UNWIND_MODE_FP) {
+		fp_only(in, w->frames, w->limit, res);
+		return false;
+	}
+	if ((w->valid & ((1u << UNW_RIP) | (1u << UNW_RSP))) != ((1u << UNW_RIP) | (1u << UNW_RSP))) {
+		/* No user registers (e.g. a kernel thread): nothing to unwind. */
+		if (mode == UNWIND_MODE_HYBRID && in->fp_chain_len) {
+			fp_only(in, w->frames, w->limit, res);
+			return false;
+		}
+		res->quality = UNWIND_Q_BROKEN;
+		res->stop = UNWIND_STOP_NO_REGS;
+		return false;
+	}
+	memcpy(w->regs, in->regs.r, UNW_NREGS * sizeof(*w->regs));
+	c->stack = in->stack;
+	c->base = w->regs[UNW_RSP];
+	c->end = in->stack ? c->base + in->stack_size : c->base;
+	if (c->end < c->base)
+		c->end = UINT64_MAX;
+	c->fault = FAULT_NONE;
+	c->x = NULL;
+	c->xbase = c->xend = 0;
+	if (in->stack)
+		for (size_t o = 0; o < MIN(in->stack_size, (size_t)STACK_PREFETCH); o += 64)
+			__builtin_prefetch(in->stack + o);
+	if (mode == UNWIND_MODE_HYBRID)
+		splice_prepare(in, w->sp_info);
+	else
+		w->sp_info->valid = false;
+
+	w->pc = w->regs[UNW_RIP];
+	w->sp = w->regs[UNW_RSP];
+	w->rbp = w->regs[UNW_RBP];
+	w->frames[0].pc = w->pc;
+	w->frames[0].flags = 0;
+	w->n = 1;
+	return true;
+}
+
+/* The rule for pc: its module's compiled table (through the rule
+ * cache), else a jitdump's CFI, else none (kind UR_FP). */
+static void step_rule(struct walker *w, struct step *s)
+{
+	struct unwinder *u = w->u;
+	const struct umod *mod;
+
+	s->lookup = w->exact ? w->pc : w->pc - 1;
+	if (!w->mod || s->lookup < w->mod->start || s->lookup >= w->mod->end)
+		w->mod = seen_module(u, w->in, s->lookup);
+	mod = w->mod;
+	if (mod && mod->t) {
+		uint64_t key = (s->lookup & 0xffffffffffffull) | mod->gen;
+		struct rule_slot *rs = &u->cache[(key * 0x9e3779b97f4a7c15ull) >> 54];
+		if (rs->key != key) {
+			rs->rule = *utable_find(mod->t, s->lookup - mod->bias);
+			rs->key = key;
+		}
+		s->r = &rs->rule;
+	} else {
+		s->r = NULL;
+	}
+	s->rt = mod ? mod->t : NULL;
+	s->rbias = mod ? mod->bias : 0;
+	s->jit_cfi = false;
+	if ((!s->r || s->r->kind == UR_FP) && w->in->jit_table) {
+		/* JIT code that came with CFI in a jitdump */
+		const struct utable *jt = w->in->jit_table(w->in->find_arg, s->lookup);
+		const struct urule *jr = jt ? utable_find(jt, s->lookup) : NULL;
+		if (jr && jr->kind != UR_FP) {
+			s->r = jr;
+			s->rt = jt;
+			s->rbias = 0;
+			s->jit_cfi = true;
+		}
+	}
+
+	s->kind = s->r ? s->r->kind : UR_FP;
+	if (s->kind == UR_FP && w->n == 1 && mod && mod->t &&
+	    utable_find(mod->t, s->lookup - 1 - mod->bias)->kind == UR_SIGNAL) {
+		/* Sampled in rt_sigreturn's syscall: the pc is the byte
+		 * after `syscall`, one past the trampoline's FDE (which
+		 * starts a byte early for RA-1 lookups instead). */
+		s->kind = UR_SIGNAL;
+	}
+}
+
+/* Functions that run their callee on another stack (roots.h): a step
+ * out of one follows the frame pointer to the old stack (kind -1) or
+ * marks the step as switching; else the step is left to the rule. */
+static enum step_end step_switch(struct walker *w, struct step *s)
+{
+	const struct umod *mod = w->mod;
+	int rk = mod && mod->t && mod->t->nroots ? utable_root_kind(mod->t, s->lookup - mod->bias) : 0;
+
+	s->injected = rk == ROOT_K_INJECTED;
+	if (rk == ROOT_K_SWITCH_CFI && !w->exact)
+		s->switched = w->offstack = true; /* its CFI goes to the other stack */
+	if (rk == ROOT_K_SWITCH && (!w->exact || w->n == 1) &&
+	    !(w->n <= 2 && w->rbp > w->sp && w->rbp - w->sp <= 4096)) {
+		/* pc returns into a function that ran its callee on
+		 * another stack (Go's systemstack, mcall, morestack):
+		 * the rules of its frame would read the new stack, where
+		 * its caller is not. It left rbp pointing at its caller's
+		 * frame record on the old stack; the kernel's chain
+		 * followed it there. (Its caller's own return address is
+		 * not in that record: the caller is skipped, as
+		 * frame-pointer unwinders do, never invented.) Seen as the
+		 * second frame with rbp just above the stack pointer, it
+		 * is systemstack still on the old stack (in
+		 * gosave_systemstack_switch): its CFI is right. Sampled
+		 * in the function itself (the first frame), the same
+		 * test tells whether it switched yet. */
+		s->switched = w->offstack = true;
+		if (w->n > 1)
+			w->rbp = switch_rbp(w->in, w->c, w->sp, w->rbp, w->rbp_by_rule ? w->valid : 0);
+		else if (!(w->valid & (1u << UNW_RBP)))
+			w->rbp = 0;
+		if (w->rbp < 4096 || w->rbp > UINT64_MAX - 16)
+			return step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_SWITCH);
+		s->cfa = w->rbp + 16;
+		s->cfa_known = true;
+		if (!copy_read(w->c, w->rbp + 8, &s->ra) || !copy_read(w->c, w->rbp, &s->nrbp))
+			return STEP_FAULT;
+		s->nvalid = (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
+		s->nsp = s->cfa;
+		s->kind = -1;
+	}
+	return STEP_NEXT;
+}
+
+/* A compiled rule (UR_NORMAL, UR_PLT): the CFA from rsp or rbp, the
+ * return address and rbp (and rbx with track_rbx) from slots at it. */
+static enum step_end step_cfi(struct walker *w, struct step *s)
+{
+	const struct urule *r = s->r;
+	uint64_t sp = w->sp, rbp = w->rbp;
+
+	if (r->kind == UR_PLT) {
+		s->cfa = sp + (uint64_t)(int64_t)r->cfa_off + ((w->pc & 15) >= r->plt_thresh ? 8 : 0);
+	} else if (r->cfa_reg == UNW_RSP) {
+		s->cfa = sp + (uint64_t)(int64_t)r->cfa_off;
+	} else {
+		if (!(w->valid & (1u << UNW_RBP)))
+			return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_REG);
+		s->cfa = rbp + (uint64_t)(int64_t)r->cfa_off;
+	}
+	s->cfa_known = true;
+	if (!copy_read(w->c, s->cfa + (uint64_t)(int64_t)r->ra_off, &s->ra))
+		return STEP_FAULT;
+	if (r->rbp == URBP_CFA) {
+		uint64_t slot = s->cfa + (uint64_t)(int64_t)r->rbp_off;
+		/* In an epilogue gcc's CFI still says "saved at
+		 * CFA-k" after the pop: a slot below the stack
+		 * pointer was popped already, and rbp holds the
+		 * caller's value again (the copy starts at rsp,
+		 * so the stale slot is not even in it). */
+		if (slot < sp) {
+			s->nrbp = rbp;
+		} else {
+			if (!copy_read(w->c, slot, &s->nrbp))
+				return STEP_FAULT;
+			s->nvalid |= 1u << UNW_RBP;
+		}
+	} else if (r->rbp == URBP_UNDEF) {
+		s->nvalid &= ~(1u << UNW_RBP);
+	}
+	s->nsp = s->cfa;
+	/* Only rsp, rbp and rip are tracked by compiled rules
+	 * (and rbx on request); the others are unknown in the
+	 * caller. */
+	s->nvalid &= (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP) |
+		     (w->track_rbx ? 1u << UNW_RBX : 0);
+	if (w->track_rbx && r->rbx == URBP_CFA) {
+		uint64_t slot = s->cfa + (uint64_t)(int64_t)r->rbx_off;
+		if (slot >= sp) {
+			if (!copy_read(w->c, slot, &w->regs[UNW_RBX]))
+				return STEP_FAULT;
+			s->nvalid |= 1u << UNW_RBX;
+		}
+	} else if (w->track_rbx && r->rbx == URBP_UNDEF) {
+		s->nvalid &= ~(1u << UNW_RBX);
+	}
+	return STEP_NEXT;
+}
+
+/* A signal frame: every register from the saved context. */
+static enum step_end step_signal(struct walker *w, struct step *s)
+{
+	uint64_t nr[UNW_NREGS];
+	if (x86_signal_regs(w->sp, copy_read_cb, w->c, nr, &s->nvalid) < 0) {
+		s->cfa_known = false;
+		return STEP_FAULT;
+	}
+	memcpy(w->regs, nr, sizeof(nr));
+	s->ra = nr[UNW_RIP];
+	s->nsp = nr[UNW_RSP];
+	s->nrbp = nr[UNW_RBP];
+	s->signal = true;
+	/* handled on an alternate stack (sigaltstack) */
+	w->offstack |= s->nsp < w->c->base || s->nsp >= w->c->end;
+	/* The trampoline is symbolized at its exact pc. */
+	if (w->n > 1)
+		w->frames[w->n - 1].flags = (w->frames[w->n - 1].flags & ~UNWIND_F_RA) | UNWIND_F_SIGTRAMP;
+	return STEP_NEXT;
+}
+
+/* A row the compiled rules cannot hold (UR_SLOW): interpret the CFI row. */
+static enum step_end step_slow(struct walker *w, struct step *s)
+{
+	struct cfi_row row;
+	struct cfi_cie cie;
+	uint64_t nr[UNW_NREGS];
+	int e;
+
+	w->regs[UNW_RIP] = w->pc;
+	w->regs[UNW_RSP] = w->sp;
+	w->regs[UNW_RBP] = w->rbp;
+	if (utable_slow_row(s->rt, s->lookup - s->rbias, &row, &cie) < 0)
+		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_BAD_CFI);
+	s->cfa = 0;
+	e = x86_apply_row(&row, w->regs, w->valid, copy_read_cb, w->c, nr, &s->nvalid, &s->cfa);
+	s->cfa_known = s->cfa != 0;
+	if (e == -ENOENT) {
+		w->res->quality = UNWIND_Q_COMPLETE;
+		return STEP_DONE;
+	}
+	if (e == -EFAULT && w->c->fault != FAULT_NONE)
+		return STEP_FAULT;
+	if (e < 0)
+		/* a register the caller's rules do not recover
+		 * (rbx through ld.so's lazy-binding trampoline) */
+		return step_stop(w, UNWIND_Q_BROKEN, e == -ENODATA ? UNWIND_STOP_REG : UNWIND_STOP_BAD_CFI);
+	memcpy(w->regs, nr, sizeof(nr));
+	s->ra = nr[UNW_RIP];
+	s->nsp = (s->nvalid & (1u << UNW_RSP)) ? nr[UNW_RSP] : s->cfa;
+	s->nvalid |= 1u << UNW_RSP;
+	s->nrbp = nr[UNW_RBP];
+	return STEP_NEXT;
+}
+
+/* No CFI here (JIT code, stripped code): the entry code's outermost
+ * frame, a known trampoline, or the frame pointer for this one frame,
+ * if it is plausible (nocfi_frame()). */
+static enum step_end step_nocfi(struct walker *w, struct step *s)
+{
+	const struct umod *mod = w->mod;
+	struct unwind_result *res = w->res;
+
+	if (mod && mod->t && mod->t->entry && (w->valid & (1u << UNW_RBP)) &&
+	    w->rbp == 0 && s->lookup - mod->bias - mod->t->entry < ENTRY_WINDOW) {
+		/* Entry code without CFI (ld.so's _start calls
+		 * _dl_start and _dl_init) with the zero frame
+		 * pointer the kernel starts a process with: the
+		 * outermost frame. */
+		res->quality = UNWIND_Q_COMPLETE;
+		return STEP_DONE;
+	}
+	/* Neither rule knows more than rsp, rbp and rip in the
+	 * caller; the trampoline leaves rbp alone. */
+	s->nvalid = (1u << UNW_RSP) | (w->valid & (1u << UNW_RBP)) | (1u << UNW_RIP);
+	switch (nocfi_frame(w->u, w->in, w->c, w->pc, w->sp, w->rbp, w->valid, w->exact,
+			    !mod || !mod->t, &s->cfa, &s->ra, &s->nrbp)) {
+	case NOCFI_TRAMPOLINE:
+		res->jit |= UNWIND_JIT_TRAMPOLINE;
+		res->jit_frames++;
+		break;
+	case NOCFI_FP:
+		s->nvalid |= 1u << UNW_RBP;
+		if (!mod || !mod->t) {
+			/* anonymous memory: JIT code */
+			res->jit |= UNWIND_JIT_FP;
+			res->jit_frames++;
+		}
+		break;
+	case NOCFI_FAULT:
+		s->cfa_known = s->cfa != 0;
+		return STEP_FAULT;
+	default:
+		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_NO_CFI);
+	}
+	s->cfa_known = true;
+	s->nsp = s->cfa;
+	return STEP_NEXT;
+}
+
+/* The caller's frame as the step's rule says it. */
+static enum step_end step_by_rule(struct walker *w, struct step *s)
+{
+	switch (s->kind) {
+	case -1:
+		return STEP_NEXT;
+	case UR_NORMAL:
+	case UR_PLT:
+		return step_cfi(w, s);
+	case UR_STOP:
+		w->res->quality = UNWIND_Q_COMPLETE;
+		return STEP_DONE;
+	case UR_SIGNAL:
+		return step_signal(w, s);
+	case UR_SLOW:
+		return step_slow(w, s);
+	case UR_FP:
+	default:
+		return step_nocfi(w, s);
+	}
+}
+
+/* Is the caller's frame a real one? */
+static enum step_end step_check(struct walker *w, struct step *s)
+{
+	if (!s->signal && !s->switched && s->nsp <= w->sp)
+		/* The stack pointer must move towards the caller. */
+		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_SP);
+	if (s->ra == 0) {
+		/* A zero return address ends a chain by convention. */
+		if (s->signal)
+			return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_SIGNAL);
+		w->res->quality = UNWIND_Q_COMPLETE;
+		return STEP_DONE;
+	}
+	/* Never an invented frame: the caller's pc must be in
+	 * executable code the process has mapped... */
+	s->nmod = seen_module(w->u, w->in, s->signal || s->injected ? s->ra : s->ra - 1);
+	if (!s->nmod && w->in->find)
+		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_NOT_CODE);
+	/* ...and, once a step went down (where the CFA no longer
+	 * rises at every step), no (CFA, return address) pair may come
+	 * again. */
+	w->back |= s->signal || s->switched;
+	if (w->back)
+		for (size_t j = 1; j < w->n; j++)
+			if (w->cfas[j] == s->nsp && w->frames[j].pc == s->ra)
+				return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_LOOP);
+	return STEP_NEXT;
+}
+
+/* Move to the caller's frame. */
+static void step_advance(struct walker *w, const struct step *s)
+{
+	if (s->nmod)
+		w->mod = s->nmod;
+	w->exact = s->signal || s->injected;
+	w->rbp_by_rule |= s->nrbp != w->rbp || (s->nvalid & ~w->valid & (1u << UNW_RBP)) ||
+			  (s->kind == UR_NORMAL && s->r->rbp == URBP_CFA) || s->kind == UR_SLOW;
+	w->pc = s->ra;
+	w->sp = s->nsp;
+	w->rbp = s->nrbp;
+	w->valid = s->nvalid | (1u << UNW_RIP) | (1u << UNW_RSP);
+	w->frames[w->n].pc = w->pc;
+	w->frames[w->n].flags = s->signal ? UNWIND_F_SIGNAL : s->injected ? 0 : UNWIND_F_RA;
+	w->cfas[w->n] = s->nsp;
+	w->n++;
+	if (w->c->x && !(s->nsp - 8 >= w->c->base && s->nsp <= w->c->end))
+		w->res->read_frames++;
+}
+
+enum fault_end {
+	FAULT_AGAIN,    /* the stack was read from the process: step again */
+	FAULT_SPLICED,  /* the kernel's chain ends the walk: res is final */
+	FAULT_STOP,     /* res->quality and res->stop are set; stop at pc */
+};
+
+/* Where the kernel's chain goes on from this frame, append it (the
+ * splice rule, docs/UNWINDING.md). False when it does not match here, or
+ * when it did not reach a root from another stack that can be read from
+ * the process instead (the splice is undone then). */
+static bool walk_splice(struct walker *w, const struct step *s)
+{
+	const struct unwind_input *in = w->in;
+	struct unwind_result *res = w->res;
+	size_t i;
+	bool not_code = false;
+
+	if (!(((w->c->fault == FAULT_BEYOND || s->switched || w->back) && s->cfa_known &&
+	       splice_matches(w->sp_info, s->cfa)) ||
+	      (w->back && w->exact && w->n > 1 && (w->valid & (1u << UNW_RBP)) && w->sp_info->valid &&
+	       w->rbp == w->sp_info->frame)))
+		return false;
+	/* A stack switch (or a signal handled on another
+	 * stack) goes to another stack, above or below the
+	 * copy: the kernel's chain followed its frame pointer
+	 * there. A frame interrupted by a signal before it made
+	 * its own frame record (a leaf, a prologue) has its
+	 * caller's in rbp: the chain goes on from the caller's
+	 * caller (the caller is skipped, never invented). */
+	res->dwarf_frames = w->n;
+	for (i = w->sp_info->next; i < in->fp_chain_len && w->n < w->limit; i++) {
+		/* The chain is the kernel's rbp walk, which follows
+		 * whatever rbp held in code that does not keep frame
+		 * pointers: a return address outside executable
+		 * code ends it there. */
+		if (in->find && !seen_module(w->u, in, in->fp_chain[i] - 1)) {
+			not_code = true;
+			break;
+		}
+		w->frames[w->n].pc = in->fp_chain[i];
+		w->frames[w->n].flags = UNWIND_F_RA;
+		w->n++;
+	}
+	res->method = UNWIND_M_SPLICED;
+	w->u->stats.spliced++;
+	if (not_code) {
+		res->quality = UNWIND_Q_BROKEN;
+		res->stop = UNWIND_STOP_NOT_CODE;
+		res->stop_pc = w->frames[w->n - 1].pc;
+	} else if (i < in->fp_chain_len) {
+		res->quality = UNWIND_Q_TRUNCATED;
+		res->stop = UNWIND_STOP_DEPTH;
+		res->stop_pc = w->frames[w->n - 1].pc;
+	} else if (w->n > res->dwarf_frames && is_root(w->u, in, w->frames[w->n - 1].pc)) {
+		res->quality = UNWIND_Q_COMPLETE;
+	} else {
+		res->quality = UNWIND_Q_TRUNCATED;
+		res->stop = UNWIND_STOP_CHAIN;
+		res->stop_pc = w->frames[w->n - 1].pc;
+	}
+	if (res->quality == UNWIND_Q_COMPLETE || !w->offstack ||
+	    !in->read_stack || w->xreads >= XREAD_MAX || w->xerr == -EPERM) {
+		res->n = w->n;
+		return true;
+	}
+	/* The chain did not reach a root from the other stack
+	 * (code there keeps no frame pointers): read that stack
+	 * instead (walk_fault()). */
+	w->n = res->dwarf_frames;
+	res->dwarf_frames = 0;
+	res->method = UNWIND_M_DWARF;
+	res->quality = UNWIND_Q_UNKNOWN;
+	res->stop = UNWIND_STOP_NONE;
+	res->stop_pc = 0;
+	w->u->stats.spliced--;
+	if (w->c->fault == FAULT_NONE)
+		w->c->fault = FAULT_BEYOND;
+	return false;
+}
+
+/* A step could not read what it needed from the copy (or went to
+ * another stack): splice the kernel's chain, read the stack from the
+ * process, or stop with the verdict the fault gives. */
+static enum fault_end walk_fault(struct walker *w, const struct step *s)
+{
+	struct copy *c = w->c;
+
+	if (walk_splice(w, s))
+		return FAULT_SPLICED;
+	if (w->in->read_stack && w->xreads < XREAD_MAX && c->fault != FAULT_NONE &&
+	    w->offstack && w->xerr != -EPERM) {
+		/* The stack a switch came from is not in the copy,
+		 * and the kernel's chain does not go on from here:
+		 * read it from the process and unwind this frame
+		 * again. (A stack deeper than the copy is not read:
+		 * its verdict stays truncated.) */
+		int fault = c->fault;
+		w->xreads++;
+		w->xerr = xread(w->u, w->in, c, c->fault_addr);
+		c->fault = FAULT_NONE;
+		if (!w->xerr)
+			return FAULT_AGAIN;
+		c->fault = fault;
+	}
+	if (w->xerr == -EPERM && w->offstack) {
+		step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_NO_ACCESS);
+		return FAULT_STOP;
+	}
+	if (w->offstack && (s->switched || c->fault == FAULT_BEYOND)) {
+		/* the other stack is not in the copy, and the kernel's
+		 * chain does not reach it (or is not this stack's),
+		 * nor could it be read from the process */
+		step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_SWITCH);
+		return FAULT_STOP;
+	}
+	if (c->fault == FAULT_BEYOND)
+		step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_COPY);
+	else
+		step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_BAD_ADDR);
+	return FAULT_STOP;
+}
+
+/* One walk of a sample: a step per frame (step_rule() finds the rule,
+ * step_switch() and step_by_rule() give the caller's registers,
+ * step_check() judges them, step_advance() moves there), and
+ * walk_fault() where the copy ends. With track_rbx, rbx is carried from
+ * frame to frame by the compiled rules too (where each frame saved it),
+ * which only the rare rule that defines its CFA by rbx needs. */
 static void walk(struct unwinder *u, enum unwind_mode mode,
 		 const struct unwind_input *in,
 		 struct unwind_frame *frames, size_t max,
 		 struct unwind_result *res, bool track_rbx)
 {
-	uint64_t regs[UNW_NREGS];
-	uint32_t valid = in->regs.valid;
+	struct walker w;
+	uint64_t regs[UNW_NREGS], cfas[UNWIND_MAX_DEPTH];
 	struct copy c;
 	struct splice sp_info;
-	const struct umod *mod = NULL;
-	size_t n = 0, limit = MIN(max, (size_t)UNWIND_MAX_DEPTH);
-	bool exact = true;        /* look up pc itself, not pc-1 */
-	bool rbp_by_rule = false; /* rbp was restored by a rule (else it is the
-				   * sampled one: Go's CFI does not say where
-				   * frames save it) */
-	bool offstack = false;    /* a stack switch or a signal frame led to
-				   * a stack outside the copy */
-	bool back = false;        /* a step moved the CFA down (a signal frame or
-				   * a stack switch): loops become possible */
-	uint64_t cfas[UNWIND_MAX_DEPTH]; /* cfas[i]: the CFA that gave frame i */
-	int xreads = 0;           /* reads of the live process's stack */
-	int xerr = 0;             /* why the last one failed */
-	uint32_t next_flags;
 
-	memset(res, 0, sizeof(*res));
-	res->method = UNWIND_M_DWARF;
-	if (!in->space || in->space != u->space) {
-		u->space = in->space;
-		u->nseen = 0;
-	}
-	if (!limit) {
-		res->quality = UNWIND_Q_TRUNCATED;
-		res->stop = UNWIND_STOP_DEPTH;
+	w.u = u;
+	w.regs = regs;
+	w.cfas = cfas;
+	w.c = &c;
+	w.sp_info = &sp_info;
+	w.in = in;
+	w.frames = frames;
+	w.res = res;
+	w.limit = MIN(max, (size_t)UNWIND_MAX_DEPTH);
+	w.track_rbx = track_rbx;
+	w.valid = in->regs.valid;
+	w.mod = NULL;
+	w.exact = true;
+	w.rbp_by_rule = w.offstack = w.back = false;
+	w.xreads = w.xerr = 0;
+	w.n = 0;
+	if (!walk_start(&w, mode))
 		return;
-	}
-	if (mode == UNWIND_MODE_FP) {
-		fp_only(in, frames, limit, res);
-		return;
-	}
-	if ((valid & ((1u << UNW_RIP) | (1u << UNW_RSP))) != ((1u << UNW_RIP) | (1u << UNW_RSP))) {
-		/* No user registers (e.g. a kernel thread): nothing to unwind. */
-		if (mode == UNWIND_MODE_HYBRID && in->fp_chain_len) {
-			fp_only(in, frames, limit, res);
-			return;
-		}
-		res->quality = UNWIND_Q_BROKEN;
-		res->stop = UNWIND_STOP_NO_REGS;
-		return;
-	}
-	memcpy(regs, in->regs.r, sizeof(regs));
-	c.stack = in->stack;
-	c.base = regs[UNW_RSP];
-	c.end = in->stack ? c.base + in->stack_size : c.base;
-	if (c.end < c.base)
-		c.end = UINT64_MAX;
-	c.fault = FAULT_NONE;
-	c.x = NULL;
-	c.xbase = c.xend = 0;
-	if (in->stack)
-		for (size_t o = 0; o < MIN(in->stack_size, (size_t)STACK_PREFETCH); o += 64)
-			__builtin_prefetch(in->stack + o);
-	if (mode == UNWIND_MODE_HYBRID)
-		splice_prepare(in, &sp_info);
-	else
-		sp_info.valid = false;
-
-	uint64_t pc = regs[UNW_RIP], sp = regs[UNW_RSP], rbp = regs[UNW_RBP];
-	frames[n].pc = pc;
-	frames[n].flags = 0;
-	n++;
 
 	for (;;) {
-		uint64_t lookup = exact ? pc : pc - 1;
-		uint64_t cfa = 0, ra, nsp, nrbp = rbp;
-		bool cfa_known = false, signal = false, switched = false;
-		int rk;
-		uint32_t nvalid = valid;
-		const struct umod *nmod;
-		const struct urule *r;
-		const struct utable *rt;
-		uint64_t rbias;
-		bool jit_cfi;
-		int kind;
+		struct step s;
+		enum step_end e;
 
-		if (n >= limit) {
-			res->quality = UNWIND_Q_TRUNCATED;
-			res->stop = UNWIND_STOP_DEPTH;
+		if (w.n >= w.limit) {
+			step_stop(&w, UNWIND_Q_TRUNCATED, UNWIND_STOP_DEPTH);
 			goto stop;
 		}
-		if (!mod || lookup < mod->start || lookup >= mod->end)
-			mod = seen_module(u, in, lookup);
-		if (mod && mod->t) {
-			uint64_t key = (lookup & 0xffffffffffffull) | mod->gen;
-			struct rule_slot *rs = &u->cache[(key * 0x9e3779b97f4a7c15ull) >> 54];
-			if (rs->key != key) {
-				rs->rule = *utable_find(mod->t, lookup - mod->bias);
-				rs->key = key;
-			}
-			r = &rs->rule;
-		} else {
-			r = NULL;
-		}
-		rt = mod ? mod->t : NULL;
-		rbias = mod ? mod->bias : 0;
-		jit_cfi = false;
-		if ((!r || r->kind == UR_FP) && in->jit_table) {
-			/* JIT code that came with CFI in a jitdump */
-			const struct utable *jt = in->jit_table(in->find_arg, lookup);
-			const struct urule *jr = jt ? utable_find(jt, lookup) : NULL;
-			if (jr && jr->kind != UR_FP) {
-				r = jr;
-				rt = jt;
-				rbias = 0;
-				jit_cfi = true;
-			}
-		}
-
-		kind = r ? r->kind : UR_FP;
-		if (kind == UR_FP && n == 1 && mod && mod->t &&
-		    utable_find(mod->t, lookup - 1 - mod->bias)->kind == UR_SIGNAL) {
-			/* Sampled in rt_sigreturn's syscall: the pc is the byte
-			 * after `syscall`, one past the trampoline's FDE (which
-			 * starts a byte early for RA-1 lookups instead). */
-			kind = UR_SIGNAL;
-		}
-		rk = mod && mod->t && mod->t->nroots ? utable_root_kind(mod->t, lookup - mod->bias) : 0;
-		if (rk == ROOT_K_SWITCH_CFI && !exact)
-			switched = offstack = true; /* its CFI goes to the other stack */
-		if (rk == ROOT_K_SWITCH && (!exact || n == 1) &&
-		    !(n <= 2 && rbp > sp && rbp - sp <= 4096)) {
-			/* pc returns into a function that ran its callee on
-			 * another stack (Go's systemstack, mcall, morestack):
-			 * the rules of its frame would read the new stack, where
-			 * its caller is not. It left rbp pointing at its caller's
-			 * frame record on the old stack; the kernel's chain
-			 * followed it there. (Its caller's own return address is
-			 * not in that record: the caller is skipped, as
-			 * frame-pointer unwinders do, never invented.) Seen as the
-			 * second frame with rbp just above the stack pointer, it
-			 * is systemstack still on the old stack (in
-			 * gosave_systemstack_switch): its CFI is right. Sampled
-			 * in the function itself (the first frame), the same
-			 * test tells whether it switched yet. */
-			switched = offstack = true;
-			if (n > 1)
-				rbp = switch_rbp(in, &c, sp, rbp, rbp_by_rule ? valid : 0);
-			else if (!(valid & (1u << UNW_RBP)))
-				rbp = 0;
-			if (rbp < 4096 || rbp > UINT64_MAX - 16) {
-				res->quality = UNWIND_Q_TRUNCATED;
-				res->stop = UNWIND_STOP_SWITCH;
-				goto stop;
-			}
-			cfa = rbp + 16;
-			cfa_known = true;
-			if (!copy_read(&c, rbp + 8, &ra) || !copy_read(&c, rbp, &nrbp))
-				goto fault;
-			nvalid = (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP);
-			nsp = cfa;
-			kind = -1;
-		}
-		switch (kind) {
-		case -1:
-			break;
-		case UR_NORMAL:
-		case UR_PLT:
-			if (r->kind == UR_PLT) {
-				cfa = sp + (uint64_t)(int64_t)r->cfa_off +
-				      ((pc & 15) >= r->plt_thresh ? 8 : 0);
-			} else if (r->cfa_reg == UNW_RSP) {
-				cfa = sp + (uint64_t)(int64_t)r->cfa_off;
-			} else {
-				if (!(valid & (1u << UNW_RBP))) {
-					res->quality = UNWIND_Q_BROKEN;
-					res->stop = UNWIND_STOP_REG;
-					goto stop;
-				}
-				cfa = rbp + (uint64_t)(int64_t)r->cfa_off;
-			}
-			cfa_known = true;
-			if (!copy_read(&c, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
-				goto fault;
-			if (r->rbp == URBP_CFA) {
-				uint64_t slot = cfa + (uint64_t)(int64_t)r->rbp_off;
-				/* In an epilogue gcc's CFI still says "saved at
-				 * CFA-k" after the pop: a slot below the stack
-				 * pointer was popped already, and rbp holds the
-				 * caller's value again (the copy starts at rsp,
-				 * so the stale slot is not even in it). */
-				if (slot < sp) {
-					nrbp = rbp;
-				} else {
-					if (!copy_read(&c, slot, &nrbp))
-						goto fault;
-					nvalid |= 1u << UNW_RBP;
-				}
-			} else if (r->rbp == URBP_UNDEF) {
-				nvalid &= ~(1u << UNW_RBP);
-			}
-			nsp = cfa;
-			/* Only rsp, rbp and rip are tracked by compiled rules
-			 * (and rbx on request); the others are unknown in the
-			 * caller. */
-			nvalid &= (1u << UNW_RSP) | (1u << UNW_RBP) | (1u << UNW_RIP) |
-				  (track_rbx ? 1u << UNW_RBX : 0);
-			if (track_rbx && r->rbx == URBP_CFA) {
-				uint64_t slot = cfa + (uint64_t)(int64_t)r->rbx_off;
-				if (slot >= sp) {
-					if (!copy_read(&c, slot, &regs[UNW_RBX]))
-						goto fault;
-					nvalid |= 1u << UNW_RBX;
-				}
-			} else if (track_rbx && r->rbx == URBP_UNDEF) {
-				nvalid &= ~(1u << UNW_RBX);
-			}
-			break;
-		case UR_STOP:
-			res->quality = UNWIND_Q_COMPLETE;
-			goto done;
-		case UR_SIGNAL: {
-			uint64_t nr[UNW_NREGS];
-			if (x86_signal_regs(sp, copy_read_cb, &c, nr, &nvalid) < 0) {
-				cfa_known = false;
-				goto fault;
-			}
-			memcpy(regs, nr, sizeof(regs));
-			ra = nr[UNW_RIP];
-			nsp = nr[UNW_RSP];
-			nrbp = nr[UNW_RBP];
-			signal = true;
-			/* handled on an alternate stack (sigaltstack) */
-			offstack |= nsp < c.base || nsp >= c.end;
-			/* The trampoline is symbolized at its exact pc. */
-			if (n > 1)
-				frames[n - 1].flags = (frames[n - 1].flags & ~UNWIND_F_RA) |
-						      UNWIND_F_SIGTRAMP;
-			break;
-		}
-		case UR_SLOW: {
-			struct cfi_row row;
-			struct cfi_cie cie;
-			uint64_t nr[UNW_NREGS];
-			regs[UNW_RIP] = pc;
-			regs[UNW_RSP] = sp;
-			regs[UNW_RBP] = rbp;
-			if (utable_slow_row(rt, lookup - rbias, &row, &cie) < 0) {
-				res->quality = UNWIND_Q_BROKEN;
-				res->stop = UNWIND_STOP_BAD_CFI;
-				goto stop;
-			}
-			cfa = 0;
-			int e = x86_apply_row(&row, regs, valid, copy_read_cb, &c, nr, &nvalid, &cfa);
-			cfa_known = cfa != 0;
-			if (e == -ENOENT) {
-				res->quality = UNWIND_Q_COMPLETE;
-				goto done;
-			}
-			if (e == -EFAULT && c.fault != FAULT_NONE)
-				goto fault;
-			if (e < 0) {
-				res->quality = UNWIND_Q_BROKEN;
-				/* a register the caller's rules do not recover
-				 * (rbx through ld.so's lazy-binding trampoline) */
-				res->stop = e == -ENODATA ? UNWIND_STOP_REG : UNWIND_STOP_BAD_CFI;
-				goto stop;
-			}
-			memcpy(regs, nr, sizeof(regs));
-			ra = nr[UNW_RIP];
-			nsp = (nvalid & (1u << UNW_RSP)) ? nr[UNW_RSP] : cfa;
-			nvalid |= 1u << UNW_RSP;
-			nrbp = nr[UNW_RBP];
-			break;
-		}
-		case UR_FP:
-		default:
-			/* No CFI here (JIT code, stripped code): follow the frame
-			 * pointer for this one frame, if it is plausible. */
-			if (mod && mod->t && mod->t->entry && (valid & (1u << UNW_RBP)) &&
-			    rbp == 0 && lookup - mod->bias - mod->t->entry < ENTRY_WINDOW) {
-				/* Entry code without CFI (ld.so's _start calls
-				 * _dl_start and _dl_init) with the zero frame
-				 * pointer the kernel starts a process with: the
-				 * outermost frame. */
-				res->quality = UNWIND_Q_COMPLETE;
-				goto done;
-			}
-			/* Neither rule knows more than rsp, rbp and rip in the
-			 * caller; the trampoline leaves rbp alone. */
-			nvalid = (1u << UNW_RSP) | (valid & (1u << UNW_RBP)) | (1u << UNW_RIP);
-			switch (nocfi_frame(u, in, &c, pc, sp, rbp, valid, exact, !mod || !mod->t, &cfa, &ra, &nrbp)) {
-			case NOCFI_TRAMPOLINE:
-				res->jit |= UNWIND_JIT_TRAMPOLINE;
-				res->jit_frames++;
-				break;
-			case NOCFI_FP:
-				nvalid |= 1u << UNW_RBP;
-				if (!mod || !mod->t) {
-					/* anonymous memory: JIT code */
-					res->jit |= UNWIND_JIT_FP;
-					res->jit_frames++;
-				}
-				break;
-			case NOCFI_FAULT:
-				cfa_known = cfa != 0;
-				goto fault;
-			default:
-				res->quality = UNWIND_Q_BROKEN;
-				res->stop = UNWIND_STOP_NO_CFI;
-				goto stop;
-			}
-			cfa_known = true;
-			nsp = cfa;
-			break;
-		}
-		if (jit_cfi) {
+		s.cfa = 0;
+		s.nrbp = w.rbp;
+		s.nvalid = w.valid;
+		s.nmod = NULL;
+		s.cfa_known = s.signal = s.switched = s.injected = false;
+		step_rule(&w, &s);
+		if ((e = step_switch(&w, &s)) != STEP_NEXT || (e = step_by_rule(&w, &s)) != STEP_NEXT)
+			goto end;
+		if (s.jit_cfi) {
 			res->jit |= UNWIND_JIT_CFI;
 			res->jit_frames++;
 		}
-
-		if (!signal && !switched && nsp <= sp) {
-			/* The stack pointer must move towards the caller. */
-			res->quality = UNWIND_Q_BROKEN;
-			res->stop = UNWIND_STOP_SP;
-			goto stop;
+		if ((e = step_check(&w, &s)) == STEP_NEXT) {
+			step_advance(&w, &s);
+			continue;
 		}
-		if (ra == 0) {
-			/* A zero return address ends a chain by convention. */
-			res->quality = signal ? UNWIND_Q_BROKEN : UNWIND_Q_COMPLETE;
-			if (signal) {
-				res->stop = UNWIND_STOP_SIGNAL;
-				goto stop;
-			}
+	end:
+		if (e == STEP_DONE)
 			goto done;
-		}
-		/* Never an invented frame: the caller's pc must be in
-		 * executable code the process has mapped... */
-		nmod = seen_module(u, in, signal ? ra : ra - 1);
-		if (!nmod && in->find) {
-			res->quality = UNWIND_Q_BROKEN;
-			res->stop = UNWIND_STOP_NOT_CODE;
+		if (e == STEP_STOP)
+			goto stop;
+		switch (walk_fault(&w, &s)) {
+		case FAULT_AGAIN:
+			continue;
+		case FAULT_SPLICED:
+			return;
+		case FAULT_STOP:
 			goto stop;
 		}
-		/* ...and, once a step went down (where the CFA no longer
-		 * rises at every step), no (CFA, return address) pair may come
-		 * again. */
-		back |= signal || switched;
-		if (back) {
-			for (size_t j = 1; j < n; j++)
-				if (cfas[j] == nsp && frames[j].pc == ra) {
-					res->quality = UNWIND_Q_BROKEN;
-					res->stop = UNWIND_STOP_LOOP;
-					goto stop;
-				}
-		}
-		if (nmod)
-			mod = nmod;
-		next_flags = signal ? UNWIND_F_SIGNAL : rk == ROOT_K_INJECTED ? 0 : UNWIND_F_RA;
-		exact = signal || rk == ROOT_K_INJECTED;
-		rbp_by_rule |= nrbp != rbp || (nvalid & ~valid & (1u << UNW_RBP)) ||
-			       (kind == UR_NORMAL && r->rbp == URBP_CFA) || kind == UR_SLOW;
-		pc = ra;
-		sp = nsp;
-		rbp = nrbp;
-		valid = nvalid | (1u << UNW_RIP) | (1u << UNW_RSP);
-		frames[n].pc = pc;
-		frames[n].flags = next_flags;
-		cfas[n] = nsp;
-		n++;
-		if (c.x && !(nsp - 8 >= c.base && nsp <= c.end))
-			res->read_frames++;
-		continue;
-
-	fault:
-		if (((c.fault == FAULT_BEYOND || switched || back) && cfa_known &&
-		     splice_matches(&sp_info, cfa)) ||
-		    (back && exact && n > 1 && (valid & (1u << UNW_RBP)) && sp_info.valid &&
-		     rbp == sp_info.frame)) {
-			/* A stack switch (or a signal handled on another
-			 * stack) goes to another stack, above or below the
-			 * copy: the kernel's chain followed its frame pointer
-			 * there. A frame interrupted by a signal before it made
-			 * its own frame record (a leaf, a prologue) has its
-			 * caller's in rbp: the chain goes on from the caller's
-			 * caller (the caller is skipped, never invented). */
-			res->dwarf_frames = n;
-			size_t i = sp_info.next;
-			bool not_code = false;
-			for (; i < in->fp_chain_len && n < limit; i++) {
-				/* The chain is the kernel's rbp walk, which follows
-				 * whatever rbp held in code that does not keep frame
-				 * pointers: a return address outside executable
-				 * code ends it there. */
-				if (in->find && !seen_module(u, in, in->fp_chain[i] - 1)) {
-					not_code = true;
-					break;
-				}
-				frames[n].pc = in->fp_chain[i];
-				frames[n].flags = UNWIND_F_RA;
-				n++;
-			}
-			res->method = UNWIND_M_SPLICED;
-			u->stats.spliced++;
-			if (not_code) {
-				res->quality = UNWIND_Q_BROKEN;
-				res->stop = UNWIND_STOP_NOT_CODE;
-				res->stop_pc = frames[n - 1].pc;
-			} else if (i < in->fp_chain_len) {
-				res->quality = UNWIND_Q_TRUNCATED;
-				res->stop = UNWIND_STOP_DEPTH;
-				res->stop_pc = frames[n - 1].pc;
-			} else if (n > res->dwarf_frames && is_root(u, in, frames[n - 1].pc)) {
-				res->quality = UNWIND_Q_COMPLETE;
-			} else {
-				res->quality = UNWIND_Q_TRUNCATED;
-				res->stop = UNWIND_STOP_CHAIN;
-				res->stop_pc = frames[n - 1].pc;
-			}
-			if (res->quality == UNWIND_Q_COMPLETE || !offstack ||
-			    !in->read_stack || xreads >= XREAD_MAX || xerr == -EPERM) {
-				res->n = n;
-				return;
-			}
-			/* The chain did not reach a root from the other stack
-			 * (code there keeps no frame pointers): read that stack
-			 * instead, below. */
-			n = res->dwarf_frames;
-			res->dwarf_frames = 0;
-			res->method = UNWIND_M_DWARF;
-			res->quality = UNWIND_Q_UNKNOWN;
-			res->stop = UNWIND_STOP_NONE;
-			res->stop_pc = 0;
-			u->stats.spliced--;
-			if (c.fault == FAULT_NONE)
-				c.fault = FAULT_BEYOND;
-		}
-		if (in->read_stack && xreads < XREAD_MAX && c.fault != FAULT_NONE &&
-		    offstack && xerr != -EPERM) {
-			/* The stack a switch came from is not in the copy,
-			 * and the kernel's chain does not go on from here:
-			 * read it from the process and unwind this frame
-			 * again. (A stack deeper than the copy is not read:
-			 * its verdict stays truncated.) */
-			int fault = c.fault;
-			xreads++;
-			xerr = xread(u, in, &c, c.fault_addr);
-			c.fault = FAULT_NONE;
-			if (!xerr)
-				continue;
-			c.fault = fault;
-		}
-		if (xerr == -EPERM && offstack) {
-			res->quality = UNWIND_Q_TRUNCATED;
-			res->stop = UNWIND_STOP_NO_ACCESS;
-			goto stop;
-		}
-		if (offstack && (switched || c.fault == FAULT_BEYOND)) {
-			/* the other stack is not in the copy, and the kernel's
-			 * chain does not reach it (or is not this stack's),
-			 * nor could it be read from the process */
-			res->quality = UNWIND_Q_TRUNCATED;
-			res->stop = UNWIND_STOP_SWITCH;
-			goto stop;
-		}
-		res->quality = c.fault == FAULT_BEYOND ? UNWIND_Q_TRUNCATED : UNWIND_Q_BROKEN;
-		res->stop = c.fault == FAULT_BEYOND ? UNWIND_STOP_COPY : UNWIND_STOP_BAD_ADDR;
-		goto stop;
 	}
 stop:
-	res->stop_pc = pc;
+	res->stop_pc = w.pc;
 done:
-	res->n = n;
+	res->n = w.n;
 	if (res->method != UNWIND_M_SPLICED)
-		res->dwarf_frames = n;
+		res->dwarf_frames = w.n;
 }
 
 void unwind_sample(struct unwinder *u, enum unwind_mode mode,

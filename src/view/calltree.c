@@ -33,7 +33,7 @@ static uint32_t label_intern(struct calltree *t, const char *name, bool kernel, 
 {
 	uint64_t h = hash_mix(hash_bytes(name, strlen(name)), (kernel ? 1 : 0) | (comm ? 2 : 0));
 	uint32_t id;
-	for (;; h = hash_mix(h, 0x51)) {
+	for (;; h = hash_next(h)) {
 		const struct calltree_label *l;
 		if (!hmap_get(&t->label_index, h, &id))
 			break;

@@ -262,7 +262,7 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 		label = waker_label(p, w);
 		h = hash_bytes(label, strlen(label));
 		while (hmap_get(&rowidx, h, &at) && strcmp(rows[at].label, label))
-			h = hash_mix(h, 0x77);
+			h = hash_next(h);
 		if (!hmap_get(&rowidx, h, &at)) {
 			GROW(rows, rowcap, nrows + 1);
 			memset(&rows[nrows], 0, sizeof(rows[nrows]));

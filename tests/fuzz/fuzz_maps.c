@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	ingest_release(&g);
 	if (store_writer_close(&w))
 		abort();
-	if (profile_load(&p, path) == 0) {
+	if (profile_load_err(&p, path, NULL) == 0) {
 		p.no_live_symbols = true;
 		profile_symbolize(&p, false);
 		view_info(&p, &vf, false, null);

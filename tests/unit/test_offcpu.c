@@ -225,7 +225,7 @@ int main(void)
 	store_writer_close(&w);
 	ingest_release(&g);
 
-	if (profile_load(&p, path)) {
+	if (profile_load_err(&p, path, NULL)) {
 		printf("not ok - offcpu: the recording does not load\n");
 		unlink(path);
 		return 1;

@@ -260,7 +260,7 @@ static void test_handmade(void)
 	CHECK(st.pipe && st.samples == 2, "pipe: two samples");
 	CHECK(st.switches == 1 && st.unknown == 2, "pipe: switch and unknown records counted");
 	CHECK(!st.cut, "pipe: tracing-data payload skipped, stream ends cleanly");
-	if (profile_load(&p, out) == 0) {
+	if (profile_load_err(&p, out, NULL) == 0) {
 		CHECK(p.nsamples == 2 && leaf_mapping(&p, 0) != 0 && leaf_mapping(&p, 1) != 0,
 		      "pipe: the mapping is known to the sample before it in the file (round order)");
 		CHECK(p.nsamples == 2 && p.samples[0].time == 300 && p.samples[1].time == 400,
@@ -298,7 +298,7 @@ static void test_handmade(void)
 	      "file: hand-built file imports with its build-id");
 	if (ret)
 		printf("# %s\n", err);
-	if (profile_load(&p, out) == 0) {
+	if (profile_load_err(&p, out, NULL) == 0) {
 		CHECK(p.nmaps == 1 && p.maps[0].build_id_size == 20 && p.maps[0].build_id[0] == 0xa0,
 		      "file: the mapping carries the build-id from HEADER_BUILD_ID");
 		CHECK(p.nsamples == 2 && leaf_mapping(&p, 0) == 1, "file: round order");
@@ -434,7 +434,7 @@ static void test_real(void)
 		 * their stacks (a failed load is a failure, not a check left out) */
 		if (ret == 0) {
 			struct profile p;
-			if (profile_load(&p, out) == 0) {
+			if (profile_load_err(&p, out, NULL) == 0) {
 				size_t k, deep = 0;
 				for (k = 0; k < p.nsamples; k++) {
 					const struct prof_node *nd = profile_node(&p, p.samples[k].stack);
@@ -489,7 +489,7 @@ static void test_order(void)
 	snprintf(out, sizeof(out), "%s/order.stax", dir);
 	ret = import_mem(b.data, b.len, false, &st, err, sizeof(err), out);
 	CHECK(ret == 0 && st.samples == n, "rounds: every sample imported");
-	if (ret == 0 && profile_load(&p, out) == 0) {
+	if (ret == 0 && profile_load_err(&p, out, NULL) == 0) {
 		for (i = 1; i < p.nsamples; i++) {
 			const struct rec_sample *x = &p.samples[i - 1], *y = &p.samples[i];
 			uint64_t ax = profile_node(&p, x->stack)->addr, ay = profile_node(&p, y->stack)->addr;
@@ -530,7 +530,7 @@ static void test_script_time(void)
 	put_mmap2(&b, t - 1, 0x400000, "/nonexistent/handmade");
 	put_sample(&b, t, 0x401234);
 	put_simple(&b, 68);
-	if (import_mem(b.data, b.len, false, &st, err, sizeof(err), out) || profile_load(&p, out)) {
+	if (import_mem(b.data, b.len, false, &st, err, sizeof(err), out) || profile_load_err(&p, out, NULL)) {
 		CHECK(0, "script --json time: a sample at 2^60 ns imports and loads");
 		printf("# %s\n", err);
 		buf_release(&b);

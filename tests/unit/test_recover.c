@@ -296,7 +296,7 @@ int main(void)
 	waitpid(live, &status, 0);
 	waitpid(execd, &status, 0);
 
-	if (profile_load(&p, path)) {
+	if (profile_load_err(&p, path, NULL)) {
 		printf("not ok - recover: the recording does not load\n");
 		unlink(path);
 		return 1;

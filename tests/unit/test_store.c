@@ -127,7 +127,7 @@ int main(void)
 
 	close(fd);
 	write_fixture(path, &chunk1_end);
-	CHECK(profile_load(&p, path) == 0, "finished file loads");
+	CHECK(profile_load_err(&p, path, NULL) == 0, "finished file loads");
 	CHECK(p.nsamples == 150, "all samples read back");
 	CHECK(p.nnodes == 4 && p.nodes[3].depth == 3, "stack nodes and depths");
 	CHECK(!p.partial && p.has_symbols, "finished with symbols");
@@ -262,7 +262,7 @@ int main(void)
 		store_flush(&w, CHUNK_DATA);
 		store_put_sample(&w, &sm);
 		store_writer_close(&w);
-		CHECK(profile_load(&p, path2) == 0 && p.nsamples == 2 && p.damage.chunks == 1 &&
+		CHECK(profile_load_err(&p, path2, NULL) == 0 && p.nsamples == 2 && p.damage.chunks == 1 &&
 		      strstr(p.damage.why, "nodes"), "a corrupt record costs its chunk, the next is read");
 		profile_release(&p);
 		unlink(path2);

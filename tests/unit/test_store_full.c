@@ -81,7 +81,7 @@ int main(void)
 	store_put_meta(&w, "after", "rewind");
 	CHECK(store_writer_close(&w) == 0, "a small chunk and END fit after the rewind");
 	setrlimit(RLIMIT_FSIZE, &unlimited);
-	CHECK(profile_load(&p, path) == 0 && !p.partial && profile_meta(&p, "after") &&
+	CHECK(profile_load_err(&p, path, NULL) == 0 && !p.partial && profile_meta(&p, "after") &&
 	      !strcmp(profile_meta(&p, "after"), "rewind"), "the file reads, finished, with the record put after");
 	{
 		char key[32];
@@ -103,7 +103,7 @@ int main(void)
 	put_noise(&w, 999, 40000);
 	CHECK(store_writer_close(&w) != 0, "a close that cannot write its last chunks fails");
 	setrlimit(RLIMIT_FSIZE, &unlimited);
-	CHECK(profile_load(&p, path) == 0 && p.partial && !profile_meta(&p, "noise999") &&
+	CHECK(profile_load_err(&p, path, NULL) == 0 && p.partial && !profile_meta(&p, "noise999") &&
 	      profile_meta(&p, "noise0"), "and the file still reads up to its last whole chunk (partial)");
 	profile_release(&p);
 	unlink(path);
