@@ -354,8 +354,8 @@ static void make_header(struct tcache_header *h, const struct tcache_key *k)
 	memcpy(h->magic, TCACHE_MAGIC, 8);
 	h->header_size = TCACHE_HEADER;
 	h->version = TCACHE_VERSION;
-	h->build_id_size = (uint32_t)k->build_id_size;
-	memcpy(h->build_id, k->build_id, k->build_id_size);
+	h->build_id_size = (uint32_t)MIN(k->build_id_size, sizeof(h->build_id));
+	memcpy(h->build_id, k->build_id, h->build_id_size);
 	h->dev = k->dev;
 	h->ino = k->ino;
 	h->size = k->size;
@@ -363,12 +363,17 @@ static void make_header(struct tcache_header *h, const struct tcache_key *k)
 	h->debug_ident = k->debug_ident;
 }
 
+static bool key_usable(const struct tcache_key *k)
+{
+	return k->build_id_size <= sizeof(k->build_id) && (k->build_id_size || k->ino);
+}
+
 const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct tcache_key *k,
 			    size_t *payload_size)
 {
 	struct tcache_header h, want;
 
-	if (size < TCACHE_HEADER)
+	if (size < TCACHE_HEADER || !key_usable(k))
 		return NULL;
 	memcpy(&h, data, sizeof(h));
 	make_header(&want, k);
@@ -379,11 +384,6 @@ const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct tcach
 		return NULL;
 	*payload_size = h.payload_size;
 	return data + TCACHE_HEADER;
-}
-
-static bool key_usable(const struct tcache_key *k)
-{
-	return k->build_id_size <= sizeof(k->build_id) && (k->build_id_size || k->ino);
 }
 
 /* The entry's name: the build-id in hex; for a file without one, a hash
