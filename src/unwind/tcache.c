@@ -332,10 +332,11 @@ int tcache_parse(const uint8_t *p, size_t n, struct utable *t)
 			goto bad;
 	}
 	t->nslow = nslow;
+	if (!room(&r, blob_len, 1))
+		goto bad;
 	/* at least a byte, as blob_add() keeps: the SLOW rows point into it */
 	t->blob = xmalloc(blob_len ? blob_len : 1);
-	if (!take(&r, t->blob, blob_len))
-		goto bad;
+	take(&r, t->blob, blob_len);
 	t->blob_len = blob_len;
 	if (!skip_pad8(&r) || r.p != r.end)
 		goto bad;
