@@ -532,7 +532,8 @@ for wl in xz python; do
 	urrec="perf record --no-bpf-event -e cpu-clock -F 999 --call-graph dwarf,32768 -o $data -- $(wl_cmd $wl)"
 	say "unwinder: recording $wl with perf --call-graph dwarf,32768"
 	timed "ur.$wl.rec" "$urrec"
-	urc="$W/bench_replay -t $UR_SECS $data"
+	# the table cache off: the cold pass compiles the tables
+	urc="env STAX_NO_CACHE=1 $W/bench_replay -t $UR_SECS $data"
 	: >"$W/ur.$wl.out"
 	if [ "$rb_ok" = 1 ] && [ -s "$data" ]; then
 		say "unwinder: replaying $wl"
@@ -1071,7 +1072,7 @@ tsv S 12 "12. Real programs"
 tsv T 12 "stax record (defaults) on each program: 0 records lost, CPU time of program and profiler at most 1.05x perf record -g's, bytes per sample at most half of perf record -g's" "$(verdict "${m12:-0}" "${n12:-0}")"
 tsv C 12 program:s recorder:s "wall/bare:r" "cpu/bare:r" "cpu/perf-g:r" "cpu overhead %:n" lost:n "bytes/sample:n" "rooted %:n" samples:n verdict:s command:s
 cat "$W/rows12" >>"$TSV"
-tsv N 12 "All at 999 Hz, cpu-clock, in the same run: the program bare, under perf record -g, perf record --call-graph dwarf,8192 and stax record, interleaved in each of $REPS repetitions. wall: the program's own wall time (inner benchrun); cpu: user+system time of program and profiler together; ratios are median [min-max] over the repetitions, against the bare run or perf -g of the same repetition; cpu overhead %: (cpu - bare cpu) / bare cpu, median. lost: records lost, summed over the repetitions (perf: LOST and LOST_SAMPLES events of perf report --stats; stax: its summary, which counts the kernel's losses and its own). rooted %: samples whose stack reaches main, a thread start, _start or clone (bench/roots.awk), last repetition. Programs: rustc compiling bench/real/crate.sh $RS_N (-O, 2 codegen units); Go bench/real/work.go (2 goroutines); Java 17 bench/real/Work.java with -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit; node --perf-basic-prof bench/real/work.js; CPython 3.12 from pyenv. On a 2-CPU machine shared with other work these timings are noisy: read the spread."
+tsv N 12 "All at 999 Hz, cpu-clock, in the same run: the program bare, under perf record -g, perf record --call-graph dwarf,8192 and stax record, interleaved in each of $REPS repetitions. wall: the program's own wall time (inner benchrun); cpu: user+system time of program and profiler together; ratios are median [min-max] over the repetitions, against the bare run or perf -g of the same repetition; cpu overhead %: (cpu - bare cpu) / bare cpu, median. lost: records lost, summed over the repetitions (perf: LOST and LOST_SAMPLES events of perf report --stats; stax: its summary, which counts the kernel's losses and its own). rooted %: samples whose stack reaches main, a thread start, _start or clone (bench/roots.awk), last repetition. Programs: rustc compiling bench/real/crate.sh $RS_N (-O, 2 codegen units); Go bench/real/work.go (2 goroutines); Java 17 bench/real/Work.java with -XX:+PreserveFramePointer -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit; node --perf-basic-prof bench/real/work.js; CPython 3.12 from pyenv. stax reads its unwind tables from the table cache (stax/unwind/ under XDG_CACHE_HOME) where an earlier recording compiled them: with an empty cache the first repetition compiles them (section 12b: what that costs). On a 2-CPU machine shared with other work these timings are noisy: read the spread."
 
 # 12b: the unwind table of librustc_driver, the biggest module here
 tsv S 12b "12b. Unwind table of a big library"

@@ -60,6 +60,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+/* header-only: unwind/ links into the bench programs without -lxxhash */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include "lib/buf.h"
