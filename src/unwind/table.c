@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -1024,8 +1025,12 @@ void utable_free(struct utable *t)
 {
 	if (!t)
 		return;
-	free(t->addr);
-	free(t->rule);
+	if (t->map) {
+		munmap(t->map, t->map_size);
+	} else {
+		free(t->addr);
+		free(t->rule);
+	}
 	free(t->page);
 	free(t->rules);
 	free(t->slow);

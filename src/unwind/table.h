@@ -104,6 +104,9 @@ struct utable {
 	uint32_t nfde_sec[UTABLE_MAX_SECS];    /* FDEs used from each section */
 	uint64_t build_ns;      /* time to compile it, or to read it from the cache */
 	bool cached;            /* read from the cache (tcache.c), not compiled */
+	void *map;              /* the cache file mapped, which addr and rule point
+				 * into (utable_free unmaps it), or NULL */
+	size_t map_size;
 	uint8_t build_id[20];
 	size_t build_id_size;
 };

@@ -57,6 +57,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -229,7 +230,8 @@ static bool rule_ok(const struct urule *u, uint32_t i)
 	       u->rbp <= URBP_UNDEF && u->rbx <= URBP_UNDEF;
 }
 
-int tcache_parse(const uint8_t *p, size_t n, struct utable *t)
+/* borrow: the rows point into p (a mapping the table keeps), not copies */
+static int parse(const uint8_t *p, size_t n, struct utable *t, bool borrow)
 {
 	struct rd r = { p, p, p + n };
 	uint32_t nrows, nrules, nslow, blob_len, nload, nroots, src, err, err_sec, plen;
@@ -281,15 +283,25 @@ int tcache_parse(const uint8_t *p, size_t n, struct utable *t)
 	/* the rows: offsets rising, each rule in the dictionary */
 	if (!skip_pad8(&r) || !room(&r, nrows, 4))
 		goto bad;
-	t->addr = xmalloc((size_t)nrows * 4);
-	take(&r, t->addr, (size_t)nrows * 4);
+	if (borrow) {
+		t->addr = (uint32_t *)r.p; /* 8-aligned: the payload is at a page + 128 */
+		r.p += (size_t)nrows * 4;
+	} else {
+		t->addr = xmalloc((size_t)nrows * 4);
+		take(&r, t->addr, (size_t)nrows * 4);
+	}
 	for (uint32_t i = 1; i < nrows; i++)
 		if (t->addr[i] <= t->addr[i - 1])
 			goto bad;
 	if (!skip_pad8(&r) || !room(&r, nrows, 2))
 		goto bad;
-	t->rule = xmalloc((size_t)nrows * 2);
-	take(&r, t->rule, (size_t)nrows * 2);
+	if (borrow) {
+		t->rule = (uint16_t *)r.p;
+		r.p += (size_t)nrows * 2;
+	} else {
+		t->rule = xmalloc((size_t)nrows * 2);
+		take(&r, t->rule, (size_t)nrows * 2);
+	}
 	for (uint32_t i = 0; i < nrows; i++)
 		if (t->rule[i] >= nrules)
 			goto bad;
@@ -347,6 +359,11 @@ int tcache_parse(const uint8_t *p, size_t n, struct utable *t)
 bad:
 	/* the caller frees t: what is set so far is consistent for utable_free() */
 	return ret;
+}
+
+int tcache_parse(const uint8_t *p, size_t n, struct utable *t)
+{
+	return parse(p, n, t, false);
 }
 
 /* ---- the file ---- */
@@ -418,7 +435,7 @@ struct utable *tcache_load(const struct tcache_key *k)
 	struct stat st;
 	uint8_t *data = NULL;
 	struct utable *t = NULL;
-	size_t got = 0, psize;
+	size_t psize;
 	int dfd, fd;
 
 	if (!key_usable(k))
@@ -435,18 +452,22 @@ struct utable *tcache_load(const struct tcache_key *k)
 	    (st.st_mode & 022) || st.st_size < TCACHE_HEADER ||
 	    (uint64_t)st.st_size > TCACHE_MAX_FILE)
 		goto out;
-	data = xmalloc((size_t)st.st_size);
-	while (got < (size_t)st.st_size) {
-		ssize_t r = pread(fd, data + got, (size_t)st.st_size - got, (off_t)got);
-		if (r <= 0)
-			goto out;
-		got += (size_t)r;
+	/* read-only and populated at once: the rows are used in place (a
+	 * copy, and a page fault a page, cost more than the rest of the
+	 * load on a big table) */
+	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (data == MAP_FAILED) {
+		data = NULL;
+		goto out;
 	}
-	const uint8_t *payload = tcache_check(data, got, k, &psize);
+	const uint8_t *payload = tcache_check(data, (size_t)st.st_size, k, &psize);
 	if (!payload)
 		goto out;
 	t = xcalloc(1, sizeof(*t));
-	if (tcache_parse(payload, psize, t)) {
+	t->map = data;
+	t->map_size = (size_t)st.st_size;
+	data = NULL; /* the table's now */
+	if (parse(payload, psize, t, true)) {
 		utable_free(t);
 		t = NULL;
 		goto out;
@@ -456,7 +477,8 @@ struct utable *tcache_load(const struct tcache_key *k)
 	t->cached = true;
 	futimens(fd, NULL); /* used: keep it when the directory is trimmed */
 out:
-	free(data);
+	if (data)
+		munmap(data, (size_t)st.st_size);
 	close(fd);
 	return t;
 }
