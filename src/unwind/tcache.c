@@ -10,8 +10,9 @@
  * (a file without a build-id, as rustup's librustc_driver, by a hash of
  * its path's device, inode, size and mtime instead)
  *
- * and later loads of the same file read it back instead (a read, a
- * checksum pass and the page index rebuilt: a few milliseconds).
+ * and later loads of the same file map it instead (the rows used in
+ * place, a checksum pass, the page index rebuilt: about 10 ms for
+ * librustc_driver on a busy 2-core VM, against 180-250 ms compiled).
  * STAX_NO_CACHE=1 turns it off, as for the other caches; removing the
  * directory clears it.
  *
