@@ -12,12 +12,22 @@
  * FIRST_MS is the first build in this process (the file may be in the
  * page cache already); MEDIAN_MS the median of the 5 builds (wall time
  * around utable_load: open, parse, compile). No CFI prints ROWS 0.
+ * The table cache is off (STAX_NO_CACHE=1): every build compiles.
+ *
+ *   /tmp/bench_tables --cache DIR [--fill] FILE...
+ * uses the table cache in DIR (as XDG_CACHE_HOME): --fill loads each file
+ * once (compiling it and writing its entry); without it the 5 loads must
+ * all come from the cache (exit 1 otherwise) and the line ends with the
+ * entry's size in bytes:
+ *   FILE FIRST_MS MEDIAN_MS ROWS FDES BYTES
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "lib/util.h"
 #include "unwind/table.h"
@@ -32,21 +42,59 @@ static int cmp_u64(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int i, r, ret = 0;
-	for (i = 1; i < argc; i++) {
+	int i = 1, r, ret = 0;
+	const char *cache = NULL;
+	int fill = 0;
+
+	if (argc > 2 && !strcmp(argv[1], "--cache")) {
+		cache = argv[2];
+		i = 3;
+		if (i < argc && !strcmp(argv[i], "--fill")) {
+			fill = 1;
+			i++;
+		}
+		setenv("XDG_CACHE_HOME", cache, 1);
+		unsetenv("STAX_NO_CACHE");
+	} else {
+		setenv("STAX_NO_CACHE", "1", 1);
+	}
+	for (; i < argc; i++) {
 		uint64_t ns[RUNS];
 		uint32_t rows = 0, fdes = 0;
-		for (r = 0; r < RUNS; r++) {
+		int cached = 0, runs = fill ? 1 : RUNS;
+		for (r = 0; r < runs; r++) {
 			uint64_t t0 = now_ns();
 			struct utable *t = utable_load(argv[i]);
 			ns[r] = now_ns() - t0;
 			rows = t->nrows;
 			fdes = t->nfde;
+			cached += t->cached;
 			utable_free(t);
 		}
 		double first = ns[0] / 1e6;
-		qsort(ns, RUNS, sizeof(ns[0]), cmp_u64);
-		printf("%s %.3f %.3f %u %u\n", argv[i], first, ns[RUNS / 2] / 1e6, rows, fdes);
+		qsort(ns, runs, sizeof(ns[0]), cmp_u64);
+		printf("%s %.3f %.3f %u %u", argv[i], first, ns[runs / 2] / 1e6, rows, fdes);
+		if (cache && !fill) {
+			/* the entry: the newest file of DIR/stax/unwind */
+			char cmd[4200];
+			long long bytes = -1;
+			snprintf(cmd, sizeof(cmd), "ls -t '%s/stax/unwind' 2>/dev/null | head -n 1", cache);
+			FILE *p = popen(cmd, "r");
+			char name[256] = "";
+			if (p && fgets(name, sizeof(name), p)) {
+				struct stat st;
+				name[strcspn(name, "\n")] = 0;
+				snprintf(cmd, sizeof(cmd), "%s/stax/unwind/%s", cache, name);
+				if (!stat(cmd, &st))
+					bytes = (long long)st.st_size;
+			}
+			if (p)
+				pclose(p);
+			printf(" %lld", bytes);
+			if (cached != runs)
+				ret = 1;
+		}
+		printf("\n");
 		if (!rows)
 			ret = 1;
 	}

@@ -11,6 +11,7 @@
 #include "unwind/table.h"
 #include "unwind/roots.h"
 #include "lib/elfguard.h"
+#include "unwind/tcache.h"
 #include "unwind/unwind.h"
 
 #include <errno.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -140,7 +142,7 @@ static void add_slow(struct builder *b)
 	blob_add(b, b->fde->insn, (size_t)(b->fde->insn_end - b->fde->insn), &s->fde_insn, &s->fde_len);
 }
 
-static void build_pages(struct utable *t)
+void utable_build_pages(struct utable *t)
 {
 	free(t->page);
 	t->npages = (t->addr[t->nrows - 1] >> UTABLE_PAGE_SHIFT) + 1;
@@ -310,7 +312,7 @@ int utable_compile(struct utable *t, struct cfi_section *secs, int nsecs)
 	t->addr = xmalloc(t->nrows * sizeof(*t->addr));
 	for (uint32_t i = 0; i < t->nrows; i++)
 		t->addr[i] = (uint32_t)(b.raddr[i] - t->base);
-	build_pages(t);
+	utable_build_pages(t);
 out:
 	free(fdes);
 	free(pref);
@@ -577,6 +579,36 @@ static bool debug_file_matches(Elf *de, int fd, const struct utable *t, bool by_
 	return by_link && file_crc32(fd, &got) && got == crc;
 }
 
+/* The places a separate debug file of elf (at path) may be, in order:
+ * by build-id, then by .gnu_debuglink (next to the file, in .debug/,
+ * under /usr/lib/debug). Fills cand (freed by the caller), *nlink (the
+ * first by debuglink) and *name and *crc (the debuglink's, or NULL). */
+static int debug_candidates(Elf *elf, const char *path, const struct utable *t, char *cand[4],
+			    int *nlink, const char **name, uint32_t *crc)
+{
+	int n = 0;
+
+	*nlink = 0;
+	if (t->build_id_size >= 2) {
+		char hex[2 * sizeof(t->build_id) + 1];
+		for (size_t i = 0; i < t->build_id_size; i++)
+			sprintf(hex + 2 * i, "%02x", t->build_id[i]);
+		cand[n++] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	}
+	*name = read_debuglink(elf, crc);
+	if (*name) {
+		const char *slash = strrchr(path, '/');
+		int dirlen = slash ? (int)(slash - path) : 1;
+		const char *dir = slash ? path : ".";
+		*nlink = n;
+		cand[n++] = xasprintf("%.*s/%s", dirlen, dir, *name);
+		cand[n++] = xasprintf("%.*s/.debug/%s", dirlen, dir, *name);
+		if (slash)
+			cand[n++] = xasprintf("/usr/lib/debug%.*s/%s", dirlen, path, *name);
+	}
+	return n;
+}
+
 /* The separate debug file: by build-id, then by .gnu_debuglink (next to
  * the file, in .debug/, under /usr/lib/debug), used only when it matches
  * (debug_file_matches). Returns its Elf or NULL. */
@@ -584,30 +616,15 @@ static Elf *open_debug_file(Elf *elf, const char *path, struct utable *t, int *f
 			    char **dpath)
 {
 	char *cand[4] = { 0 };
-	int n = 0, nlink = 0;
+	int nlink;
 	Elf *de = NULL;
 	struct stat self, st;
 	bool have_self = stat(path, &self) == 0;
 	uint32_t crc = 0;
+	const char *name;
 
 	*fd = -1;
-	if (t->build_id_size >= 2) {
-		char hex[2 * sizeof(t->build_id) + 1];
-		for (size_t i = 0; i < t->build_id_size; i++)
-			sprintf(hex + 2 * i, "%02x", t->build_id[i]);
-		cand[n++] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	}
-	const char *name = read_debuglink(elf, &crc);
-	if (name) {
-		const char *slash = strrchr(path, '/');
-		int dirlen = slash ? (int)(slash - path) : 1;
-		const char *dir = slash ? path : ".";
-		nlink = n;
-		cand[n++] = xasprintf("%.*s/%s", dirlen, dir, name);
-		cand[n++] = xasprintf("%.*s/.debug/%s", dirlen, dir, name);
-		if (slash)
-			cand[n++] = xasprintf("/usr/lib/debug%.*s/%s", dirlen, path, name);
-	}
+	int n = debug_candidates(elf, path, t, cand, &nlink, &name, &crc);
 	for (int i = 0; i < n && !de; i++) {
 		/* the debuglink may name the binary itself */
 		if (stat(cand[i], &st) ||
@@ -780,7 +797,7 @@ static void add_trampolines(Elf *elf, struct utable *t)
 	t->rule = rule;
 	t->nrows = k;
 	t->base = base;
-	build_pages(t);
+	utable_build_pages(t);
 	t->nsignal_tramp = (uint32_t)nhits;
 }
 
@@ -843,6 +860,46 @@ static size_t vdso_size(const uint8_t *img)
 	return size;
 }
 
+static uint64_t stat_mtime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
+}
+
+/* The cache key of elf (open on fd, t's build-id read): its identity,
+ * and that of every file where its separate debug file may be (one
+ * installed, removed or changed later makes another key). False when
+ * the file cannot be asked for its identity. */
+static bool cache_key(Elf *elf, int fd, const char *path, const struct utable *t,
+		      struct tcache_key *k)
+{
+	struct stat st;
+	char *cand[4] = { 0 };
+	int nlink;
+	uint32_t crc;
+	const char *name;
+
+	memset(k, 0, sizeof(*k));
+	if (t->build_id_size > sizeof(k->build_id) || fstat(fd, &st))
+		return false;
+	memcpy(k->build_id, t->build_id, t->build_id_size);
+	k->build_id_size = t->build_id_size;
+	k->dev = (uint64_t)st.st_dev;
+	k->ino = (uint64_t)st.st_ino;
+	k->size = (uint64_t)st.st_size;
+	k->mtime_ns = stat_mtime_ns(&st);
+	int n = debug_candidates(elf, path, t, cand, &nlink, &name, &crc);
+	for (int i = 0; i < n; i++) {
+		if (!stat(cand[i], &st)) {
+			uint64_t h = hash_mix(0xdeb9 + (uint64_t)i, (uint64_t)st.st_dev);
+			h = hash_mix(h, (uint64_t)st.st_ino);
+			h = hash_mix(h, (uint64_t)st.st_size);
+			k->debug_ident = hash_mix(k->debug_ident ^ h, stat_mtime_ns(&st)) | 1;
+		}
+		free(cand[i]);
+	}
+	return true;
+}
+
 struct utable *utable_load(const char *path)
 {
 	static const char *const names[] = { ".eh_frame", ".debug_frame", "debug file .debug_frame" };
@@ -854,6 +911,8 @@ struct utable *utable_load(const char *path)
 	Elf *elf = NULL, *de = NULL;
 	char *dpath = NULL;
 	uint64_t t0 = now_ns();
+	struct tcache_key key;
+	bool use_cache = false, warned = false;
 
 	init_commands(t, &cap);
 	t->path = xstrdup(path);
@@ -870,8 +929,16 @@ struct utable *utable_load(const char *path)
 		t->err = -ENOENT;
 		goto out;
 	}
-	read_loads(elf, t);
 	t->build_id_size = read_build_id(elf, t->build_id, sizeof(t->build_id));
+	if (fd >= 0 && (use_cache = cache_key(elf, fd, path, t, &key))) {
+		struct utable *c = tcache_load(&key);
+		if (c) {
+			utable_free(t);
+			t = c;
+			goto out;
+		}
+	}
+	read_loads(elf, t);
 	/* .eh_frame first; .debug_frame only fills what it leaves uncovered
 	 * (code built with -fno-asynchronous-unwind-tables), from the file
 	 * itself or else from its separate debug file. */
@@ -879,20 +946,20 @@ struct utable *utable_load(const char *path)
 	if ((r = get_section(elf, ".eh_frame", &secs[nsecs], &why)) > 0)
 		secname[nsecs++] = names[0];
 	else if (r < 0)
-		warn("cannot read .eh_frame of %s: %s; frames there fall back to frame pointers",
-		     path, why);
+		warned = true, warn("cannot read .eh_frame of %s: %s; frames there fall back to frame"
+				    " pointers", path, why);
 	if ((r = get_section(elf, ".debug_frame", &secs[nsecs], &why)) > 0) {
 		secname[nsecs++] = names[1];
 	} else {
 		if (r < 0)
-			warn("cannot read .debug_frame of %s: %s; frames there fall back to frame pointers",
-			     path, why);
+			warned = true, warn("cannot read .debug_frame of %s: %s; frames there fall back"
+					    " to frame pointers", path, why);
 		if (fd >= 0 && (de = open_debug_file(elf, path, t, &dfd, &dpath))) {
 			if ((r = get_section(de, ".debug_frame", &secs[nsecs], &why)) > 0)
 				secname[nsecs++] = names[2];
 			else if (r < 0)
-				warn("cannot read .debug_frame of %s: %s; frames there fall back to frame"
-				     " pointers", dpath, why);
+				warned = true, warn("cannot read .debug_frame of %s: %s; frames there"
+						    " fall back to frame pointers", dpath, why);
 		}
 	}
 	r = nsecs ? utable_compile(t, secs, nsecs) : -ENOENT;
@@ -922,6 +989,11 @@ struct utable *utable_load(const char *path)
 		if (de)
 			find_root_callers(de, t);
 	}
+	t->build_ns = now_ns() - t0;
+	/* only a table made without complaint: a cached one says nothing */
+	if (use_cache && !warned && !t->err && t->nrows && !elfguard_changed(elf) &&
+	    !elfguard_changed(de))
+		tcache_store(t, &key);
 out:
 	/* a file cut short while read: its bytes past the new end read as
 	 * zeros, so the table is not to be trusted */
@@ -939,7 +1011,8 @@ out:
 	elfguard_end(elf);
 	if (fd >= 0)
 		close(fd);
-	t->build_ns = now_ns() - t0;
+	if (!t->build_ns || t->cached)
+		t->build_ns = now_ns() - t0;
 	return t;
 }
 
@@ -947,8 +1020,12 @@ void utable_free(struct utable *t)
 {
 	if (!t)
 		return;
-	free(t->addr);
-	free(t->rule);
+	if (t->map) {
+		munmap(t->map, t->map_size);
+	} else {
+		free(t->addr);
+		free(t->rule);
+	}
 	free(t->page);
 	free(t->rules);
 	free(t->slow);

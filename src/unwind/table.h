@@ -102,7 +102,11 @@ struct utable {
 	int err_sec;            /* index of the damaged section */
 	uint32_t nfde, nslow_rows, nsignal_tramp;
 	uint32_t nfde_sec[UTABLE_MAX_SECS];    /* FDEs used from each section */
-	uint64_t build_ns;
+	uint64_t build_ns;      /* time to compile it, or to read it from the cache */
+	bool cached;            /* read from the cache (tcache.c), not compiled */
+	void *map;              /* the cache file mapped, which addr and rule point
+				 * into (utable_free unmaps it), or NULL */
+	size_t map_size;
 	uint8_t build_id[20];
 	size_t build_id_size;
 };
@@ -111,6 +115,8 @@ struct utable {
  * the same image as every process's on this kernel) and compile its CFI:
  * .eh_frame, else .debug_frame from the file, else from the separate debug
  * file (/usr/lib/debug/.build-id/xx/rest.debug, then .gnu_debuglink).
+ * A regular file is looked up in the table cache first (tcache.c)
+ * and a table compiled without complaint is written there.
  * Never fails: a file without usable CFI gives an empty table with err
  * set, so every lookup says UR_FP. Caller frees with utable_free(). */
 struct utable *utable_load(const char *path);
@@ -141,6 +147,9 @@ static inline const struct urule *utable_find(const struct utable *t, uint64_t v
 	}
 	return &t->rules[t->rule[lo]];
 }
+
+/* (Re)build t->page from the rows (t->nrows > 0). */
+void utable_build_pages(struct utable *t);
 
 /* The index of the row containing vaddr, or -1 (for tests). */
 long utable_row_index(const struct utable *t, uint64_t vaddr);

@@ -1,5 +1,6 @@
 #!/bin/sh
-# safe_cache.sh - the caches (kallsyms, dwarf/BUILDID, symbol/dwcache.c)
+# safe_cache.sh - the caches (kallsyms, dwarf/BUILDID, symbol/dwcache.c,
+# unwind/BUILDID, unwind/tcache.c)
 # cannot be turned against the user stax runs as: with HOME or
 # XDG_CACHE_HOME pointing at a directory where someone planted symbolic
 # links, or at another user's directory (sudo -E), stax writes and
@@ -74,12 +75,14 @@ warned_once() {
 # 1. The cache directory of our own, with links planted in it where stax
 # writes: the kallsyms file and the temporary name earlier versions used
 # (kallsyms.PID, here with the pid stax will have: exec keeps it), and
-# the dwarf entry of gz with its old temporary name (BUILDID.PID.PID.tmp).
+# the dwarf entry of gz with its old temporary name (BUILDID.PID.PID.tmp),
+# and gz's unwind table entry (unwind/BUILDID, src/unwind/tcache.c).
 C=$T/own/stax
-mkdir -p "$C/dwarf"
-chmod 700 "$C" "$C/dwarf"
+mkdir -p "$C/dwarf" "$C/unwind"
+chmod 700 "$C" "$C/dwarf" "$C/unwind"
 ln -s "$T/victim/file" "$C/kallsyms"
 ln -s "$T/victim/$bid" "$C/dwarf/$bid"
+ln -s "$T/victim/$bid" "$C/unwind/$bid"
 ln -s "$T/victim/old.tmp" "$C/dwarf/$bid.1.1.tmp"
 export T STAX bid offcpu
 env -u STAX_NO_CACHE XDG_CACHE_HOME="$T/own" sh -c '
@@ -97,6 +100,11 @@ if [ -f "$C/dwarf/$bid" ] && [ ! -L "$C/dwarf/$bid" ] && [ "$(head -c 8 "$C/dwar
 	ok "links planted in our own cache: the dwarf entry is a new file in place of the link"
 else
 	fail "links planted in our own cache: the dwarf entry is a new file in place of the link" "$(ls -l "$C/dwarf" | tr '\n' '|')"
+fi
+if [ -f "$C/unwind/$bid" ] && [ ! -L "$C/unwind/$bid" ] && [ "$(head -c 8 "$C/unwind/$bid")" = STAXUTC1 ]; then
+	ok "links planted in our own cache: gz's unwind table entry is a new file in place of the link"
+else
+	fail "links planted in our own cache: gz's unwind table entry is a new file in place of the link" "$(ls -l "$C/unwind" | tr '\n' '|')"
 fi
 if [ $kernel = yes ]; then
 	if [ -f "$C/kallsyms" ] && [ ! -L "$C/kallsyms" ] && [ "$(stat -c %a "$C/kallsyms")" = 600 ]; then
@@ -121,6 +129,12 @@ ln -s "$T/victim" "$T/x2/stax/dwarf"
 run "stax/dwarf is a symlink" XDG_CACHE_HOME="$T/x2"
 warned_once "stax/dwarf is a symlink"
 untouched "stax/dwarf is a symlink"
+mkdir -p "$T/x3/stax"
+chmod 700 "$T/x3/stax"
+ln -s "$T/victim" "$T/x3/stax/unwind"
+run "stax/unwind is a symlink" XDG_CACHE_HOME="$T/x3"
+warned_once "stax/unwind is a symlink"
+untouched "stax/unwind is a symlink"
 # HOME's .cache a link of someone else's: not followed (as root, a
 # link stax makes itself is; see 4)
 mkdir -p "$T/h1"

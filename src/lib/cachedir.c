@@ -1,0 +1,74 @@
+/* cachedir.c - the directories of stax's caches.
+ *
+ * stax may run as root with HOME or XDG_CACHE_HOME still naming another
+ * user's directory (sudo -E): that user could have put symbolic links
+ * where the cache goes. So the directories are opened one at a time
+ * without following links (a link the user made themselves, such as
+ * ~/.cache pointing to another disk, is followed), each must belong to
+ * the user stax runs as, stax's own ones (stax/, stax/dwarf/, stax/unwind/) must be
+ * closed to others, and every file is then opened or created relative
+ * to the directory's descriptor. Anything else: no cache, one warning.
+ */
+#include "lib/cachedir.h"
+#include "lib/safefile.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The cache's place could not be used (safe_dir_open() returned err): one
+ * warning when that is because it is not safe (a link, another user's),
+ * none when it is merely not there (yet) or not writable. */
+static int cache_unusable(int err, const char *where, const char *why)
+{
+	static int warned;
+	if ((err == -EPERM || err == -ENOTDIR) && !__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL))
+		warn("not using the cache in %s: %s (stax keeps its caches only in directories of"
+		     " the user it runs as, uid %u: set XDG_CACHE_HOME to one, or STAX_NO_CACHE=1)",
+		     where, why, (unsigned)geteuid());
+	return -1;
+}
+
+int cache_dir_open(const char *sub, bool create)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	const char *ne = getenv("STAX_NO_CACHE");
+	int flags = create ? SAFE_DIR_CREATE : 0, base, top, dir;
+	char where[4400], why[400];
+
+	if (ne && *ne && strcmp(ne, "0"))
+		return -1;
+	if (xdg && *xdg == '/') {
+		snprintf(where, sizeof(where), "%s", xdg);
+		base = safe_dir_open(AT_FDCWD, xdg, flags | SAFE_DIR_LINK_OK, why, sizeof(why));
+	} else if (home && *home == '/') {
+		int h = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (h < 0)
+			return -1;
+		snprintf(where, sizeof(where), "%s/.cache", strcmp(home, "/") ? home : "");
+		base = safe_dir_open(h, ".cache", flags | SAFE_DIR_LINK_OK, why, sizeof(why));
+		close(h);
+	} else {
+		return -1;
+	}
+	if (base < 0)
+		return cache_unusable(base, where, why);
+	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/stax");
+	top = safe_dir_open(base, "stax", flags | SAFE_DIR_PRIVATE, why, sizeof(why));
+	close(base);
+	if (top < 0)
+		return cache_unusable(top, where, why);
+	if (!sub)
+		return top;
+	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/%s", sub);
+	dir = safe_dir_open(top, sub, flags | SAFE_DIR_PRIVATE, why, sizeof(why));
+	close(top);
+	if (dir < 0)
+		return cache_unusable(dir, where, why);
+	return dir;
+}
+

@@ -1,0 +1,613 @@
+/* tcache.c - compiled unwind tables kept on disk, by build-id.
+ *
+ * Compiling the CFI of a big module costs more than a short recording
+ * of it: librustc_driver's 107,000 FDEs give 1.15 million rows in about
+ * 150 ms, every recording. So a table utable_load() compiled without
+ * complaint is written to
+ *
+ *     $XDG_CACHE_HOME/stax/unwind/BUILDID   (else ~/.cache/stax/unwind/)
+ *
+ * (a file without a build-id, as rustup's librustc_driver, by a hash of
+ * its path's device, inode, size and mtime instead)
+ *
+ * and later loads of the same file map it instead (the rows used in
+ * place, a checksum pass, the page index rebuilt: about 10 ms for
+ * librustc_driver on a busy 2-core VM, against 180-250 ms compiled).
+ * STAX_NO_CACHE=1 turns it off, as for the other caches; removing the
+ * directory clears it.
+ *
+ * Layout of a cache file (little-endian, x86-64's native layout):
+ *
+ *   offset size  meaning
+ *   0      8     magic "STAXUTC1"
+ *   8      4     header size (128)
+ *   12     4     UTCACHE_VERSION: the table compiler's version; a stax
+ *                whose tables differ writes another number
+ *   16     4     build-id size (0..20; 0: the file has none)
+ *   20     20    build-id, zero-padded
+ *   40     32    the module file's st_dev, st_ino, size, mtime (ns)
+ *   72     8     a hash of the identities of the separate debug files
+ *                that could be used for it (0 when none is there)
+ *   80     8     payload size; 128 + payload size is the file size
+ *   88     8     XXH3-64 of the payload
+ *   96     32    zero
+ *   then the payload (tcache_image()): counts and facts, PT_LOAD
+ *   segments, root functions, the CFI's path, the rows (u32 offsets,
+ *   u16 rules), the rule dictionary (16 bytes a rule), the SLOW FDEs and
+ *   their instruction bytes. The page index is not stored: it is rebuilt
+ *   from the rows.
+ *
+ * A cache file is used only when it is a regular file of ours that others
+ * cannot write, its header matches the module (build-id, file identity,
+ * debug files, compiler version), the checksum is right and every count,
+ * index and offset of the payload is in bounds (tcache_parse()); anything
+ * else is ignored and the table compiled and written anew. Files are
+ * written to a temporary name and renamed (lib/safefile.c); the least
+ * recently used entries are removed once the directory holds more than
+ * TCACHE_MAX_TOTAL bytes.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "unwind/tcache.h"
+#include "unwind/unwind.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+/* header-only: unwind/ links into the bench programs without -lxxhash */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "lib/buf.h"
+#include "lib/cachedir.h"
+#include "lib/hash.h"
+#include "lib/safefile.h"
+#include "lib/util.h"
+
+#define TCACHE_DIR "unwind"
+#define TCACHE_MAGIC "STAXUTC1"
+#define TCACHE_HEADER 128
+/* Change when table.c/x86_64.c compile other rows or rules, or the
+ * payload's layout changes: older entries are then rebuilt. */
+#define TCACHE_VERSION 1
+#define TCACHE_MAX_TOTAL (512ull << 20)
+#define TCACHE_MAX_FILE (1ull << 30)
+
+struct tcache_header {
+	char magic[8];
+	uint32_t header_size;
+	uint32_t version;
+	uint32_t build_id_size;
+	uint8_t build_id[20];
+	uint64_t dev, ino, size, mtime_ns;
+	uint64_t debug_ident;
+	uint64_t payload_size;
+	uint64_t payload_sum;
+	uint64_t zero[4];
+};
+_Static_assert(sizeof(struct tcache_header) == TCACHE_HEADER, "tcache header layout");
+
+/* the values t->source takes (table.c) */
+static const char *const sources[] = {
+	".eh_frame", ".debug_frame", "debug file .debug_frame", "mixed",
+};
+
+/* ---- the payload ---- */
+
+static void put_u64(struct buf *b, uint64_t v) { buf_add(b, &v, 8); }
+static void put_u32(struct buf *b, uint32_t v) { buf_add(b, &v, 4); }
+
+static void pad8(struct buf *b)
+{
+	while (b->len & 7)
+		buf_add_u8(b, 0);
+}
+
+void tcache_image(const struct utable *t, struct buf *b)
+{
+	uint32_t src = 0, plen = t->path ? (uint32_t)strlen(t->path) : 0;
+	for (uint32_t i = 0; i < ARRAY_SIZE(sources); i++)
+		if (t->source && !strcmp(t->source, sources[i]))
+			src = i + 1;
+	put_u64(b, t->base);
+	put_u64(b, t->entry);
+	put_u64(b, t->build_ns);
+	put_u32(b, t->nrows);
+	put_u32(b, t->nrules);
+	put_u32(b, t->nslow);
+	put_u32(b, (uint32_t)t->blob_len);
+	put_u32(b, (uint32_t)t->nload);
+	put_u32(b, (uint32_t)t->nroots);
+	put_u32(b, src);
+	put_u32(b, (uint32_t)t->err);
+	put_u32(b, (uint32_t)t->err_sec);
+	put_u32(b, t->nfde);
+	put_u32(b, t->nslow_rows);
+	put_u32(b, t->nsignal_tramp);
+	for (int i = 0; i < UTABLE_MAX_SECS; i++)
+		put_u32(b, t->nfde_sec[i]);
+	put_u32(b, plen);
+	for (int i = 0; i < t->nload; i++) {
+		put_u64(b, t->load[i].vaddr);
+		put_u64(b, t->load[i].off);
+		put_u64(b, t->load[i].filesz);
+		put_u64(b, t->load[i].exec);
+	}
+	for (int i = 0; i < t->nroots; i++) {
+		put_u64(b, t->roots[i].start);
+		put_u64(b, t->roots[i].end);
+		put_u64(b, (uint64_t)(int64_t)t->roots[i].kind);
+	}
+	buf_add(b, t->path, plen);
+	pad8(b);
+	buf_add(b, t->addr, (size_t)t->nrows * 4);
+	pad8(b);
+	buf_add(b, t->rule, (size_t)t->nrows * 2);
+	pad8(b);
+	buf_add(b, t->rules, (size_t)t->nrules * sizeof(*t->rules));
+	for (uint32_t i = 0; i < t->nslow; i++) {
+		const struct uslow *s = &t->slow[i];
+		put_u64(b, s->pc_begin);
+		put_u64(b, s->pc_end);
+		put_u64(b, s->fde_insn_vaddr);
+		put_u32(b, s->cie_insn);
+		put_u32(b, s->cie_len);
+		put_u32(b, s->fde_insn);
+		put_u32(b, s->fde_len);
+		put_u64(b, s->cie.off);
+		put_u64(b, s->cie.code_align);
+		put_u64(b, (uint64_t)s->cie.data_align);
+		put_u32(b, s->cie.ra_reg);
+		buf_add_u8(b, s->cie.version);
+		buf_add_u8(b, s->cie.fde_enc);
+		buf_add_u8(b, s->cie.lsda_enc);
+		buf_add_u8(b, s->cie.addr_size);
+		buf_add_u8(b, s->cie.has_aug_data);
+		buf_add_u8(b, s->cie.signal);
+		pad8(b);
+	}
+	buf_add(b, t->blob, t->blob_len);
+	pad8(b);
+}
+
+/* A reader over [p, end): every take checks what is left. */
+struct rd {
+	const uint8_t *p, *start, *end;
+};
+
+static bool take(struct rd *r, void *dst, size_t n)
+{
+	if ((size_t)(r->end - r->p) < n)
+		return false;
+	if (n)
+		memcpy(dst, r->p, n);
+	r->p += n;
+	return true;
+}
+
+static bool get_u64(struct rd *r, uint64_t *v) { return take(r, v, 8); }
+static bool get_u32(struct rd *r, uint32_t *v) { return take(r, v, 4); }
+
+static bool skip_pad8(struct rd *r)
+{
+	size_t at = (size_t)(r->p - r->start), n = (8 - (at & 7)) & 7;
+	uint8_t z[8];
+	if (!take(r, z, n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (z[i])
+			return false;
+	return true;
+}
+
+/* Room for n items of size each, left in r? */
+static bool room(const struct rd *r, uint64_t n, size_t size)
+{
+	return n <= (uint64_t)(r->end - r->p) / size;
+}
+
+static bool rule_ok(const struct urule *u, uint32_t i)
+{
+	static const struct urule zero;
+	if (i < UR_NCOMMANDS) {
+		/* exactly what init_commands() makes */
+		struct urule c = zero;
+		c.kind = (uint8_t)i;
+		return memcmp(&c, u, sizeof(c)) == 0;
+	}
+	if (u->kind == UR_STOP || u->kind == UR_SIGNAL)
+		return true;
+	/* the register the unwinder takes the CFA from */
+	return (u->kind == UR_PLT || u->kind == UR_NORMAL) &&
+	       (u->cfa_reg == UNW_RSP || u->cfa_reg == UNW_RBP) &&
+	       u->rbp <= URBP_UNDEF && u->rbx <= URBP_UNDEF;
+}
+
+/* borrow: the rows point into p (a mapping the table keeps), not copies */
+static int parse(const uint8_t *p, size_t n, struct utable *t, bool borrow)
+{
+	struct rd r = { p, p, p + n };
+	uint32_t nrows, nrules, nslow, blob_len, nload, nroots, src, err, err_sec, plen;
+	uint64_t v;
+	int ret = -EINVAL;
+
+	if (!get_u64(&r, &t->base) || !get_u64(&r, &t->entry) || !get_u64(&r, &t->build_ns) ||
+	    !get_u32(&r, &nrows) || !get_u32(&r, &nrules) || !get_u32(&r, &nslow) ||
+	    !get_u32(&r, &blob_len) || !get_u32(&r, &nload) || !get_u32(&r, &nroots) ||
+	    !get_u32(&r, &src) || !get_u32(&r, &err) || !get_u32(&r, &err_sec) ||
+	    !get_u32(&r, &t->nfde) || !get_u32(&r, &t->nslow_rows) ||
+	    !get_u32(&r, &t->nsignal_tramp))
+		return -EINVAL;
+	for (int i = 0; i < UTABLE_MAX_SECS; i++)
+		if (!get_u32(&r, &t->nfde_sec[i]))
+			return -EINVAL;
+	if (!get_u32(&r, &plen))
+		return -EINVAL;
+	if (!nrows || nrules < UR_NCOMMANDS || nrules > 0xffff || nload > ARRAY_SIZE(t->load) ||
+	    nroots > ARRAY_SIZE(t->roots) || src > ARRAY_SIZE(sources) || plen > 4096 ||
+	    (int32_t)err > 0 || err_sec >= UTABLE_MAX_SECS)
+		return -EINVAL;
+	t->err = (int32_t)err;
+	t->err_sec = (int)err_sec;
+	t->source = src ? sources[src - 1] : NULL;
+	for (uint32_t i = 0; i < nload; i++) {
+		if (!get_u64(&r, &t->load[i].vaddr) || !get_u64(&r, &t->load[i].off) ||
+		    !get_u64(&r, &t->load[i].filesz) || !get_u64(&r, &v) || v > 1)
+			return -EINVAL;
+		t->load[i].exec = v != 0;
+	}
+	t->nload = (int)nload;
+	for (uint32_t i = 0; i < nroots; i++) {
+		if (!get_u64(&r, &t->roots[i].start) || !get_u64(&r, &t->roots[i].end) ||
+		    !get_u64(&r, &v) || v > 16)
+			return -EINVAL;
+		t->roots[i].kind = (int)v;
+	}
+	t->nroots = (int)nroots;
+	char *path = xmalloc(plen + 1);
+	if (!take(&r, path, plen) || memchr(path, 0, plen)) {
+		free(path);
+		return -EINVAL;
+	}
+	path[plen] = 0;
+	free(t->path);
+	t->path = path;
+
+	/* the rows: offsets rising, each rule in the dictionary */
+	if (!skip_pad8(&r) || !room(&r, nrows, 4))
+		goto bad;
+	if (borrow) {
+		t->addr = (uint32_t *)r.p; /* 8-aligned: the payload is at a page + 128 */
+		r.p += (size_t)nrows * 4;
+	} else {
+		t->addr = xmalloc((size_t)nrows * 4);
+		take(&r, t->addr, (size_t)nrows * 4);
+	}
+	for (uint32_t i = 1; i < nrows; i++)
+		if (t->addr[i] <= t->addr[i - 1])
+			goto bad;
+	if (!skip_pad8(&r) || !room(&r, nrows, 2))
+		goto bad;
+	if (borrow) {
+		t->rule = (uint16_t *)r.p;
+		r.p += (size_t)nrows * 2;
+	} else {
+		t->rule = xmalloc((size_t)nrows * 2);
+		take(&r, t->rule, (size_t)nrows * 2);
+	}
+	for (uint32_t i = 0; i < nrows; i++)
+		if (t->rule[i] >= nrules)
+			goto bad;
+	if (!skip_pad8(&r) || !room(&r, nrules, sizeof(struct urule)))
+		goto bad;
+	free(t->rules);
+	t->rules = xmalloc((size_t)nrules * sizeof(struct urule));
+	take(&r, t->rules, (size_t)nrules * sizeof(struct urule));
+	t->nrules = nrules;
+	for (uint32_t i = 0; i < nrules; i++)
+		if (!rule_ok(&t->rules[i], i))
+			goto bad;
+	t->nrows = nrows;
+
+	/* the SLOW FDEs: in start order, their programs in the blob */
+	if (!room(&r, nslow, 64))
+		goto bad;
+	t->slow = nslow ? xcalloc(nslow, sizeof(*t->slow)) : NULL;
+	for (uint32_t i = 0; i < nslow; i++) {
+		struct uslow *s = &t->slow[i];
+		uint32_t ra;
+		uint8_t b[6];
+		if (!get_u64(&r, &s->pc_begin) || !get_u64(&r, &s->pc_end) ||
+		    !get_u64(&r, &s->fde_insn_vaddr) || !get_u32(&r, &s->cie_insn) ||
+		    !get_u32(&r, &s->cie_len) || !get_u32(&r, &s->fde_insn) ||
+		    !get_u32(&r, &s->fde_len) || !get_u64(&r, &v) ||
+		    !get_u64(&r, &s->cie.code_align) || !get_u64(&r, (uint64_t *)&s->cie.data_align) ||
+		    !get_u32(&r, &ra) || !take(&r, b, sizeof(b)) || !skip_pad8(&r))
+			goto bad;
+		s->cie.off = (size_t)v;
+		s->cie.ra_reg = ra;
+		s->cie.version = b[0];
+		s->cie.fde_enc = b[1];
+		s->cie.lsda_enc = b[2];
+		s->cie.addr_size = b[3];
+		s->cie.has_aug_data = b[4] != 0;
+		s->cie.signal = b[5] != 0;
+		if (ra > 255 || (b[3] != 4 && b[3] != 8) || b[4] > 1 || b[5] > 1 ||
+		    s->pc_end <= s->pc_begin || (i && s->pc_begin < t->slow[i - 1].pc_begin) ||
+		    (uint64_t)s->cie_insn + s->cie_len > blob_len ||
+		    (uint64_t)s->fde_insn + s->fde_len > blob_len)
+			goto bad;
+	}
+	t->nslow = nslow;
+	if (!room(&r, blob_len, 1))
+		goto bad;
+	/* at least a byte, as blob_add() keeps: the SLOW rows point into it */
+	t->blob = xmalloc(blob_len ? blob_len : 1);
+	take(&r, t->blob, blob_len);
+	t->blob_len = blob_len;
+	if (!skip_pad8(&r) || r.p != r.end)
+		goto bad;
+	utable_build_pages(t);
+	return 0;
+bad:
+	/* the caller frees t: what is set so far is consistent for utable_free() */
+	return ret;
+}
+
+int tcache_parse(const uint8_t *p, size_t n, struct utable *t)
+{
+	return parse(p, n, t, false);
+}
+
+/* ---- the file ---- */
+
+static void make_header(struct tcache_header *h, const struct tcache_key *k)
+{
+	memset(h, 0, sizeof(*h));
+	memcpy(h->magic, TCACHE_MAGIC, 8);
+	h->header_size = TCACHE_HEADER;
+	h->version = TCACHE_VERSION;
+	h->build_id_size = (uint32_t)MIN(k->build_id_size, sizeof(h->build_id));
+	memcpy(h->build_id, k->build_id, h->build_id_size);
+	h->dev = k->dev;
+	h->ino = k->ino;
+	h->size = k->size;
+	h->mtime_ns = k->mtime_ns;
+	h->debug_ident = k->debug_ident;
+}
+
+static bool key_usable(const struct tcache_key *k)
+{
+	return k->build_id_size <= sizeof(k->build_id) && (k->build_id_size || k->ino);
+}
+
+const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct tcache_key *k,
+			    size_t *payload_size)
+{
+	struct tcache_header h, want;
+
+	if (size < TCACHE_HEADER || !key_usable(k))
+		return NULL;
+	memcpy(&h, data, sizeof(h));
+	make_header(&want, k);
+	want.payload_size = h.payload_size;
+	want.payload_sum = h.payload_sum;
+	if (memcmp(&h, &want, sizeof(h)) || h.payload_size != size - TCACHE_HEADER ||
+	    XXH3_64bits(data + TCACHE_HEADER, h.payload_size) != h.payload_sum)
+		return NULL;
+	*payload_size = h.payload_size;
+	return data + TCACHE_HEADER;
+}
+
+/* The entry's name: the build-id in hex; for a file without one, a hash
+ * of the file's identity (16 hex digits; the header holds the identity
+ * itself). */
+static void entry_name(char out[41], const struct tcache_key *k)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint8_t h[8];
+	const uint8_t *id = k->build_id;
+	size_t i, n = k->build_id_size;
+	if (!n) {
+		uint64_t v = hash_mix(hash_mix(hash_mix(hash_mix(0x7cac, k->dev), k->ino), k->size),
+				      k->mtime_ns);
+		memcpy(h, &v, 8);
+		id = h;
+		n = 8;
+	}
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hex[id[i] >> 4];
+		out[2 * i + 1] = hex[id[i] & 15];
+	}
+	out[2 * i] = '\0';
+}
+
+struct utable *tcache_load(const struct tcache_key *k)
+{
+	char name[41];
+	struct stat st;
+	uint8_t *data = NULL;
+	struct utable *t = NULL;
+	size_t psize;
+	int dfd, fd;
+
+	if (!key_usable(k))
+		return NULL;
+	entry_name(name, k);
+	if ((dfd = cache_dir_open(TCACHE_DIR, false)) < 0)
+		return NULL;
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
+	close(dfd);
+	if (fd < 0)
+		return NULL;
+	/* a regular file of ours, of a size an entry can have */
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022) || st.st_size < TCACHE_HEADER ||
+	    (uint64_t)st.st_size > TCACHE_MAX_FILE)
+		goto out;
+	/* read-only and populated at once: the rows are used in place (a
+	 * copy, and a page fault a page, cost more than the rest of the
+	 * load on a big table) */
+	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (data == MAP_FAILED) {
+		data = NULL;
+		goto out;
+	}
+	const uint8_t *payload = tcache_check(data, (size_t)st.st_size, k, &psize);
+	if (!payload)
+		goto out;
+	t = xcalloc(1, sizeof(*t));
+	t->map = data;
+	t->map_size = (size_t)st.st_size;
+	data = NULL; /* the table's now */
+	if (parse(payload, psize, t, true)) {
+		utable_free(t);
+		t = NULL;
+		goto out;
+	}
+	memcpy(t->build_id, k->build_id, k->build_id_size);
+	t->build_id_size = k->build_id_size;
+	t->cached = true;
+	futimens(fd, NULL); /* used: keep it when the directory is trimmed */
+out:
+	if (data)
+		munmap(data, (size_t)st.st_size);
+	close(fd);
+	return t;
+}
+
+struct entry {
+	char *name;
+	uint64_t size;
+	int64_t mtime;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+}
+
+/* The names this directory's files get: a build-id in lowercase hex (2
+ * to 40 digits), and while written, that with ".stax-XXXXXXXX.tmp"
+ * after it (lib/safefile.c). Returns 1 for an entry, 2 for a temporary
+ * file, 0 for any other name. */
+static int named(const char *s)
+{
+	size_t n = strspn(s, "0123456789abcdef");
+	if (n < 2 || n > 40)
+		return 0;
+	if (!s[n])
+		return 1;
+	if (strncmp(s + n, ".stax-", 6) || strlen(s + n + 6) != 12 || strcmp(s + n + 14, ".tmp"))
+		return 0;
+	for (size_t i = n + 6; i < n + 14; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z')))
+			return 0;
+	return 2;
+}
+
+/* Remove the least recently used entries (and temporary files left by a
+ * killed writer an hour ago or more) until dfd holds at most limit
+ * bytes. Only regular files of the user named as stax names them are
+ * removed, by unlinkat() in the directory cache_dir_open() checked. */
+static void trim(int dfd, uint64_t limit)
+{
+	struct entry *ents = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	time_t now = time(NULL);
+	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		int kind = named(de->d_name);
+		if (!kind || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+			continue;
+		if (kind == 2) {
+			if (st.st_mtime + 3600 < now)
+				unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		GROW(ents, cap, n + 1);
+		ents[n++] = (struct entry){ xstrdup(de->d_name), (uint64_t)st.st_size, (int64_t)st.st_mtime };
+		total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	if (n)
+		qsort(ents, n, sizeof(*ents), cmp_entry);
+	for (size_t i = 0; i < n; i++) {
+		if (total > limit && !unlinkat(dfd, ents[i].name, 0))
+			total -= ents[i].size;
+		free(ents[i].name);
+	}
+	free(ents);
+}
+
+int tcache_store(const struct utable *t, const struct tcache_key *k)
+{
+	struct tcache_header h;
+	struct safe_replace r;
+	struct buf b = BUF_INIT;
+	char name[41];
+	size_t off = 0;
+	int dfd, ret;
+
+	if (!key_usable(k) || !t->nrows)
+		return -EINVAL;
+	buf_extend(&b, TCACHE_HEADER);
+	tcache_image(t, &b);
+	if (b.len > TCACHE_MAX_FILE) {
+		ret = -EFBIG;
+		goto out_buf;
+	}
+	make_header(&h, k);
+	h.payload_size = b.len - TCACHE_HEADER;
+	h.payload_sum = XXH3_64bits(b.data + TCACHE_HEADER, h.payload_size);
+	memcpy(b.data, &h, sizeof(h));
+	entry_name(name, k);
+	if ((dfd = cache_dir_open(TCACHE_DIR, true)) < 0) {
+		ret = -ENOENT;
+		goto out_buf;
+	}
+	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)))
+		goto out;
+	while (off < b.len) {
+		ssize_t w = write(r.fd, b.data + off, b.len - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	if (off != b.len) {
+		safe_replace_abort(&r);
+		ret = -EIO;
+		goto out;
+	}
+	if (safe_replace_commit(&r)) {
+		ret = -EIO;
+		goto out;
+	}
+	trim(dfd, TCACHE_MAX_TOTAL);
+out:
+	close(dfd);
+out_buf:
+	buf_release(&b);
+	return ret;
+}

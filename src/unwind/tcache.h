@@ -1,0 +1,43 @@
+/* tcache.h - compiled unwind tables kept on disk by build-id (internal
+ * to unwind/; the layout and rules are in tcache.c).
+ */
+#ifndef STAX_UNWIND_TCACHE_H
+#define STAX_UNWIND_TCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/buf.h"
+#include "unwind/table.h"
+
+/* What a cache entry must match: the module's build-id (size 0: none), its file's
+ * identity, and the identities of the separate debug files that could
+ * be used for it (a hash; 0 when there are none). */
+struct tcache_key {
+	uint8_t build_id[20];
+	size_t build_id_size;
+	uint64_t dev, ino, size, mtime_ns;
+	uint64_t debug_ident;
+};
+
+/* The entry for k, parsed into a new table (t->cached set), or NULL: no
+ * cache, no entry, or one that does not match or is damaged. */
+struct utable *tcache_load(const struct tcache_key *k);
+/* Write t as the entry for k (replacing an older one), then trim the
+ * directory. 0 or -errno; nothing is printed. */
+int tcache_store(const struct utable *t, const struct tcache_key *k);
+
+/* Exposed for tests and fuzzing. */
+/* Append t's payload to b. */
+void tcache_image(const struct utable *t, struct buf *b);
+/* Parse a payload into t (zeroed by the caller, freed by the caller
+ * with utable_free() whatever the result): 0, or -EINVAL for anything
+ * out of bounds or inconsistent. */
+int tcache_parse(const uint8_t *p, size_t n, struct utable *t);
+/* The payload of the cache file data[0..size) when its header matches k
+ * and its checksum is right (size of it in *payload_size), else NULL. */
+const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct tcache_key *k,
+			    size_t *payload_size);
+
+#endif
