@@ -13,11 +13,14 @@
 #include "lib/safefile.h"
 #include "lib/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The cache's place could not be used (safe_dir_open() returned err): one
@@ -72,3 +75,56 @@ int cache_dir_open(const char *sub, bool create)
 	return dir;
 }
 
+
+struct trim_entry {
+	char *name;
+	uint64_t size;
+	int64_t mtime;
+};
+
+static int cmp_trim(const void *a, const void *b)
+{
+	const struct trim_entry *x = a, *y = b;
+	return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+}
+
+void cache_dir_trim(int dfd, uint64_t limit, int (*kind)(const char *name))
+{
+	struct trim_entry *ents = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	time_t now = time(NULL);
+	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		int k = kind(de->d_name);
+		if (!k || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
+		    st.st_uid != geteuid())
+			continue;
+		if (k == 2) {
+			if (st.st_mtime + 3600 < now)
+				unlinkat(dfd, de->d_name, 0);
+			continue;
+		}
+		GROW(ents, cap, n + 1);
+		ents[n++] = (struct trim_entry){ xstrdup(de->d_name), (uint64_t)st.st_size, (int64_t)st.st_mtime };
+		total += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	if (n)
+		qsort(ents, n, sizeof(*ents), cmp_trim);
+	for (size_t i = 0; i < n; i++) {
+		if (total > limit && !unlinkat(dfd, ents[i].name, 0))
+			total -= ents[i].size;
+		free(ents[i].name);
+	}
+	free(ents);
+}

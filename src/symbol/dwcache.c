@@ -367,18 +367,6 @@ void sym_dwcache_unmap(struct sym_dwcache_map *m)
 
 /* ---- writing ---- */
 
-struct dw_entry {
-	char *name;
-	uint64_t size;
-	int64_t mtime;
-};
-
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct dw_entry *x = a, *y = b;
-	return (x->mtime > y->mtime) - (x->mtime < y->mtime);
-}
-
 /* n hex digits (lowercase) from s; the count. */
 static size_t hex_run(const char *s)
 {
@@ -419,53 +407,10 @@ static bool temp_named(const char *name)
 	return !strcmp(p, ".tmp");
 }
 
-/* Remove the least recently used entries (and temporary files left by a
- * killed writer an hour ago or more) until the directory dfd is under
- * limit. Only files named as stax names them, regular and the user's,
- * are removed, by unlinkat() on the directory (which sym_cache_dir()
- * checked is the user's and closed to others): a link there is never
- * followed, and nothing else is touched. */
-static void trim(int dfd, uint64_t limit)
+/* cache_dir_trim()'s kind of a name: 1 an entry, 2 a temporary file. */
+static int dw_named(const char *name)
 {
-	struct dw_entry *ents = NULL;
-	size_t n = 0, cap = 0, i;
-	uint64_t total = 0;
-	struct dirent *de;
-	time_t now = time(NULL);
-	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		bool tmp = temp_named(de->d_name);
-		if (!tmp && !entry_named(de->d_name))
-			continue;
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode) ||
-		    st.st_uid != geteuid())
-			continue;
-		if (tmp) {
-			if (st.st_mtime + 3600 < now)
-				unlinkat(dfd, de->d_name, 0);
-			continue;
-		}
-		GROW(ents, cap, n + 1);
-		ents[n++] = (struct dw_entry){ xstrdup(de->d_name), (uint64_t)st.st_size, (int64_t)st.st_mtime };
-		total += (uint64_t)st.st_size;
-	}
-	closedir(d);
-	if (n)
-		qsort(ents, n, sizeof(*ents), cmp_entry);
-	for (i = 0; i < n; i++) {
-		if (total > limit && !unlinkat(dfd, ents[i].name, 0))
-			total -= ents[i].size;
-		free(ents[i].name);
-	}
-	free(ents);
+	return temp_named(name) ? 2 : entry_named(name) ? 1 : 0;
 }
 
 int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t size)
@@ -514,7 +459,7 @@ int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t
 		ret = -EIO;
 		goto out;
 	}
-	trim(dfd, DWCACHE_MAX_TOTAL);
+	cache_dir_trim(dfd, DWCACHE_MAX_TOTAL, dw_named);
 out:
 	close(dfd);
 	free(head);

@@ -484,18 +484,6 @@ out:
 	return t;
 }
 
-struct entry {
-	char *name;
-	uint64_t size;
-	int64_t mtime;
-};
-
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-	return (x->mtime > y->mtime) - (x->mtime < y->mtime);
-}
-
 /* The names this directory's files get: a build-id in lowercase hex (2
  * to 40 digits), and while written, that with ".stax-XXXXXXXX.tmp"
  * after it (lib/safefile.c). Returns 1 for an entry, 2 for a temporary
@@ -514,51 +502,6 @@ static int named(const char *s)
 		      (s[i] >= 'A' && s[i] <= 'Z')))
 			return 0;
 	return 2;
-}
-
-/* Remove the least recently used entries (and temporary files left by a
- * killed writer an hour ago or more) until dfd holds at most limit
- * bytes. Only regular files of the user named as stax names them are
- * removed, by unlinkat() in the directory cache_dir_open() checked. */
-static void trim(int dfd, uint64_t limit)
-{
-	struct entry *ents = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t total = 0;
-	struct dirent *de;
-	time_t now = time(NULL);
-	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d))) {
-		struct stat st;
-		int kind = named(de->d_name);
-		if (!kind || fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
-			continue;
-		if (kind == 2) {
-			if (st.st_mtime + 3600 < now)
-				unlinkat(dfd, de->d_name, 0);
-			continue;
-		}
-		GROW(ents, cap, n + 1);
-		ents[n++] = (struct entry){ xstrdup(de->d_name), (uint64_t)st.st_size, (int64_t)st.st_mtime };
-		total += (uint64_t)st.st_size;
-	}
-	closedir(d);
-	if (n)
-		qsort(ents, n, sizeof(*ents), cmp_entry);
-	for (size_t i = 0; i < n; i++) {
-		if (total > limit && !unlinkat(dfd, ents[i].name, 0))
-			total -= ents[i].size;
-		free(ents[i].name);
-	}
-	free(ents);
 }
 
 int tcache_store(const struct utable *t, const struct tcache_key *k)
@@ -604,7 +547,7 @@ int tcache_store(const struct utable *t, const struct tcache_key *k)
 		ret = -EIO;
 		goto out;
 	}
-	trim(dfd, TCACHE_MAX_TOTAL);
+	cache_dir_trim(dfd, TCACHE_MAX_TOTAL, named);
 out:
 	close(dfd);
 out_buf:
