@@ -1021,7 +1021,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		 struct unwind_frame *frames, size_t max,
 		 struct unwind_result *res, bool track_rbx)
 {
-	struct walker w;
+	struct walker w = { 0 }; /* walk_start() sets what it reads */
 	uint64_t regs[UNW_NREGS], cfas[UNWIND_MAX_DEPTH];
 	struct copy c;
 	struct splice sp_info;
