@@ -18,7 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef __clang__
+#define NOINLINE __attribute__((noinline, used))
+#else
 #define NOINLINE __attribute__((noinline, noclone, used))
+#endif
 
 struct test_map {
 	uint64_t start, end, pgoff;

@@ -48,9 +48,17 @@
 #include "unwind/table.h"
 #include "unwind/unwind.h"
 
+#ifdef __clang__
+/* clang has neither noclone nor per-function optimize(): the splice
+ * checks that need WITHFP say so (check_splice) */
+#define NOINLINE __attribute__((noinline))
+#define NOFP NOINLINE
+#define WITHFP NOINLINE
+#else
 #define NOINLINE __attribute__((noinline, noclone))
 #define NOFP __attribute__((noinline, noclone, optimize("omit-frame-pointer")))
 #define WITHFP __attribute__((noinline, noclone, optimize("no-omit-frame-pointer")))
+#endif
 /* Keeps a call from becoming a tail call or being merged. */
 #define KEEP() __asm__ volatile("" ::: "memory")
 
@@ -848,6 +856,14 @@ static void check_splice(int depth, size_t copy_size)
 	snprintf(label, sizeof(label),
 		 "splice depth %d, copy %zu: spliced frames equal the full unwind (%zu by CFI, %zu from chain)",
 		 depth, copy_size, rs.dwarf_frames, rs.n - rs.dwarf_frames);
+#ifdef __clang__
+	/* clang ignores optimize("no-omit-frame-pointer"): at -O1 and above
+	 * clone_recurse keeps no frame pointer and the kernel-style chain
+	 * has nothing to splice (the e2e tests splice real programs) */
+	if (!same && rs.n == rs.dwarf_frames) {
+		SKIP(label, "built with clang, which has no per-function frame-pointer attribute");
+	} else
+#endif
 	CHECK(same && rs.method == UNWIND_M_SPLICED && rs.quality == UNWIND_Q_COMPLETE &&
 	      rs.dwarf_frames < rs.n, label);
 	snprintf(label, sizeof(label), "splice depth %d, copy %zu: DWARF alone is truncated",
