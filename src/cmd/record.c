@@ -30,6 +30,7 @@ static const struct opt record_perf_only[] = {
 enum {
 	REC_UNWIND = OPT_LONG, REC_STACK_SIZE, REC_DURATION, REC_OFF_CPU, REC_CALL_GRAPH, REC_NO_WAKERS,
 	REC_NO_PYTHON_FRAMES,
+	REC_NO_READ_STACK,
 };
 
 static const struct opt record_opts[] = {
@@ -97,6 +98,13 @@ static const struct opt record_opts[] = {
 	  "it runs (py::QUALNAME:FILE, as python -X perf names\n"
 	  "them), read from the interpreter's memory while\n"
 	  "recording (needs ptrace access to the process)", NULL },
+	{ REC_NO_READ_STACK, "no-read-stack", NULL, "never read a stack beyond its copy from the process.\n"
+	  "By default, where a stack goes on past the copy (deeper\n"
+	  "than --stack-size, or switched to another stack: Go,\n"
+	  "Rust's psm, sigaltstack; --off-cpu waits), the rest is\n"
+	  "read from the live process when the copy's outermost\n"
+	  "return address is still in place (needs ptrace access;\n"
+	  "stax info: read). With this, such stacks stay truncated", NULL },
 	{ 'a', "all-cpus", NULL, "record every process on every cpu (root, CAP_PERFMON\n"
 	  "or kernel.perf_event_paranoid <= 0); stops with\n"
 	  "Ctrl-C, --duration, or when CMD exits if one is given;\n"
@@ -121,7 +129,8 @@ const struct cmd_spec cmd_record_spec = {
 	"record",
 "usage: stax record [-F HZ | -c COUNT] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
-"                   [--no-wakers] [--no-python-frames] [-m PAGES|SIZE] [-g]\n"
+"                   [--no-wakers] [--no-python-frames] [--no-read-stack]\n"
+"                   [-m PAGES|SIZE] [-g]\n"
 "                   [--call-graph MODE[,SIZE]]\n"
 "                   (-p PID[,PID...] | -t TID[,TID...] | -a [-- CMD ARGS...] |\n"
 "                    -- CMD ARGS...)\n"
@@ -302,6 +311,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case REC_NO_PYTHON_FRAMES:
 			o.no_python_frames = 1;
+			break;
+		case REC_NO_READ_STACK:
+			o.no_read_stack = 1;
 			break;
 		case REC_NO_WAKERS:
 			o.no_wakers = 1;

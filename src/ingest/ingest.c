@@ -254,6 +254,41 @@ static const uint8_t perf_to_dwarf[24] = {
 	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
 };
 
+/* Thread tid's slot in g->tails (a new one is zeroed). */
+static struct ingest_tail *tail_slot(struct ingest *g, uint32_t tid)
+{
+	uint32_t at;
+	if (!hmap_get(&g->tail_index, tid, &at)) {
+		GROW(g->tails, g->tailcap, g->ntails + 1);
+		at = (uint32_t)g->ntails++;
+		memset(&g->tails[at], 0, sizeof(g->tails[at]));
+		g->tails[at].tid = tid;
+		hmap_put(&g->tail_index, tid, at);
+	}
+	return &g->tails[at];
+}
+
+/* The top of thread tid's stack, from the stacks of it that reached
+ * their root; a stack cut where its copy ended is counted by whether
+ * the largest copy (65528 bytes) would have reached that top. */
+static void stack_depth(struct ingest *g, uint32_t tid, uint64_t sp, const struct unwind_result *res)
+{
+	uint32_t at;
+
+	if (res->quality == UNWIND_Q_COMPLETE && res->depth && res->method == UNWIND_M_DWARF) {
+		struct ingest_tail *t = tail_slot(g, tid);
+		t->top = MAX(t->top, sp + res->depth);
+		return;
+	}
+	if (res->quality != UNWIND_Q_TRUNCATED || res->stop != UNWIND_STOP_COPY ||
+	    !hmap_get(&g->tail_index, tid, &at) || g->tails[at].top <= sp)
+		return;
+	if (g->tails[at].top - sp <= 65528)
+		g->cut_within_max++;
+	else
+		g->cut_beyond_max++;
+}
+
 /* Keep the outermost frames of a stack DWARF unwound to its root, or
  * complete a spliced one from them (see struct ingest_tail). Sound because
  * a thread's outermost frames do not change while it lives: the same
@@ -268,13 +303,7 @@ static void root_tail(struct ingest *g, uint32_t tid, struct unwind_result *res)
 	if (res->quality != UNWIND_Q_COMPLETE || !n)
 		return;
 	if (res->method == UNWIND_M_DWARF) {
-		if (!hmap_get(&g->tail_index, tid, &at)) {
-			GROW(g->tails, g->tailcap, g->ntails + 1);
-			at = (uint32_t)g->ntails++;
-			hmap_put(&g->tail_index, tid, at);
-		}
-		t = &g->tails[at];
-		t->tid = tid;
+		t = tail_slot(g, tid);
 		t->n = (uint8_t)MIN(n, (size_t)INGEST_TAIL);
 		for (i = 0; i < t->n; i++)
 			t->pc[i] = g->frames[n - t->n + i].pc;
@@ -338,7 +367,7 @@ static size_t extend_stack(struct ingest *g, const struct perf_sample *s, uint64
 	uint32_t at;
 	size_t have = (size_t)s->stack_dyn_size, more;
 
-	if (!g->live || !hmap_get(&g->pend_index, s->tid, &at))
+	if (!g->live || g->no_read_stack || !hmap_get(&g->pend_index, s->tid, &at))
 		return 0;
 	p = &g->pend[at];
 	if (p->last_in > s->time || p->dead)
@@ -395,7 +424,8 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.find_arg = g;
 	in.read_code = read_code;
 	in.jit_table = g->njitdumps ? jit_table : NULL;
-	in.read_stack = g->live ? read_stack : NULL;
+	in.read_stack = g->live && !g->no_read_stack ? read_stack : NULL;
+	in.read_deep = !switch_out; /* extend_stack() reads a sleeper's */
 	in.space = state_gen(&g->st, s->pid);
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
@@ -409,6 +439,9 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 			*extended = true;
 		}
 	}
+	g->deep_reads += res.deep == 1;
+	g->deep_stale += res.deep == 2;
+	stack_depth(g, s->tid, in.regs.r[UNW_RSP], &res);
 	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;

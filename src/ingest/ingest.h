@@ -104,6 +104,7 @@ struct ingest {
 	 * live process (recorder) to recognise generated code; jit_* count
 	 * samples and frames unwound by the rules for code without CFI. */
 	bool live;                     /* processes can be read: set by the recorder */
+	bool no_read_stack;            /* never read stacks beyond their copy */
 	/* names and mappings read from /proc when their records were lost
 	 * (recover.h); recover.on is set by the recorder */
 	struct recover recover;
@@ -111,6 +112,12 @@ struct ingest {
 	struct ingest_code { uint8_t *bytes; size_t len; } *code;
 	size_t ncode, codecap;
 	uint64_t jit_samples, jit_frames;
+	/* on-CPU stacks deeper than their copy: the rest read from the
+	 * process, or not, as the thread's stack had moved on
+	 * (unwind_result.deep); stacks cut where the copy ended whose
+	 * thread's stack top is known (from a stack of it that reached its
+	 * root), within 65528 bytes of it (the largest copy) or beyond */
+	uint64_t deep_reads, deep_stale, cut_within_max, cut_beyond_max;
 	/* The outermost frames of each thread's last stack that DWARF
 	 * unwound to its root: a spliced stack whose frame-pointer chain
 	 * ended at one of them (in libc, without frame pointers, just below
@@ -120,6 +127,8 @@ struct ingest {
 		uint32_t tid;
 		uint8_t n;
 		uint64_t pc[INGEST_TAIL];
+		uint64_t top;  /* the highest CFA of a stack that reached
+				* its root: the top of the thread's stack */
 	} *tails;
 	size_t ntails, tailcap;
 	/* jitdump files mapped by the processes (their marker mmap), with

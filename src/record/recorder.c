@@ -933,6 +933,11 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	}
 	if (r->ing.py && *pyframes_no_access_why(r->ing.py))
 		store_put_meta(&r->w, "python_no_access", pyframes_no_access_why(r->ing.py));
+	store_put_meta(&r->w, "read_stack", r->ing.no_read_stack ? "0" : "1");
+	put_meta_u64(&r->w, "deep_stacks_read", r->ing.deep_reads);
+	put_meta_u64(&r->w, "deep_stacks_stale", r->ing.deep_stale);
+	put_meta_u64(&r->w, "copy_cut_within_max", r->ing.cut_within_max);
+	put_meta_u64(&r->w, "copy_cut_beyond_max", r->ing.cut_beyond_max);
 	if (r->o->off_cpu) {
 		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.stack_reads);
 		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.stack_reads_stale);
@@ -1060,6 +1065,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	ingest_init(&r->ing, &r->w, o->unwind);
 	r->ing.live = true; /* JIT code bytes can be read from the targets */
 	r->ing.recover.on = true; /* and what lost records named, from /proc */
+	r->ing.no_read_stack = o->no_read_stack != 0;
 	if (install_signals(r->err))
 		goto out;
 

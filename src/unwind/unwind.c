@@ -241,31 +241,54 @@ static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
 #define XREAD_CHECK 256          /* bytes of the copy's end read again */
 
 /* Read the stack around addr (a read that missed the copy) from the live
- * process into the unwinder's buffer. Next to the copy, the read starts
- * inside it, and the bytes both have must be equal: else the thread's
- * stack moved on since the sample, and nothing is read. Returns 0, or
- * -errno (-EPERM: no ptrace access; -ESTALE: the stack changed). */
+ * process into the unwinder's buffer. The read starts inside what is
+ * known, and the bytes both have must be equal: else the thread's stack
+ * moved on since the sample, and nothing is read. Next to the copy,
+ * that is its last XREAD_CHECK bytes; next to an earlier read, that
+ * read's last bytes. slot (deep reads of a running thread's stack; 0
+ * if none): the copy's slot of the outermost return address unwound,
+ * which is checked instead: the frames of a running thread move under
+ * the copy's end (a callee writes its results into its caller's
+ * frame), but while that return address is in place, the frames above
+ * it are the sample's. A deep read that cannot be checked is refused.
+ * Returns 0, or -errno (-EPERM: no ptrace access; -ESTALE: the stack
+ * changed, or could not be checked). */
 static int xread(struct unwinder *u, const struct unwind_input *in, struct copy *c,
-		 uint64_t addr)
+		 uint64_t addr, bool deep, uint64_t slot)
 {
 	uint64_t from = addr & ~7ull;
-	size_t check = 0;
+	uint8_t prev[XREAD_CHECK];
+	const uint8_t *want = NULL;
+	size_t check = XREAD_CHECK;
 	long got;
 
 	if (!u->xbuf)
 		u->xbuf = xmalloc(XREAD_SIZE);
-	if (addr >= c->end && addr - c->end < XREAD_SIZE / 2 && c->end - c->base >= XREAD_CHECK) {
+	if (c->x && addr >= c->xend && addr - c->xend < XREAD_SIZE / 2 &&
+	    c->xend - c->xbase >= XREAD_CHECK) {
+		from = c->xend - XREAD_CHECK;
+		memcpy(prev, c->x + (from - c->xbase), XREAD_CHECK);
+		want = prev;
+	} else if (deep && slot && !(slot & 7) && slot >= c->base && slot + 8 <= c->end &&
+		   addr >= slot && addr - slot < XREAD_SIZE / 2) {
+		from = slot;
+		want = c->stack + (slot - c->base);
+		check = 8;
+	} else if (addr >= c->end && addr - c->end < XREAD_SIZE / 2 &&
+		   c->end - c->base >= XREAD_CHECK) {
 		from = c->end - XREAD_CHECK;
-		check = XREAD_CHECK;
+		want = c->stack + (from - c->base);
+	} else if (deep) {
+		return -ESTALE;
 	}
 	if (from > UINT64_MAX - XREAD_SIZE)
 		return -EFAULT;
 	got = in->read_stack(in->find_arg, from, u->xbuf, XREAD_SIZE);
 	if (got < 0)
 		return (int)got;
-	if ((size_t)got < check + 16)
+	if ((size_t)got < (want ? check : 0) + 16)
 		return -EFAULT;
-	if (check && memcmp(u->xbuf, c->stack + (from - c->base), check) != 0)
+	if (want && memcmp(u->xbuf, want, check) != 0)
 		return -ESTALE;
 	c->x = u->xbuf;
 	c->xbase = from;
@@ -978,15 +1001,21 @@ static enum fault_end walk_fault(struct walker *w, const struct step *s)
 	if (walk_splice(w, s))
 		return FAULT_SPLICED;
 	if (w->in->read_stack && w->xreads < XREAD_MAX && c->fault != FAULT_NONE &&
-	    w->offstack && w->xerr != -EPERM) {
-		/* The stack a switch came from is not in the copy,
-		 * and the kernel's chain does not go on from here:
-		 * read it from the process and unwind this frame
-		 * again. (A stack deeper than the copy is not read:
-		 * its verdict stays truncated.) */
+	    (w->offstack || (w->in->read_deep && c->fault == FAULT_BEYOND)) &&
+	    w->xerr != -EPERM) {
+		/* The stack a switch came from is not in the copy (or
+		 * the stack is deeper than the copy), and the kernel's
+		 * chain does not go on from here: read it from the
+		 * process and unwind this frame again. */
 		int fault = c->fault;
+		uint64_t addr = c->fault_addr, slot = 0, v;
 		w->xreads++;
-		w->xerr = xread(w->u, w->in, c, c->fault_addr);
+		if (w->n >= 2 && (w->frames[w->n - 1].flags & UNWIND_F_RA) &&
+		    copy_read(c, w->cfas[w->n - 1] - 8, &v) && v == w->frames[w->n - 1].pc)
+			slot = w->cfas[w->n - 1] - 8;
+		w->xerr = xread(w->u, w->in, c, addr, !w->offstack, slot);
+		if (!w->offstack && (!w->xerr || w->xerr == -ESTALE) && w->res->deep != 1)
+			w->res->deep = w->xerr ? 2 : 1;
 		c->fault = FAULT_NONE;
 		if (!w->xerr)
 			return FAULT_AGAIN;
@@ -1087,6 +1116,7 @@ stop:
 	res->stop_pc = w.pc;
 done:
 	res->n = w.n;
+	res->depth = w.n > 1 ? cfas[w.n - 1] - in->regs.r[UNW_RSP] : 0;
 	if (res->method != UNWIND_M_SPLICED)
 		res->dwarf_frames = w.n;
 }

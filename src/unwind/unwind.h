@@ -81,9 +81,13 @@ struct unwind_input {
 	 * The outer frames of a running thread change rarely; what is read
 	 * next to the copy must equal the copy's last bytes, every frame
 	 * read passes the same checks, and samples so unwound say so
-	 * (unwind_result.read_frames). A stack merely deeper than the copy
-	 * is not read: it stays truncated. */
+	 * (unwind_result.read_frames). */
 	unwind_read_stack_fn read_stack;
+	/* with read_stack: a stack merely deeper than the copy is read on
+	 * too (a sample on the CPU; a thread off the CPU is read by the
+	 * caller, which knows whether it ran since). false: it stays
+	 * truncated. */
+	bool read_deep;
 	/* The address space's version: when it equals the previous sample's
 	 * (and is not 0), the modules find() gave for that sample are used
 	 * again without asking; the caller must change it whenever a
@@ -117,6 +121,11 @@ struct unwind_result {
 	uint32_t jit;              /* UNWIND_JIT_* bits */
 	size_t read_frames;        /* frames found in stack memory read from the
 				    * live process (beyond the copy) */
+	/* a stack deeper than the copy (unwind_input.read_deep): read from
+	 * the process (1), or not, as it had changed (2); 0: neither */
+	int deep;
+	uint64_t depth;            /* bytes from the sample's sp to the CFA of
+				    * the last frame found */
 };
 
 struct unwinder;

@@ -155,7 +155,26 @@ static void truncation_findings(const struct profile *p, struct findings *f,
 	uint64_t size = strtoull(profile_meta(p, "stack_size") ? profile_meta(p, "stack_size") : "0", NULL, 10);
 	uint64_t max_stack = strtoull(profile_meta(p, "max_stack") ? profile_meta(p, "max_stack") : "0", NULL, 10);
 
-	if (copy) {
+	uint64_t within = strtoull(profile_meta(p, "copy_cut_within_max") ? profile_meta(p, "copy_cut_within_max") : "0", NULL, 10);
+	uint64_t beyond = strtoull(profile_meta(p, "copy_cut_beyond_max") ? profile_meta(p, "copy_cut_beyond_max") : "0", NULL, 10);
+
+	uint64_t stale = strtoull(profile_meta(p, "deep_stacks_stale") ? profile_meta(p, "deep_stacks_stale") : "0", NULL, 10);
+	const char *rd = profile_meta(p, "read_stack");
+	char how[200] = "";
+
+	if (rd && !strcmp(rd, "0"))
+		snprintf(how, sizeof(how), "; they were not read on from the process (--no-read-stack)");
+	else if (stale)
+		snprintf(how, sizeof(how), "; reading on from the process came too late for %" PRIu64
+			 " (the thread had returned from where the copy ended)", stale);
+	if (copy && beyond > within)
+		/* most cut stacks are deeper than any copy */
+		add(f, (double)copy / kept + 0.15, xasprintf("%" PRIu64 " stacks were cut where the stack"
+			" copy ended (%" PRIu64 " bytes); %" PRIu64 " of those whose thread's stack top is known"
+			" were deeper than 65528 bytes, the largest copy the kernel takes, so --stack-size does"
+			" not help%s. Build the deep code with -fno-omit-frame-pointer: the kernel's chain"
+			" continues such stacks", copy, size, beyond, how));
+	else if (copy) {
 		if (size && size < 65528)
 			add(f, (double)copy / kept + 0.15, xasprintf("%" PRIu64 " stacks were cut where the stack"
 				" copy ended (%" PRIu64 " bytes): the frames beyond it keep no frame pointers for the"

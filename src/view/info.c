@@ -418,6 +418,15 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	if (nread)
 		fprintf(out, "  read:      %" PRIu64 " with outer frames read from the live process beyond"
 			" the stack copy\n", nread);
+	if (strtoull(meta_or(p, "deep_stacks_stale", "0"), NULL, 10) ||
+	    strtoull(meta_or(p, "deep_stacks_read", "0"), NULL, 10) ||
+	    strtoull(meta_or(p, "copy_cut_within_max", "0"), NULL, 10) ||
+	    strtoull(meta_or(p, "copy_cut_beyond_max", "0"), NULL, 10))
+		fprintf(out, "  deep:      of the stacks deeper than the copy, %s read on from the process,"
+			" %s not (the thread had returned from where the copy ended); of those cut where the"
+			" copy ended, %s within 65528 bytes of their thread's stack top, %s beyond, the rest"
+			" unknown\n", meta_or(p, "deep_stacks_read", "0"), meta_or(p, "deep_stacks_stale", "0"),
+			meta_or(p, "copy_cut_within_max", "0"), meta_or(p, "copy_cut_beyond_max", "0"));
 	if (npy || npyfail) {
 		fprintf(out, "  python:    %" PRIu64 " (%.1f%%) with Python frames read from the interpreter",
 			npy, 100.0 * npy / kept);

@@ -5,11 +5,14 @@
 #   unwind_deep: 71 frame-pointer frames of 1 KiB (more than any copy),
 #     hot_leaf and leaf_caller built without frame pointers. Hybrid must
 #     give main;deep x71;leaf_caller;hot_leaf in >= 99% of samples, spliced
-#     and complete (stax info); --unwind dwarf stops at the copy
+#     and complete (stax info); --unwind dwarf reads the rest of the
+#     stack from the process, and with --no-read-stack stops at the copy
 #     (truncated); --unwind fp loses leaf_caller and deep(0).
-#   unwind_recurse-nofp: the same depth without frame pointers: nothing
-#     can recover the frames beyond the copy, so the stacks must be
-#     reported truncated (never complete), and what is shown is right.
+#   unwind_recurse-nofp: the same depth without frame pointers: the
+#     frames beyond the copy are read from the process (the recursion
+#     stays in place while the leaf runs); with --no-read-stack nothing
+#     can recover them, so the stacks must be reported truncated (never
+#     complete), and what is shown is right.
 #   unwind_recurse-fp at depth 200: the kernel's chain is capped at
 #     kernel.perf_event_max_stack; stax says so and offers the sysctl.
 . "$(dirname "$0")/lib.sh"
@@ -19,7 +22,7 @@ require_stax
 rec() {
 	_n=$1 _m=$2
 	shift 2
-	stax record --unwind "$_m" -o "$T/$_n.data" -- "$@" >"$T/$_n.out" 2>"$T/$_n.err" &&
+	stax record --unwind "$_m" ${REC_OPTS:-} -o "$T/$_n.data" -- "$@" >"$T/$_n.out" 2>"$T/$_n.err" &&
 		stax flame -i "$T/$_n.data" --folded >"$T/$_n.folded" 2>>"$T/$_n.err" &&
 		stax info -i "$T/$_n.data" >"$T/$_n.info" 2>>"$T/$_n.err"
 }
@@ -70,8 +73,19 @@ else
 	fail "deep hybrid: the spliced stacks start at _start;__libc_start_main" "$p% of $n; roots: $(cut -d';' -f2 "$T/deep.folded" | sort | uniq -c | tr '\n' '|')"
 fi
 
-# dwarf alone stops where the copy ends: truncated, and no main
-rec deepdw dwarf "$PROG/unwind_deep" 0.5
+# dwarf alone reads the stack beyond the copy from the process
+rec deepdr dwarf "$PROG/unwind_deep" 0.5
+hl=$(samples "$T/deepdr.folded" ";hot_leaf$K")
+f=$(pct "$(samples "$T/deepdr.folded" "$FULL")" "$hl")
+rd=$(awk '/^ *read:/ { print $2 }' "$T/deepdr.info")
+if [ "$hl" -gt 0 ] && between "$f" 95 100 && [ "${rd:-0}" -ge $((hl * 9 / 10)) ]; then
+	ok "deep dwarf: main;deep x71;leaf_caller;hot_leaf in $f% of $hl hot_leaf stacks, $rd read on from the process"
+else
+	fail "deep dwarf: the stack beyond the copy read from the process" "full in $f% of $hl, read '$rd': $(grep -E 'verdict|read|deep:' "$T/deepdr.info" | tr '\n' ' ')"
+fi
+
+# dwarf with --no-read-stack stops where the copy ends: truncated, and no main
+REC_OPTS=--no-read-stack rec deepdw dwarf "$PROG/unwind_deep" 0.5
 tot=$(total "$T/deepdw.info")
 tr=$(verdict "$T/deepdw.info" truncated)
 # (all but shallow_phase's samples, ~5%, which DWARF unwinds to _start)
@@ -108,8 +122,8 @@ rnofp_ok() {
 	[ -n "$tot" ] && between "$(pct "${tr:-0}" "$tot")" 99 100 && [ "${co:-1}" -le $((tot / 100)) ] &&
 		between "$(pct "$good" "$n")" 99 100
 }
-rec rnofp hybrid "$PROG/unwind_recurse-nofp"
-rnofp_ok || rec rnofp hybrid "$PROG/unwind_recurse-nofp" 3
+REC_OPTS=--no-read-stack rec rnofp hybrid "$PROG/unwind_recurse-nofp"
+rnofp_ok || REC_OPTS=--no-read-stack rec rnofp hybrid "$PROG/unwind_recurse-nofp" 3
 if rnofp_ok; then
 	ok "recurse-nofp: $tr of $tot truncated, $co complete; $good of $n leaf stacks are recurse frames only"
 else
@@ -126,6 +140,29 @@ if grep -q "cut where the stack copy ended" "$T/rnofp.doctor" && grep -q -- "-fn
 	ok "recurse-nofp: stax doctor says the copy ended and to keep frame pointers"
 else
 	fail "recurse-nofp: stax doctor explains the truncation" "$(tr '\n' '|' <"$T/rnofp.doctor" | cut -c1-400)"
+fi
+
+# 71 KiB deep is beyond any copy: doctor does not offer --stack-size
+b=$(sed -n 's/.* \([0-9]*\) beyond, the rest unknown$/\1/p' "$T/rnofp.info")
+if [ "${b:-0}" -eq 0 ]; then
+	skip "recurse-nofp: doctor on stacks deeper than any copy" "no stack of the thread reached its root, so its stack top is unknown"
+elif grep -q "deeper than 65528 bytes.*--stack-size does not help" "$T/rnofp.doctor" &&
+	! grep -q "record with --stack-size" "$T/rnofp.doctor"; then
+	ok "recurse-nofp: $b cut stacks deeper than 65528 bytes: doctor says --stack-size does not help"
+else
+	fail "recurse-nofp: doctor on stacks deeper than any copy" "$b beyond: $(grep -i 'stack copy' "$T/rnofp.doctor" | cut -c1-300)"
+fi
+
+# without --no-read-stack, the frames beyond the copy are read from the
+# process: complete, and every leaf stack is main;recurse x71;leaf
+rec rnofpr hybrid "$PROG/unwind_recurse-nofp"
+n=$(samples "$T/rnofpr.folded" ";leaf$K")
+g=$(samples "$T/rnofpr.folded" ";main;$(rep recurse 71)leaf$K")
+rd=$(awk '/^ *read:/ { print $2 }' "$T/rnofpr.info")
+if [ "$n" -gt 0 ] && between "$(pct "$g" "$n")" 95 100 && [ "${rd:-0}" -ge $((n * 9 / 10)) ]; then
+	ok "recurse-nofp read on: main;recurse x71;leaf in $(pct "$g" "$n")% of $n, $rd read from the process"
+else
+	fail "recurse-nofp read on: complete stacks from the process's memory" "$g of $n, read '$rd': $(grep -E 'verdict|read|deep:' "$T/rnofpr.info" | tr '\n' ' ')"
 fi
 
 # the same recursion with frame pointers: spliced and complete
