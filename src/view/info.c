@@ -329,6 +329,12 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
 			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
 		fprintf(out, ",\"read_from_process\":%" PRIu64, nread);
+		fprintf(out, ",\"deep\":{\"read\":%llu,\"stale\":%llu,\"cut_within_max\":%llu,"
+			"\"cut_beyond_max\":%llu}",
+			strtoull(meta_or(p, "deep_stacks_read", "0"), NULL, 10),
+			strtoull(meta_or(p, "deep_stacks_stale", "0"), NULL, 10),
+			strtoull(meta_or(p, "copy_cut_within_max", "0"), NULL, 10),
+			strtoull(meta_or(p, "copy_cut_beyond_max", "0"), NULL, 10));
 		fprintf(out, ",\"python\":{\"read\":%s,\"expanded\":%" PRIu64 ",\"failed\":%" PRIu64
 			",\"stale\":%s,\"invalid\":%s,\"unreadable\":%s,\"no_access\":",
 			!strcmp(meta_or(p, "python_frames", "0"), "1") ? "true" : "false", npy, npyfail,
