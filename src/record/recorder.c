@@ -30,7 +30,8 @@
 
 struct rec_ref {
 	uint64_t time;
-	size_t off;
+	const struct perf_event_header *h; /* in carry or batch */
+	size_t ord;                        /* order taken: carry's, then batch's */
 };
 
 struct recorder {
@@ -54,13 +55,14 @@ struct recorder {
 	 * the recorded processes (or which interrupt) woke a recorded thread */
 	struct ring *wrings;
 	size_t pages, switch_pages; /* data pages of each ring, of each switch ring */
-	struct buf batch;        /* records taken, and those kept for the next drain */
-	struct buf carry;
+	/* records kept from the last drain (carry), then those taken from
+	 * the queue (batch: its buffer, handed over whole, never copied) */
+	struct buf batch, carry, carry2;
 	/* the drain thread copies the rings into this queue (queue.h) */
 	struct rqueue q;
 	bool queue_on;
 	uint64_t dropped_put;    /* of q.dropped: written as LOST_QUEUE */
-	/* batch's records sorted by time; refs[pos..nrefs) wait (drain()) */
+	/* carry's and batch's records sorted by time; refs[pos..nrefs) wait (drain()) */
 	struct rec_ref *refs;
 	size_t nrefs, pos, refcap;
 	uint64_t safe;
@@ -405,7 +407,7 @@ static int cmp_ref(const void *a, const void *b)
 	const struct rec_ref *x = a, *y = b;
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
+	return x->ord < y->ord ? -1 : x->ord > y->ord;
 }
 
 /* Records this much older than the start of a drain are all in their
@@ -428,9 +430,26 @@ static int cmp_ref(const void *a, const void *b)
  * other, so a record written to the first ring after it was read can be
  * older than one read from the last: only the records older than the
  * start of this drain less DRAIN_MARGIN_NS are handled; the newer ones
- * wait in r->batch for the next drain (all: handle them all, when the
+ * wait in r->carry for the next drain (all: handle them all, when the
  * events are disabled). Returns the time up to which records were
  * handled. */
+/* Refs to the records of b, in order, from ord on. */
+static void add_refs(struct recorder *r, const struct buf *b, size_t ord)
+{
+	size_t off;
+	for (off = 0; off + sizeof(struct perf_event_header) <= b->len;) {
+		const struct perf_event_header *h = (const void *)(b->data + off);
+		if (h->size < sizeof(*h) || h->size > b->len - off)
+			break; /* the queue holds whole records: never */
+		GROW(r->refs, r->refcap, r->nrefs + 1);
+		r->refs[r->nrefs].time = perf_record_time(&r->fmt, h);
+		r->refs[r->nrefs].h = h;
+		r->refs[r->nrefs].ord = ord + off;
+		r->nrefs++;
+		off += h->size;
+	}
+}
+
 static uint64_t drain(struct recorder *r, bool all)
 {
 	uint64_t now = now_ns(), pass, dropped, done, margin;
@@ -439,18 +458,13 @@ static uint64_t drain(struct recorder *r, bool all)
 	if (r->pos == r->nrefs) {
 		/* nothing sorted is waiting: take what the drain thread read
 		 * (it read every ring after pass began) */
+		buf_reset(&r->batch);
 		pass = rqueue_take(&r->q, &r->batch);
 		margin = pyframes_found(r->ing.py) ? DRAIN_MARGIN_PY_NS : DRAIN_MARGIN_NS;
 		r->safe = all ? UINT64_MAX : pass > margin ? pass - margin : 0;
 		r->nrefs = r->pos = 0;
-		for (off = 0; off < r->batch.len;) {
-			const struct perf_event_header *h = (const void *)(r->batch.data + off);
-			GROW(r->refs, r->refcap, r->nrefs + 1);
-			r->refs[r->nrefs].time = perf_record_time(&r->fmt, h);
-			r->refs[r->nrefs].off = off;
-			r->nrefs++;
-			off += h->size;
-		}
+		add_refs(r, &r->carry, 0);
+		add_refs(r, &r->batch, r->carry.len);
 		if (r->nrefs)
 			qsort(r->refs, r->nrefs, sizeof(*r->refs), cmp_ref);
 	}
@@ -461,7 +475,7 @@ static uint64_t drain(struct recorder *r, bool all)
 	 * holds a backlog */
 	n = r->nrefs;
 	for (off = r->pos; off < n && r->refs[off].time <= r->safe && (all || handled < DRAIN_SLICE); off++) {
-		const struct perf_event_header *h = (const void *)(r->batch.data + r->refs[off].off);
+		const struct perf_event_header *h = r->refs[off].h;
 		handled += h->size;
 		ingest_record(&r->ing, &r->fmt, h);
 	}
@@ -483,14 +497,16 @@ static uint64_t drain(struct recorder *r, bool all)
 		return done; /* more to handle: the next call goes on from pos */
 	/* the rest (the last DRAIN_MARGIN_NS: small), in time order, starts
 	 * the next batch */
-	buf_reset(&r->carry);
+	buf_reset(&r->carry2);
 	for (kept = off; kept < n; kept++) {
-		const struct perf_event_header *h = (const void *)(r->batch.data + r->refs[kept].off);
-		memcpy(buf_extend(&r->carry, h->size), h, h->size);
+		const struct perf_event_header *h = r->refs[kept].h;
+		memcpy(buf_extend(&r->carry2, h->size), h, h->size);
 	}
-	buf_reset(&r->batch);
-	if (r->carry.len)
-		memcpy(buf_extend(&r->batch, r->carry.len), r->carry.data, r->carry.len);
+	{
+		struct buf t = r->carry;
+		r->carry = r->carry2;
+		r->carry2 = t;
+	}
 	r->nrefs = r->pos = 0;
 	return all ? now : MIN(r->safe, now);
 }
@@ -1295,6 +1311,7 @@ out:
 	free(r->fds);
 	buf_release(&r->batch);
 	buf_release(&r->carry);
+	buf_release(&r->carry2);
 	free(r->refs);
 	ingest_release(&r->ing);
 	return ret;
