@@ -283,6 +283,16 @@ static int xread(struct unwinder *u, const struct unwind_input *in, struct copy 
 	}
 	if (from > UINT64_MAX - XREAD_SIZE)
 		return -EFAULT;
+	if (check == 8) {
+		/* most deep reads of a busy thread find the frame gone:
+		 * look at the slot alone before reading the rest */
+		uint64_t v;
+		got = in->read_stack(in->find_arg, from, (uint8_t *)&v, 8);
+		if (got < 0)
+			return (int)got;
+		if (got < 8 || memcmp(&v, want, 8) != 0)
+			return got < 8 ? -EFAULT : -ESTALE;
+	}
 	got = in->read_stack(in->find_arg, from, u->xbuf, XREAD_SIZE);
 	if (got < 0)
 		return (int)got;
