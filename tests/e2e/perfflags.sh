@@ -51,8 +51,9 @@ if [ -n "$n" ] && [ "$n" -gt 0 ] && between "$c" "$(echo "$n" | awk '{ print $1 
 else
 	fail "record --call-graph dwarf,16384: stacks are complete" "$c of $n complete"
 fi
-# the SIZE is the stack copy: 64 bytes cannot hold main's frame
-SCALE=0.2 rec d64 --call-graph dwarf,64
+# the SIZE is the stack copy: 64 bytes cannot hold main's frame (and
+# --no-read-stack: the rest is not read from the process)
+SCALE=0.2 rec d64 --call-graph dwarf,64 --no-read-stack
 n=$(json_num "$T/d64.json" samples)
 t=$(quality "$T/d64.json" truncated)
 if [ "$rc" -eq 0 ] && [ -n "$n" ] && [ "$n" -gt 0 ] && between "$t" "$(echo "$n" | awk '{ print $1 * 0.9 }')" "$n"; then
