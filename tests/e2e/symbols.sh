@@ -70,8 +70,10 @@ cat >"$T/chains.py" <<'EOF'
 import json, sys, subprocess, os
 data = json.load(open(sys.argv[1]))
 binary, module = sys.argv[2], os.path.basename(sys.argv[2])
-# each chain starts at the leaf (its exact address) or right after a
-# frame that was not inlined (a return address: look up address - 1)
+# each chain starts at the leaf (its exact address; the first user frame
+# after the kernel's is the leaf too: a sample taken in the kernel, such
+# as the page fault of _start's first instruction) or right after a
+# user frame that was not inlined (a return address: look up address - 1)
 ours = {}
 for s in data["samples"]:
     fr = s["frames"]
@@ -85,7 +87,8 @@ for s in data["samples"]:
             if not f["inlined"]:
                 break
         if fr[start]["module"] == module:
-            ours.setdefault(int(fr[start]["addr"], 16) - (1 if start else 0), chain)
+            ra = start > 0 and not fr[start - 1]["kernel"]
+            ours.setdefault(int(fr[start]["addr"], 16) - (1 if ra else 0), chain)
 addrs = sorted(ours)
 out = subprocess.run(["addr2line", "-i", "-f", "-a", "-e", binary] + ["%x" % a for a in addrs],
                      capture_output=True, text=True).stdout.splitlines()
