@@ -123,8 +123,17 @@ static void pass(struct rqueue *q, bool wait)
 			struct buf t = q->pending;
 			q->pending = q->local;
 			q->local = t;
-		} else {
+		} else if (wait) {
 			buf_add(&q->pending, q->local.data, q->local.len);
+		} else {
+			/* the main thread has not taken pending yet (it was
+			 * told): keep these in local, never copy them again;
+			 * the first pass after it took pending hands them
+			 * over, and rqueue_take() wakes it for that (pass_ns
+			 * stays: these are not in the queue) */
+			q->held = true;
+			pthread_mutex_unlock(&q->mu);
+			return;
 		}
 		buf_reset(&q->local);
 		wake = !q->notified;
@@ -278,6 +287,7 @@ uint64_t rqueue_take(struct rqueue *q, struct buf *out)
 	struct buf b;
 	uint64_t t;
 	char tmp[16];
+	bool held;
 
 	if (!q->started && !q->stopped)
 		pass(q, true); /* no thread: read the rings now */
@@ -285,12 +295,17 @@ uint64_t rqueue_take(struct rqueue *q, struct buf *out)
 	b = q->pending;
 	q->pending = q->spare; /* empty, with the room it had */
 	t = q->pass_ns;
+	held = q->held;
+	q->held = false;
 	if (q->notified) {
 		while (read(q->notify[0], tmp, sizeof(tmp)) > 0)
 			;
 		q->notified = false;
 	}
 	pthread_mutex_unlock(&q->mu);
+	if (held && write(q->wake[1], "h", 1) < 0) {
+		/* full: the drain thread is being woken anyway */
+	}
 	if (!out->len) {
 		/* hand the buffer over whole */
 		q->spare = *out;

@@ -55,6 +55,8 @@ struct rqueue {
 	int wake[2];              /* to the drain thread: stop */
 	int notify[2];            /* to the main thread: records are waiting */
 	bool notified;            /* (under mu) a byte is in notify */
+	bool held;                /* (under mu) local holds records that waited
+				   * for pending to be taken (pass()) */
 	/* atomics */
 	size_t level;             /* bytes read and not yet handled by the main thread */
 	size_t peak;              /* the largest level seen */
