@@ -927,6 +927,17 @@ enum fault_end {
 	FAULT_STOP,     /* res->quality and res->stop are set; stop at pc */
 };
 
+/* Whether frame f is in a function the runtime made look called
+ * (ROOT_K_INJECTED: Go's asyncPreempt, sigpanic), whose "return
+ * address" is the exact pc it interrupted. */
+static bool injected_frame(struct unwinder *u, const struct unwind_input *in,
+			   const struct unwind_frame *f)
+{
+	uint64_t at = (f->flags & UNWIND_F_RA) ? f->pc - 1 : f->pc;
+	const struct umod *m = seen_module(u, in, at);
+	return m && m->t && m->t->nroots && utable_root_kind(m->t, at - m->bias) == ROOT_K_INJECTED;
+}
+
 /* Where the kernel's chain goes on from this frame, append it (the
  * splice rule, docs/UNWINDING.md). False when it does not match here, or
  * when it did not reach a root from another stack that can be read from
@@ -956,12 +967,16 @@ static bool walk_splice(struct walker *w, const struct step *s)
 		 * whatever rbp held in code that does not keep frame
 		 * pointers: a return address outside executable
 		 * code ends it there. */
-		if (in->find && !seen_module(w->u, in, in->fp_chain[i] - 1)) {
+		/* after a function the runtime made look called
+		 * (Go's asyncPreempt), the entry is the exact pc it
+		 * interrupted, not a return address */
+		bool exact = injected_frame(w->u, in, &w->frames[w->n - 1]);
+		if (in->find && !seen_module(w->u, in, in->fp_chain[i] - (exact ? 0 : 1))) {
 			not_code = true;
 			break;
 		}
 		w->frames[w->n].pc = in->fp_chain[i];
-		w->frames[w->n].flags = UNWIND_F_RA;
+		w->frames[w->n].flags = exact ? 0 : UNWIND_F_RA;
 		w->n++;
 	}
 	res->method = UNWIND_M_SPLICED;
