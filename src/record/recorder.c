@@ -423,16 +423,6 @@ static int cmp_ref(const void *a, const void *b)
  * with stack copies, some ms of unwinding. */
 #define DRAIN_SLICE (4u << 20)
 
-/* Read every ring, then handle the records in time order: a mapping seen
- * on one cpu must be known before a sample on another cpu uses it, and a
- * FORK before the child's first sample (else the child looks unknown and
- * its name is read from /proc for nothing). Rings are read one after the
- * other, so a record written to the first ring after it was read can be
- * older than one read from the last: only the records older than the
- * start of this drain less DRAIN_MARGIN_NS are handled; the newer ones
- * wait in r->carry for the next drain (all: handle them all, when the
- * events are disabled). Returns the time up to which records were
- * handled. */
 /* Refs to the records of b, in order, from ord on. */
 static void add_refs(struct recorder *r, const struct buf *b, size_t ord)
 {
@@ -450,6 +440,16 @@ static void add_refs(struct recorder *r, const struct buf *b, size_t ord)
 	}
 }
 
+/* Read every ring, then handle the records in time order: a mapping seen
+ * on one cpu must be known before a sample on another cpu uses it, and a
+ * FORK before the child's first sample (else the child looks unknown and
+ * its name is read from /proc for nothing). Rings are read one after the
+ * other, so a record written to the first ring after it was read can be
+ * older than one read from the last: only the records older than the
+ * start of this drain less DRAIN_MARGIN_NS are handled; the newer ones
+ * wait in r->carry for the next drain (all: handle them all, when the
+ * events are disabled). Returns the time up to which records were
+ * handled. */
 static uint64_t drain(struct recorder *r, bool all)
 {
 	uint64_t now = now_ns(), pass, dropped, done, margin;
