@@ -927,14 +927,11 @@ enum fault_end {
 	FAULT_STOP,     /* res->quality and res->stop are set; stop at pc */
 };
 
-/* Whether frame f is in a function the runtime made look called
- * (ROOT_K_INJECTED: Go's asyncPreempt, sigpanic), whose "return
+/* Whether at (in module m) is in a function the runtime made look
+ * called (ROOT_K_INJECTED: Go's asyncPreempt, sigpanic), whose "return
  * address" is the exact pc it interrupted. */
-static bool injected_frame(struct unwinder *u, const struct unwind_input *in,
-			   const struct unwind_frame *f)
+static bool injected_at(const struct umod *m, uint64_t at)
 {
-	uint64_t at = (f->flags & UNWIND_F_RA) ? f->pc - 1 : f->pc;
-	const struct umod *m = seen_module(u, in, at);
 	return m && m->t && m->t->nroots && utable_root_kind(m->t, at - m->bias) == ROOT_K_INJECTED;
 }
 
@@ -946,8 +943,10 @@ static bool walk_splice(struct walker *w, const struct step *s)
 {
 	const struct unwind_input *in = w->in;
 	struct unwind_result *res = w->res;
+	const struct unwind_frame *last;
+	uint64_t at;
 	size_t i;
-	bool not_code = false;
+	bool not_code = false, exact;
 
 	if (!(((w->c->fault == FAULT_BEYOND || s->switched || w->back) && s->cfa_known &&
 	       splice_matches(w->sp_info, s->cfa)) ||
@@ -962,22 +961,28 @@ static bool walk_splice(struct walker *w, const struct step *s)
 	 * caller's in rbp: the chain goes on from the caller's
 	 * caller (the caller is skipped, never invented). */
 	res->dwarf_frames = w->n;
+	last = &w->frames[w->n - 1];
+	at = (last->flags & UNWIND_F_RA) ? last->pc - 1 : last->pc;
+	exact = in->find && injected_at(seen_module(w->u, in, at), at);
 	for (i = w->sp_info->next; i < in->fp_chain_len && w->n < w->limit; i++) {
 		/* The chain is the kernel's rbp walk, which follows
 		 * whatever rbp held in code that does not keep frame
 		 * pointers: a return address outside executable
-		 * code ends it there. */
-		/* after a function the runtime made look called
-		 * (Go's asyncPreempt), the entry is the exact pc it
-		 * interrupted, not a return address */
-		bool exact = injected_frame(w->u, in, &w->frames[w->n - 1]);
-		if (in->find && !seen_module(w->u, in, in->fp_chain[i] - (exact ? 0 : 1))) {
+		 * code ends it there. After a function the runtime
+		 * made look called (Go's asyncPreempt), the entry is
+		 * the exact pc it interrupted (exact), not a return
+		 * address. */
+		const struct umod *m;
+		at = in->fp_chain[i] - (exact ? 0 : 1);
+		m = in->find ? seen_module(w->u, in, at) : NULL;
+		if (in->find && !m) {
 			not_code = true;
 			break;
 		}
 		w->frames[w->n].pc = in->fp_chain[i];
 		w->frames[w->n].flags = exact ? 0 : UNWIND_F_RA;
 		w->n++;
+		exact = injected_at(m, at);
 	}
 	res->method = UNWIND_M_SPLICED;
 	w->u->stats.spliced++;
