@@ -74,11 +74,16 @@ else
 	else
 		fail "sigaltstack: handler stacks reach main" "$apct% of $an (want >= 90% of >= 200): $(sort -t' ' -k2 -nr "$T/a.folded" | head -n 2 | cut -c1-200 | tr '\n' '|')"
 	fi
-	abad=$(grep ';handler' "$T/a.folded" | grep -Ev "^[^;]*;interrupted;__restore_rt;handler|$AFULL" | wc -l)
+	# A stack may end at the interrupted frame (truncated: the thread's
+	# own stack had moved on when it was read): interrupted, or the
+	# setitimer call main makes before it (a first signal can come
+	# while main is still in it). Any other frame is invented.
+	AOK="^[^;]*;(interrupted|(__)?setitimer);__restore_rt;handler|$AFULL"
+	abad=$(grep ';handler' "$T/a.folded" | grep -Ev "$AOK" | wc -l)
 	if [ "$abad" -eq 0 ]; then
 		ok "sigaltstack: no other callers of the handler"
 	else
-		fail "sigaltstack: no other callers of the handler" "$(grep ';handler' "$T/a.folded" | grep -Ev "$AFULL" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+		fail "sigaltstack: no other callers of the handler" "$(grep ';handler' "$T/a.folded" | grep -Ev "$AOK" | head -n 2 | cut -c1-200 | tr '\n' '|')"
 	fi
 fi
 done_testing
