@@ -171,6 +171,11 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	uint64_t trimmed = 0; /* SAMPLE_Q_TRIMMED: the recorder fell behind */
 	uint64_t jit[4] = { 0 }; /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
 	uint64_t nread = 0;      /* samples with frames read from the live process */
+	/* the recorder's deep-stack counts (META): read on, stale, cut
+	 * within and beyond the largest copy */
+	static const char *const deep_keys[4] = { "deep_stacks_read", "deep_stacks_stale",
+						  "copy_cut_within_max", "copy_cut_beyond_max" };
+	uint64_t deep[4], ndeep = 0;
 	uint64_t npy = 0, npyfail = 0; /* SAMPLE_M_PYTHON, SAMPLE_M_PYTHON_FAILED */
 	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
 	uint64_t end = strtoull(meta_or(p, "end_ns", "0"), NULL, 10);
@@ -187,6 +192,8 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	uint64_t ncpus = strtoull(meta_or(p, "cpus", "0"), NULL, 10);
 	const char *per = clock ? " (samples per second of CPU time)" : "";
 
+	for (i = 0; i < 4; i++)
+		ndeep += deep[i] = strtoull(meta_or(p, deep_keys[i], "0"), NULL, 10);
 	hmap_init(&pids);
 	hmap_init(&cpus);
 
@@ -329,12 +336,8 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
 			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
 		fprintf(out, ",\"read_from_process\":%" PRIu64, nread);
-		fprintf(out, ",\"deep\":{\"read\":%llu,\"stale\":%llu,\"cut_within_max\":%llu,"
-			"\"cut_beyond_max\":%llu}",
-			strtoull(meta_or(p, "deep_stacks_read", "0"), NULL, 10),
-			strtoull(meta_or(p, "deep_stacks_stale", "0"), NULL, 10),
-			strtoull(meta_or(p, "copy_cut_within_max", "0"), NULL, 10),
-			strtoull(meta_or(p, "copy_cut_beyond_max", "0"), NULL, 10));
+		fprintf(out, ",\"deep\":{\"read\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"cut_within_max\":%"
+			PRIu64 ",\"cut_beyond_max\":%" PRIu64 "}", deep[0], deep[1], deep[2], deep[3]);
 		fprintf(out, ",\"python\":{\"read\":%s,\"expanded\":%" PRIu64 ",\"failed\":%" PRIu64
 			",\"stale\":%s,\"invalid\":%s,\"unreadable\":%s,\"no_access\":",
 			!strcmp(meta_or(p, "python_frames", "0"), "1") ? "true" : "false", npy, npyfail,
@@ -424,15 +427,11 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	if (nread)
 		fprintf(out, "  read:      %" PRIu64 " with outer frames read from the live process beyond"
 			" the stack copy\n", nread);
-	if (strtoull(meta_or(p, "deep_stacks_stale", "0"), NULL, 10) ||
-	    strtoull(meta_or(p, "deep_stacks_read", "0"), NULL, 10) ||
-	    strtoull(meta_or(p, "copy_cut_within_max", "0"), NULL, 10) ||
-	    strtoull(meta_or(p, "copy_cut_beyond_max", "0"), NULL, 10))
-		fprintf(out, "  deep:      of the stacks deeper than the copy, %s read on from the process,"
-			" %s not (the thread had returned from where the copy ended); of those cut where the"
-			" copy ended, %s within 65528 bytes of their thread's stack top, %s beyond, the rest"
-			" unknown\n", meta_or(p, "deep_stacks_read", "0"), meta_or(p, "deep_stacks_stale", "0"),
-			meta_or(p, "copy_cut_within_max", "0"), meta_or(p, "copy_cut_beyond_max", "0"));
+	if (ndeep)
+		fprintf(out, "  deep:      of the stacks deeper than the copy, %" PRIu64 " read on from the"
+			" process, %" PRIu64 " not (the thread had returned from where the copy ended); of those"
+			" cut where the copy ended, %" PRIu64 " within 65528 bytes of their thread's stack top, %"
+			PRIu64 " beyond, the rest unknown\n", deep[0], deep[1], deep[2], deep[3]);
 	if (npy || npyfail) {
 		fprintf(out, "  python:    %" PRIu64 " (%.1f%%) with Python frames read from the interpreter",
 			npy, 100.0 * npy / kept);
