@@ -441,6 +441,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	}
 	g->deep_reads += res.deep == 1;
 	g->deep_stale += res.deep == 2;
+	g->deep_gone += res.deep == 3;
 	stack_depth(g, s->tid, in.regs.r[UNW_RSP], &res);
 	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)

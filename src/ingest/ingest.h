@@ -117,7 +117,7 @@ struct ingest {
 	 * (unwind_result.deep); stacks cut where the copy ended whose
 	 * thread's stack top is known (from a stack of it that reached its
 	 * root), within 65528 bytes of it (the largest copy) or beyond */
-	uint64_t deep_reads, deep_stale, cut_within_max, cut_beyond_max;
+	uint64_t deep_reads, deep_stale, deep_gone, cut_within_max, cut_beyond_max;
 	/* The outermost frames of each thread's last stack that DWARF
 	 * unwound to its root: a spliced stack whose frame-pointer chain
 	 * ended at one of them (in libc, without frame pointers, just below

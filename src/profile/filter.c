@@ -20,8 +20,7 @@ bool profile_filter_active(const struct prof_filter *f)
 
 uint64_t profile_start_ns(const struct profile *p)
 {
-	const char *v = profile_meta(p, "start_ns");
-	uint64_t start = v ? strtoull(v, NULL, 10) : 0;
+	uint64_t start = profile_meta_u64(p, "start_ns");
 	if (!start || (p->first_time && start > p->first_time))
 		start = p->first_time;
 	return start;

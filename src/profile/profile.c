@@ -516,6 +516,12 @@ const char *profile_meta(const struct profile *p, const char *key)
 	return NULL;
 }
 
+uint64_t profile_meta_u64(const struct profile *p, const char *key)
+{
+	const char *v = profile_meta(p, key);
+	return v ? strtoull(v, NULL, 10) : 0;
+}
+
 static const struct prof_comm *comm_at(const struct profile *p, uint32_t tid, uint64_t t)
 {
 	size_t lo = 0, hi = p->ncomms;

@@ -194,6 +194,8 @@ void profile_symbolize(struct profile *p, bool demangle);
 void profile_symbolize_opts(struct profile *p, const struct prof_sym_opts *o);
 
 const char *profile_meta(const struct profile *p, const char *key);
+/* A META value read as a decimal number; 0 when absent or empty. */
+uint64_t profile_meta_u64(const struct profile *p, const char *key);
 /* A copy of s[0..n) owned by the profile (for its modules). */
 const char *profile_own(struct profile *p, const char *s, size_t n);
 /* Add a META entry (key and value copied). */

@@ -26,16 +26,10 @@ static void add(struct prof_warning *w, size_t *n, enum prof_warning_kind kind, 
 	(*n)++;
 }
 
-static uint64_t meta_u64(const struct profile *p, const char *key)
-{
-	const char *v = profile_meta(p, key);
-	return v ? strtoull(v, NULL, 10) : 0;
-}
-
 /* Seconds from the start of the recording to its last sample. */
 static double seconds_read(const struct profile *p)
 {
-	uint64_t start = meta_u64(p, "start_ns");
+	uint64_t start = profile_meta_u64(p, "start_ns");
 	if (!start || start > p->first_time)
 		start = p->first_time;
 	return p->last_time > start ? (p->last_time - start) / 1e9 : 0;
@@ -94,7 +88,7 @@ size_t profile_warnings(const struct profile *p, struct prof_warning *w)
 		 * processes' CPU time is known, no more than the samples short
 		 * of that time times the rate either. */
 		const char *clock = profile_meta(p, "event_is_clock");
-		uint64_t freq = meta_u64(p, "freq"), cpu_ns = meta_u64(p, "cpu_ns");
+		uint64_t freq = profile_meta_u64(p, "freq"), cpu_ns = profile_meta_u64(p, "cpu_ns");
 		double got = (double)(p->nsamples + lost), missed = p->throttled_ns / 1e9 * freq;
 		bool bounded = clock && !strcmp(clock, "1") && cpu_ns;
 		if (bounded)

@@ -952,6 +952,7 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	store_put_meta(&r->w, "read_stack", r->ing.no_read_stack ? "0" : "1");
 	put_meta_u64(&r->w, "deep_stacks_read", r->ing.deep_reads);
 	put_meta_u64(&r->w, "deep_stacks_stale", r->ing.deep_stale);
+	put_meta_u64(&r->w, "deep_stacks_gone", r->ing.deep_gone);
 	put_meta_u64(&r->w, "copy_cut_within_max", r->ing.cut_within_max);
 	put_meta_u64(&r->w, "copy_cut_beyond_max", r->ing.cut_beyond_max);
 	if (r->o->off_cpu) {

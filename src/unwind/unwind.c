@@ -1044,8 +1044,14 @@ static enum fault_end walk_fault(struct walker *w, const struct step *s)
 		    copy_read(c, w->cfas[w->n - 1] - 8, &v) && v == w->frames[w->n - 1].pc)
 			slot = w->cfas[w->n - 1] - 8;
 		w->xerr = xread(w->u, w->in, c, addr, !w->offstack, slot);
-		if (!w->offstack && (!w->xerr || w->xerr == -ESTALE) && w->res->deep != 1)
-			w->res->deep = w->xerr ? 2 : 1;
+		if (!w->offstack && w->res->deep != 1) {
+			if (!w->xerr)
+				w->res->deep = 1;
+			else if (w->xerr == -ESTALE)
+				w->res->deep = 2;
+			else if (w->xerr == -ESRCH)
+				w->res->deep = 3;
+		}
 		c->fault = FAULT_NONE;
 		if (!w->xerr)
 			return FAULT_AGAIN;

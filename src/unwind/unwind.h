@@ -122,7 +122,8 @@ struct unwind_result {
 	size_t read_frames;        /* frames found in stack memory read from the
 				    * live process (beyond the copy) */
 	/* a stack deeper than the copy (unwind_input.read_deep): read from
-	 * the process (1), or not, as it had changed (2); 0: neither */
+	 * the process (1), or not, as it had changed (2) or the process
+	 * had exited (3); 0: none of these */
 	int deep;
 	uint64_t depth;            /* bytes from the sample's sp to the CFA of
 				    * the last frame found */

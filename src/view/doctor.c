@@ -152,21 +152,23 @@ static void truncation_findings(const struct profile *p, struct findings *f,
 {
 	uint64_t copy = stops[UNWIND_STOP_COPY], chain = stops[UNWIND_STOP_CHAIN];
 	uint64_t depth = stops[UNWIND_STOP_DEPTH];
-	uint64_t size = strtoull(profile_meta(p, "stack_size") ? profile_meta(p, "stack_size") : "0", NULL, 10);
-	uint64_t max_stack = strtoull(profile_meta(p, "max_stack") ? profile_meta(p, "max_stack") : "0", NULL, 10);
+	uint64_t size = profile_meta_u64(p, "stack_size");
+	uint64_t max_stack = profile_meta_u64(p, "max_stack");
 
-	uint64_t within = strtoull(profile_meta(p, "copy_cut_within_max") ? profile_meta(p, "copy_cut_within_max") : "0", NULL, 10);
-	uint64_t beyond = strtoull(profile_meta(p, "copy_cut_beyond_max") ? profile_meta(p, "copy_cut_beyond_max") : "0", NULL, 10);
+	uint64_t within = profile_meta_u64(p, "copy_cut_within_max");
+	uint64_t beyond = profile_meta_u64(p, "copy_cut_beyond_max");
 
-	uint64_t stale = strtoull(profile_meta(p, "deep_stacks_stale") ? profile_meta(p, "deep_stacks_stale") : "0", NULL, 10);
+	uint64_t stale = profile_meta_u64(p, "deep_stacks_stale");
+	uint64_t gone = profile_meta_u64(p, "deep_stacks_gone");
 	const char *rd = profile_meta(p, "read_stack");
 	char how[200] = "";
 
 	if (rd && !strcmp(rd, "0"))
 		snprintf(how, sizeof(how), "; they were not read on from the process (--no-read-stack)");
-	else if (stale)
+	else if (stale || gone)
 		snprintf(how, sizeof(how), "; reading on from the process came too late for %" PRIu64
-			 " (the thread had returned from where the copy ended)", stale);
+			 " (%" PRIu64 " had returned from where the copy ended, %" PRIu64
+			 " were of a process that had exited)", stale + gone, stale, gone);
 	if (copy && beyond > within)
 		/* most cut stacks are deeper than any copy */
 		add(f, (double)copy / kept + 0.15, xasprintf("%" PRIu64 " stacks were cut where the stack"

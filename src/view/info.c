@@ -98,11 +98,11 @@ static void print_offcpu_line(const struct profile *p, const struct view_filter 
  * recordings without them print nothing). */
 static void print_recovery(const struct profile *p, bool json, FILE *out)
 {
-	uint64_t ring = strtoull(meta_or(p, "ring_bytes", "0"), NULL, 10);
-	uint64_t procs = strtoull(meta_or(p, "recovered_processes", "0"), NULL, 10);
-	uint64_t threads = strtoull(meta_or(p, "recovered_threads", "0"), NULL, 10);
-	uint64_t gone = strtoull(meta_or(p, "unrecovered_processes", "0"), NULL, 10);
-	uint64_t gone_samples = strtoull(meta_or(p, "unrecovered_samples", "0"), NULL, 10);
+	uint64_t ring = profile_meta_u64(p, "ring_bytes");
+	uint64_t procs = profile_meta_u64(p, "recovered_processes");
+	uint64_t threads = profile_meta_u64(p, "recovered_threads");
+	uint64_t gone = profile_meta_u64(p, "unrecovered_processes");
+	uint64_t gone_samples = profile_meta_u64(p, "unrecovered_samples");
 	char size[32];
 
 	if (json) {
@@ -173,14 +173,15 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	uint64_t nread = 0;      /* samples with frames read from the live process */
 	/* the recorder's deep-stack counts (META): read on, stale, cut
 	 * within and beyond the largest copy */
-	static const char *const deep_keys[4] = { "deep_stacks_read", "deep_stacks_stale",
-						  "copy_cut_within_max", "copy_cut_beyond_max" };
-	uint64_t deep[4], ndeep = 0;
+	static const char *const deep_keys[5] = { "deep_stacks_read", "deep_stacks_stale",
+						  "copy_cut_within_max", "copy_cut_beyond_max",
+						  "deep_stacks_gone" };
+	uint64_t deep[5], ndeep = 0;
 	uint64_t npy = 0, npyfail = 0; /* SAMPLE_M_PYTHON, SAMPLE_M_PYTHON_FAILED */
-	uint64_t start = strtoull(meta_or(p, "start_ns", "0"), NULL, 10);
-	uint64_t end = strtoull(meta_or(p, "end_ns", "0"), NULL, 10);
-	uint64_t freq = strtoull(meta_or(p, "freq", "0"), NULL, 10);
-	uint64_t cpu_ns = strtoull(meta_or(p, "cpu_ns", "0"), NULL, 10);
+	uint64_t start = profile_meta_u64(p, "start_ns");
+	uint64_t end = profile_meta_u64(p, "end_ns");
+	uint64_t freq = profile_meta_u64(p, "freq");
+	uint64_t cpu_ns = profile_meta_u64(p, "cpu_ns");
 	bool clock = !strcmp(meta_or(p, "event_is_clock", "0"), "1");
 	struct module_row *mods = NULL;
 	size_t nmods = 0, modcap = 0, i;
@@ -189,11 +190,11 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	struct hmap cpus;      /* every cpu with a sample kept */
 	size_t npids;
 	bool sys = !strcmp(meta_or(p, "system_wide", "0"), "1");
-	uint64_t ncpus = strtoull(meta_or(p, "cpus", "0"), NULL, 10);
+	uint64_t ncpus = profile_meta_u64(p, "cpus");
 	const char *per = clock ? " (samples per second of CPU time)" : "";
 
-	for (i = 0; i < 4; i++)
-		ndeep += deep[i] = strtoull(meta_or(p, deep_keys[i], "0"), NULL, 10);
+	for (i = 0; i < 5; i++)
+		ndeep += deep[i] = profile_meta_u64(p, deep_keys[i]);
 	hmap_init(&pids);
 	hmap_init(&cpus);
 
@@ -336,8 +337,9 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
 			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
 		fprintf(out, ",\"read_from_process\":%" PRIu64, nread);
-		fprintf(out, ",\"deep\":{\"read\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"cut_within_max\":%"
-			PRIu64 ",\"cut_beyond_max\":%" PRIu64 "}", deep[0], deep[1], deep[2], deep[3]);
+		fprintf(out, ",\"deep\":{\"read\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"exited\":%"
+			PRIu64 ",\"cut_within_max\":%" PRIu64 ",\"cut_beyond_max\":%" PRIu64 "}",
+			deep[0], deep[1], deep[4], deep[2], deep[3]);
 		fprintf(out, ",\"python\":{\"read\":%s,\"expanded\":%" PRIu64 ",\"failed\":%" PRIu64
 			",\"stale\":%s,\"invalid\":%s,\"unreadable\":%s,\"no_access\":",
 			!strcmp(meta_or(p, "python_frames", "0"), "1") ? "true" : "false", npy, npyfail,
@@ -429,17 +431,18 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			" the stack copy\n", nread);
 	if (ndeep)
 		fprintf(out, "  deep:      of the stacks deeper than the copy, %" PRIu64 " read on from the"
-			" process, %" PRIu64 " not (the thread had returned from where the copy ended); of those"
+			" process, %" PRIu64 " not (the thread had returned from where the copy ended), %"
+			PRIu64 " not (the process had exited before the recorder unwound them); of those"
 			" cut where the copy ended, %" PRIu64 " within 65528 bytes of their thread's stack top, %"
-			PRIu64 " beyond, the rest unknown\n", deep[0], deep[1], deep[2], deep[3]);
+			PRIu64 " beyond, the rest unknown\n", deep[0], deep[1], deep[4], deep[2], deep[3]);
 	if (npy || npyfail) {
 		fprintf(out, "  python:    %" PRIu64 " (%.1f%%) with Python frames read from the interpreter",
 			npy, 100.0 * npy / kept);
 		if (npyfail) {
 			/* why, from the recorder's counts (of every process) */
-			uint64_t stale = strtoull(meta_or(p, "python_stale", "0"), NULL, 10);
-			uint64_t invalid = strtoull(meta_or(p, "python_invalid", "0"), NULL, 10);
-			uint64_t unread = strtoull(meta_or(p, "python_unreadable", "0"), NULL, 10);
+			uint64_t stale = profile_meta_u64(p, "python_stale");
+			uint64_t invalid = profile_meta_u64(p, "python_invalid");
+			uint64_t unread = profile_meta_u64(p, "python_unreadable");
 			fprintf(out, "; %" PRIu64 " (%.1f%%) with _PyEval_EvalFrameDefault left unexpanded",
 				npyfail, 100.0 * npyfail / kept);
 			if (stale + invalid + unread)
