@@ -1,11 +1,9 @@
-/* debuginfo.c - find a module's symbols outside the module: a separate
- * debug file (by build-id or .gnu_debuglink) or MiniDebugInfo.
- *
- * A debug file is only used when it provably belongs to the binary: same
- * build-id when both carry one, otherwise the CRC32 recorded in the
- * debuglink. Symbols from the wrong build would name the wrong functions.
+/* debuginfo.c - a module's symbols outside the module: MiniDebugInfo
+ * and debuginfod (a separate debug file by build-id or .gnu_debuglink
+ * is lib/debugfile.h's, shared with the unwinder).
  */
 #include "symbol/symbol-private.h"
+#include "lib/elffile.h"
 #include "lib/safefile.h"
 #include "lib/util.h"
 
@@ -19,172 +17,15 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 #include <elfutils/debuginfod.h>
 
-#define DEBUG_DIR "/usr/lib/debug"
 /* MiniDebugInfo is a small symbol table; refuse to inflate beyond this. */
 #define MINI_MAX (256u << 20)
-
-static char *build_id_hex(const uint8_t *bid, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	char *s = xmalloc(2 * len + 1);
-	size_t i;
-	for (i = 0; i < len; i++) {
-		s[2 * i] = hex[bid[i] >> 4];
-		s[2 * i + 1] = hex[bid[i] & 15];
-	}
-	s[2 * len] = '\0';
-	return s;
-}
-
-static bool same_build_id(Elf *e, const uint8_t *bid, size_t len)
-{
-	uint8_t got[64];
-	size_t n = sym_elf_build_id(e, got, sizeof(got));
-	return n == len && n <= sizeof(got) && !memcmp(got, bid, len);
-}
-
-Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd, char **found)
-{
-	char *hex, *path;
-	Elf *e;
-
-	*fd = -1;
-	if (!bid || len < 2 || len > 64)
-		return NULL;
-	hex = build_id_hex(bid, len);
-	path = xasprintf(DEBUG_DIR "/.build-id/%.2s/%s.debug", hex, hex + 2);
-	e = sym_elf_open(path, fd);
-	if (e && !same_build_id(e, bid, len)) {
-		sym_elf_close(e, *fd);
-		*fd = -1;
-		e = NULL;
-	}
-	if (e && found)
-		*found = path;
-	else
-		free(path);
-	free(hex);
-	return e;
-}
-
-static int file_crc32(int fd, uint32_t *crc)
-{
-	unsigned char buf[65536];
-	uLong c = crc32(0L, Z_NULL, 0);
-	off_t off = 0;
-	ssize_t n;
-
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
-		c = crc32(c, buf, (uInt)n);
-		off += n;
-	}
-	if (n < 0)
-		return -errno;
-	*crc = (uint32_t)c;
-	return 0;
-}
-
-/* Parse .gnu_debuglink: NUL-terminated file name, padding to 4, CRC32 in
- * the file's byte order. */
-static int read_debuglink(Elf *e, const char **name, uint32_t *crc)
-{
-	GElf_Shdr sh;
-	Elf_Scn *scn = sym_elf_section(e, ".gnu_debuglink", &sh);
-	Elf_Data *d, src, dst;
-	size_t len, crc_off;
-	uint32_t raw;
-
-	if (!scn || sh.sh_type == SHT_NOBITS)
-		return -ENOENT;
-	d = elf_getdata(scn, NULL);
-	if (!d || !d->d_buf || !d->d_size)
-		return -EINVAL;
-	len = strnlen(d->d_buf, d->d_size);
-	/* a base name (objcopy writes one): never a path elsewhere */
-	if (!len || len == d->d_size || memchr(d->d_buf, '/', len))
-		return -EINVAL;
-	crc_off = (len + 4) & ~(size_t)3;
-	if (crc_off > d->d_size || d->d_size - crc_off < 4)
-		return -EINVAL;
-	memcpy(&raw, (const char *)d->d_buf + crc_off, 4);
-	/* Convert from file to host byte order. */
-	src.d_buf = &raw;
-	src.d_size = 4;
-	src.d_type = ELF_T_WORD;
-	src.d_version = EV_CURRENT;
-	dst = src;
-	dst.d_buf = crc;
-	if (!gelf_xlatetom(e, &dst, &src, elf_getident(e, NULL)[EI_DATA]))
-		return -EINVAL;
-	*name = d->d_buf;
-	return 0;
-}
-
-Elf *sym_debug_by_link(Elf *e, const char *path, const uint8_t *bid,
-		       size_t bidlen, int *fd, char **found)
-{
-	const char *name;
-	uint32_t want_crc;
-	char *dir, *cand[3];
-	struct stat self;
-	bool have_self;
-	size_t i;
-	Elf *d = NULL;
-
-	*fd = -1;
-	if (read_debuglink(e, &name, &want_crc))
-		return NULL;
-	have_self = stat(path, &self) == 0;
-	dir = xstrdup(path);
-	*(char *)path_base(dir) = '\0'; /* keeps the trailing '/' */
-	cand[0] = xasprintf("%s%s", dir, name);
-	cand[1] = xasprintf("%s.debug/%s", dir, name);
-	cand[2] = xasprintf(DEBUG_DIR "%s%s%s", dir[0] == '/' ? "" : "/", dir, name);
-
-	for (i = 0; i < ARRAY_SIZE(cand) && !d; i++) {
-		struct stat st;
-		uint8_t got[64];
-		size_t gotlen;
-		uint32_t crc;
-
-		if (stat(cand[i], &st))
-			continue;
-		/* The debuglink may name the binary itself. */
-		if (have_self && st.st_dev == self.st_dev && st.st_ino == self.st_ino)
-			continue;
-		d = sym_elf_open(cand[i], fd);
-		if (!d)
-			continue;
-		gotlen = sym_elf_build_id(d, got, sizeof(got));
-		if (bidlen && gotlen) {
-			if (gotlen == bidlen && !memcmp(got, bid, bidlen))
-				break;
-		} else if (!file_crc32(*fd, &crc) && crc == want_crc) {
-			break;
-		}
-		sym_elf_close(d, *fd);
-		*fd = -1;
-		d = NULL;
-	}
-	if (d && found) {
-		*found = cand[i];
-		cand[i] = NULL;
-	}
-	for (i = 0; i < ARRAY_SIZE(cand); i++)
-		free(cand[i]);
-	free(dir);
-	return d;
-}
 
 Elf *sym_debug_mini(Elf *e, void **buf)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = sym_elf_section(e, ".gnu_debugdata", &sh);
+	Elf_Scn *scn = elf_file_section(e, ".gnu_debugdata", &sh);
 	Elf_Data *d;
 
 	*buf = NULL;
@@ -245,7 +86,7 @@ fail:
 bool sym_elf_has_dwarf(Elf *e)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = e ? sym_elf_section(e, ".debug_info", &sh) : NULL;
+	Elf_Scn *scn = e ? elf_file_section(e, ".debug_info", &sh) : NULL;
 	return scn && sh.sh_type != SHT_NOBITS && sh.sh_size > 0;
 }
 

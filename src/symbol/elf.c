@@ -26,93 +26,9 @@ void sym_elf_init(void)
 	elf_file_init();
 }
 
-Elf *sym_elf_open(const char *path, int *fd)
-{
-	return elf_file_open(path, fd);
-}
-
 bool sym_elf_changed(Elf *e)
 {
 	return elfguard_changed(e);
-}
-
-void sym_elf_close(Elf *e, int fd)
-{
-	elfguard_end(e);
-	if (fd >= 0)
-		close(fd);
-}
-
-Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		const char *n;
-		if (!gelf_getshdr(scn, shdr))
-			continue;
-		n = elf_strptr(e, shstrndx, shdr->sh_name);
-		if (n && !strcmp(n, name))
-			return scn;
-	}
-	return NULL;
-}
-
-/* Look for a GNU build-id note in one block of notes. */
-static size_t note_build_id(Elf_Data *data, uint8_t *out, size_t max)
-{
-	size_t off = 0, name_off, desc_off, next;
-	GElf_Nhdr nh;
-
-	if (!data || !data->d_buf)
-		return 0;
-	while (off < data->d_size &&
-	       (next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
-		const char *name = (const char *)data->d_buf + name_off;
-		/* gelf_getnote checked name and desc lie inside data. */
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp(name, "GNU", 4) && nh.n_descsz > 0) {
-			/* one longer than the caller keeps counts as none:
-			 * callers compare and copy size bytes of out */
-			if (nh.n_descsz > max)
-				return 0;
-			memcpy(out, (const uint8_t *)data->d_buf + desc_off, nh.n_descsz);
-			return nh.n_descsz;
-		}
-		off = next;
-	}
-	return 0;
-}
-
-size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	size_t n, i, len;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		if ((len = note_build_id(elf_getdata(scn, NULL), out, max)))
-			return len;
-	}
-	/* No section headers (or stripped of them): try PT_NOTE. */
-	if (elf_getphdrnum(e, &n))
-		return 0;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-		Elf_Data *d;
-		if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz,
-					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if ((len = note_build_id(d, out, max)))
-			return len;
-	}
-	return 0;
 }
 
 void sym_elf_segments(Elf *e, struct sym_module *m)
@@ -589,7 +505,7 @@ static int cmp_range(const void *a, const void *b)
 static void add_fdes(Elf *e, const char *name, struct sym_range **r, size_t *n, size_t *cap)
 {
 	GElf_Shdr shdr, hdr;
-	Elf_Scn *scn = sym_elf_section(e, name, &shdr);
+	Elf_Scn *scn = elf_file_section(e, name, &shdr);
 	struct cfi_section sec;
 	struct cfi_cie cie;
 	struct cfi_fde fde;
@@ -604,9 +520,9 @@ static void add_fdes(Elf *e, const char *name, struct sym_range **r, size_t *n, 
 	sec.size = d->d_size;
 	sec.vaddr = shdr.sh_addr;
 	sec.is_eh = !strcmp(name, ".eh_frame");
-	if (sym_elf_section(e, ".eh_frame_hdr", &hdr))
+	if (elf_file_section(e, ".eh_frame_hdr", &hdr))
 		sec.datarel = hdr.sh_addr;
-	if (sym_elf_section(e, ".text", &hdr))
+	if (elf_file_section(e, ".text", &hdr))
 		sec.textrel = hdr.sh_addr;
 	memset(&cie, 0, sizeof(cie));
 	while (cfi_parse_entry(&sec, off, &next, &cie, &fde) > 0 && next > off) {

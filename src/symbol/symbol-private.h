@@ -144,24 +144,18 @@ size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *ou
 
 /* elf.c */
 void sym_elf_init(void);
-/* Opens path read-only; returns NULL (and *fd = -1) when it is missing or
- * not an ELF file. Release with sym_elf_close(). */
-Elf *sym_elf_open(const char *path, int *fd);
-void sym_elf_close(Elf *e, int fd);
-/* Whether e's file (from sym_elf_open()) was cut short while it was read
+/* Files are opened with lib/elffile.h (elf_file_open, elf_file_close,
+ * elf_file_section, elf_file_build_id) and debug files found with
+ * lib/debugfile.h. */
+/* Whether e's file (from elf_file_open()) was cut short while it was read
  * (lib/elfguard.h): what was read past its new end was zeros. */
 bool sym_elf_changed(Elf *e);
-/* Build-id from the notes (sections first, then PT_NOTE); returns its
- * size and copies it to out. 0 when none or longer than max. */
-size_t sym_elf_build_id(Elf *e, uint8_t *out, size_t max);
 /* Collect PT_LOAD segments into m. */
 void sym_elf_segments(Elf *e, struct sym_module *m);
 /* Add function symbols of the section of type shtype (SHT_SYMTAB or
  * SHT_DYNSYM) to t, names copied into arena. Returns the number added. */
 size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 			   struct sym_arena *arena);
-/* Section by name, or NULL. */
-Elf_Scn *sym_elf_section(Elf *e, const char *name, GElf_Shdr *shdr);
 /* The function ranges of e's .eh_frame FDEs (or, without any, of its
  * .debug_frame), sorted, a range starting inside another dropped; *out
  * is malloc'd (NULL for none). Returns the count; never fails (damage
@@ -189,14 +183,6 @@ size_t sym_elf_add_plt(Elf *e, struct sym_table *t, struct sym_arena *arena);
 size_t sym_elf_add_entry(Elf *e, struct sym_table *t, struct sym_arena *arena);
 
 /* debuginfo.c */
-/* Open the separate debug file for build-id bid; NULL when there is none.
- * *found (when found is not NULL) gets its malloc'd path. */
-Elf *sym_debug_by_build_id(const uint8_t *bid, size_t len, int *fd, char **found);
-/* Open the file named by e's .gnu_debuglink, looked for next to path, in
- * its .debug/ and in /usr/lib/debug/<dir>/. The candidate must match by
- * build-id when both have one, otherwise by CRC. */
-Elf *sym_debug_by_link(Elf *e, const char *path, const uint8_t *bid,
-		       size_t bidlen, int *fd, char **found);
 /* Ask debuginfod (when DEBUGINFOD_URLS is set) for the debug file of
  * build-id bid; returns its malloc'd path in the client cache, or NULL. */
 char *sym_debuginfod_find(const uint8_t *bid, size_t len);

@@ -8,6 +8,8 @@
  */
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
+#include "lib/debugfile.h"
+#include "lib/elffile.h"
 #include "lib/hash.h"
 #include "lib/util.h"
 
@@ -147,7 +149,7 @@ static bool use_debug(Elf *d, int fd, struct sym_module *m, const char *source)
 	bool ok = d && sym_elf_add_symbols(d, SHT_SYMTAB, &m->table, &m->strings) > 0;
 	if (ok)
 		m->source = source;
-	sym_elf_close(d, fd);
+	elf_file_close(d, fd);
 	return ok;
 }
 
@@ -161,7 +163,7 @@ static bool take_dwarf(struct sym_module *m, Elf *d, int fd, char *found, const 
 	} else {
 		free(found);
 	}
-	sym_elf_close(d, fd);
+	elf_file_close(d, fd);
 	return ok;
 }
 
@@ -182,17 +184,17 @@ static void find_dwarf(struct sym_module *m, Elf *e, const char *path, bool own_
 		m->dwarf_source = SYM_DW_BINARY;
 		return;
 	}
-	d = sym_debug_by_build_id(bid, bid_size, &fd, &found);
+	d = debug_file_by_build_id(bid, bid_size, &fd, &found);
 	if (take_dwarf(m, d, fd, found, SYM_DW_DEBUG_FILE))
 		return;
 	if (e && own_file) {
 		found = NULL;
-		d = sym_debug_by_link(e, path, bid, bid_size, &fd, &found);
+		d = debug_file_by_link(e, path, bid, bid_size, &fd, &found);
 		if (take_dwarf(m, d, fd, found, SYM_DW_DEBUGLINK))
 			return;
 	}
 	if (debuginfod && bid_size && (found = sym_debuginfod_find(bid, bid_size))) {
-		d = sym_elf_open(found, &fd);
+		d = elf_file_open(found, &fd);
 		if (d && (!strcmp(m->source, SYM_SRC_NONE) || !strcmp(m->source, SYM_SRC_DYNSYM)) &&
 		    sym_elf_add_symbols(d, SHT_SYMTAB, &m->table, &m->strings)) {
 			m->source = SYM_SRC_DEBUGINFOD;
@@ -222,12 +224,12 @@ static void module_load(struct sym_module *m, const char *path,
 	if (!strcmp(path, VDSO_NAME))
 		e = vdso_open(&image);
 	else
-		e = sym_elf_open(path, &fd);
+		e = elf_file_open(path, &fd);
 	if (e)
-		bid_size = sym_elf_build_id(e, bid, sizeof(bid));
+		bid_size = elf_file_build_id(e, bid, sizeof(bid));
 	if (e && want && bid_size &&
 	    (bid_size != want_size || memcmp(bid, want, want_size))) {
-		sym_elf_close(e, fd);
+		elf_file_close(e, fd);
 		e = NULL;
 		fd = -1;
 	}
@@ -242,7 +244,7 @@ static void module_load(struct sym_module *m, const char *path,
 	if (!e) {
 		/* The file is gone or replaced; a debug file for the right
 		 * build keeps the program headers and the symbol table. */
-		d = sym_debug_by_build_id(want, want_size, &dfd, NULL);
+		d = debug_file_by_build_id(want, want_size, &dfd, NULL);
 		if (d) {
 			m->opened = true;
 			sym_elf_segments(d, m);
@@ -257,12 +259,12 @@ static void module_load(struct sym_module *m, const char *path,
 		goto out;
 	}
 	if (bid_size > 0 && bid_size <= MAX_BUILD_ID) {
-		d = sym_debug_by_build_id(bid, bid_size, &dfd, NULL);
+		d = debug_file_by_build_id(bid, bid_size, &dfd, NULL);
 		if (use_debug(d, dfd, m, SYM_SRC_DEBUG_FILE))
 			goto out;
 	}
 	if (image == NULL) {
-		d = sym_debug_by_link(e, path, bid, bid_size, &dfd, NULL);
+		d = debug_file_by_link(e, path, bid, bid_size, &dfd, NULL);
 		if (use_debug(d, dfd, m, SYM_SRC_DEBUGLINK))
 			goto out;
 	}
@@ -303,7 +305,7 @@ out:
 		m->source = SYM_SRC_NONE;
 	}
 	sym_table_finish(&m->table);
-	sym_elf_close(e, fd);
+	elf_file_close(e, fd);
 	free(image);
 }
 
@@ -577,12 +579,12 @@ void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *
 size_t sym_read_build_id(const char *path, uint8_t *out, size_t max)
 {
 	int fd;
-	Elf *e = sym_elf_open(path, &fd);
+	Elf *e = elf_file_open(path, &fd);
 	size_t n;
 	if (!e)
 		return 0;
-	n = sym_elf_build_id(e, out, max);
-	sym_elf_close(e, fd);
+	n = elf_file_build_id(e, out, max);
+	elf_file_close(e, fd);
 	return n;
 }
 

@@ -25,8 +25,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
+#include "lib/debugfile.h"
 #include "lib/elffile.h"
 #include "lib/hash.h"
 #include "lib/util.h"
@@ -397,23 +397,6 @@ bool utable_bias(const struct utable *t, uint64_t start, uint64_t pgoff, uint64_
 
 /* ---- ELF ---- */
 
-static Elf_Scn *find_section(Elf *elf, const char *name, GElf_Shdr *shdr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) < 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, shdr))
-			continue;
-		const char *n = elf_strptr(elf, shstrndx, shdr->sh_name);
-		if (n && strcmp(n, name) == 0)
-			return scn;
-	}
-	return NULL;
-}
-
 /* The bytes of a section, or NULL: none in the file (SHT_NOBITS, as in
  * a separate debug file, or empty), or (*why set to libelf's reason)
  * they cannot be read: outside the file, or compressed and not
@@ -435,35 +418,6 @@ static Elf_Data *section_data(Elf_Scn *scn, GElf_Shdr *shdr, const char **why)
 	if (!d || !d->d_buf || !d->d_size)
 		return NULL;
 	return d;
-}
-
-/* The GNU build-id of elf (at most max bytes; a longer one counts as
- * none), from its note sections. Returns its size, 0 when none. */
-static size_t read_build_id(Elf *elf, uint8_t *out, size_t max)
-{
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_NOTE)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf)
-			continue;
-		size_t off = 0, next, name_off, desc_off;
-		GElf_Nhdr nh;
-		/* gelf_getnote checks that name and desc lie inside d */
-		while (off < d->d_size && (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0 &&
-			    nh.n_descsz > 0 && nh.n_descsz <= max) {
-				memcpy(out, (char *)d->d_buf + desc_off, nh.n_descsz);
-				return nh.n_descsz;
-			}
-			off = next;
-		}
-	}
-	return 0;
 }
 
 static void read_loads(Elf *elf, struct utable *t)
@@ -490,7 +444,7 @@ static void read_loads(Elf *elf, struct utable *t)
 static uint64_t section_addr(Elf *elf, const char *name)
 {
 	GElf_Shdr shdr;
-	return find_section(elf, name, &shdr) ? shdr.sh_addr : 0;
+	return elf_file_section(elf, name, &shdr) ? shdr.sh_addr : 0;
 }
 
 /* The named CFI section of elf, in *sec. Returns 1, 0 when it is absent
@@ -499,7 +453,7 @@ static uint64_t section_addr(Elf *elf, const char *name)
 static int get_section(Elf *elf, const char *name, struct cfi_section *sec, const char **why)
 {
 	GElf_Shdr shdr;
-	Elf_Scn *scn = find_section(elf, name, &shdr);
+	Elf_Scn *scn = elf_file_section(elf, name, &shdr);
 	*why = NULL;
 	if (!scn)
 		return 0;
@@ -515,134 +469,6 @@ static int get_section(Elf *elf, const char *name, struct cfi_section *sec, cons
 		.is_eh = strcmp(name, ".eh_frame") == 0,
 	};
 	return 1;
-}
-
-/* Opens a regular file only: a FIFO or device named by a mapping or a
- * debuglink must not hang or disturb us. */
-static Elf *open_elf(const char *path, int *fd)
-{
-	return elf_file_open(path, fd); /* lib/elffile.h */
-}
-
-/* .gnu_debuglink: a file name (no '/'), NUL, padding to 4 bytes, the
- * CRC32 of the debug file. Returns the name (in elf's data) or NULL when
- * the section is missing, has no bytes in the file or is malformed. */
-static const char *read_debuglink(Elf *elf, uint32_t *crc)
-{
-	GElf_Shdr shdr;
-	Elf_Scn *scn = find_section(elf, ".gnu_debuglink", &shdr);
-	const char *why;
-	Elf_Data *d = scn ? section_data(scn, &shdr, &why) : NULL;
-	if (!d)
-		return NULL;
-	const char *name = d->d_buf;
-	size_t len = strnlen(name, d->d_size), crc_off = (len + 4) & ~(size_t)3;
-	if (!len || len == d->d_size || memchr(name, '/', len) || crc_off > d->d_size ||
-	    d->d_size - crc_off < 4)
-		return NULL;
-	const uint8_t *c = (const uint8_t *)d->d_buf + crc_off;
-	bool msb = elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB;
-	*crc = msb ? (uint32_t)c[0] << 24 | (uint32_t)c[1] << 16 | (uint32_t)c[2] << 8 | c[3]
-		   : (uint32_t)c[3] << 24 | (uint32_t)c[2] << 16 | (uint32_t)c[1] << 8 | c[0];
-	return name;
-}
-
-static bool file_crc32(int fd, uint32_t *crc)
-{
-	enum { CHUNK = 65536 };
-	unsigned char *buf = xmalloc(CHUNK);
-	uLong c = crc32(0L, Z_NULL, 0);
-	off_t off = 0;
-	ssize_t n;
-
-	while ((n = pread(fd, buf, CHUNK, off)) > 0) {
-		c = crc32(c, buf, (uInt)n);
-		off += n;
-	}
-	free(buf);
-	*crc = (uint32_t)c;
-	return n == 0;
-}
-
-/* Does debug file de (open on fd) belong to the binary with build-id
- * t->build_id? The same build-id when both have one; otherwise (found by
- * debuglink only) the CRC32 the debuglink records. CFI of another build
- * would unwind through the wrong rules. */
-static bool debug_file_matches(Elf *de, int fd, const struct utable *t, bool by_link, uint32_t crc)
-{
-	uint8_t bid[sizeof(t->build_id)];
-	size_t n = read_build_id(de, bid, sizeof(bid));
-	uint32_t got;
-
-	if (t->build_id_size && n)
-		return n == t->build_id_size && memcmp(bid, t->build_id, n) == 0;
-	return by_link && file_crc32(fd, &got) && got == crc;
-}
-
-/* The places a separate debug file of elf (at path) may be, in order:
- * by build-id, then by .gnu_debuglink (next to the file, in .debug/,
- * under /usr/lib/debug). Fills cand (freed by the caller), *nlink (the
- * first by debuglink) and *name and *crc (the debuglink's, or NULL). */
-static int debug_candidates(Elf *elf, const char *path, const struct utable *t, char *cand[4],
-			    int *nlink, const char **name, uint32_t *crc)
-{
-	int n = 0;
-
-	*nlink = 0;
-	if (t->build_id_size >= 2) {
-		char hex[2 * sizeof(t->build_id) + 1];
-		for (size_t i = 0; i < t->build_id_size; i++)
-			sprintf(hex + 2 * i, "%02x", t->build_id[i]);
-		cand[n++] = xasprintf("/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	}
-	*name = read_debuglink(elf, crc);
-	if (*name) {
-		const char *slash = strrchr(path, '/');
-		int dirlen = slash ? (int)(slash - path) : 1;
-		const char *dir = slash ? path : ".";
-		*nlink = n;
-		cand[n++] = xasprintf("%.*s/%s", dirlen, dir, *name);
-		cand[n++] = xasprintf("%.*s/.debug/%s", dirlen, dir, *name);
-		if (slash)
-			cand[n++] = xasprintf("/usr/lib/debug%.*s/%s", dirlen, path, *name);
-	}
-	return n;
-}
-
-/* The separate debug file: by build-id, then by .gnu_debuglink (next to
- * the file, in .debug/, under /usr/lib/debug), used only when it matches
- * (debug_file_matches). Returns its Elf or NULL. */
-static Elf *open_debug_file(Elf *elf, const char *path, struct utable *t, int *fd,
-			    char **dpath)
-{
-	char *cand[4] = { 0 };
-	int nlink;
-	Elf *de = NULL;
-	struct stat self, st;
-	bool have_self = stat(path, &self) == 0;
-	uint32_t crc = 0;
-	const char *name;
-
-	*fd = -1;
-	int n = debug_candidates(elf, path, t, cand, &nlink, &name, &crc);
-	for (int i = 0; i < n && !de; i++) {
-		/* the debuglink may name the binary itself */
-		if (stat(cand[i], &st) ||
-		    (have_self && st.st_dev == self.st_dev && st.st_ino == self.st_ino))
-			continue;
-		de = open_elf(cand[i], fd);
-		if (de && !debug_file_matches(de, *fd, t, name && i >= nlink, crc)) {
-			elfguard_end(de);
-			close(*fd);
-			*fd = -1;
-			de = NULL;
-		}
-		if (de)
-			*dpath = xstrdup(cand[i]);
-	}
-	for (int i = 0; i < n; i++)
-		free(cand[i]);
-	return de;
 }
 
 /* The first range [*g0, *g1) without CFI (rule UR_FP) that ends after
@@ -873,10 +699,7 @@ static bool cache_key(Elf *elf, int fd, const char *path, const struct utable *t
 		      struct tcache_key *k)
 {
 	struct stat st;
-	char *cand[4] = { 0 };
-	int nlink;
-	uint32_t crc;
-	const char *name;
+	char *cand[DEBUG_FILE_MAX_CANDIDATES] = { 0 };
 
 	memset(k, 0, sizeof(*k));
 	if (t->build_id_size > sizeof(k->build_id) || fstat(fd, &st))
@@ -887,8 +710,8 @@ static bool cache_key(Elf *elf, int fd, const char *path, const struct utable *t
 	k->ino = (uint64_t)st.st_ino;
 	k->size = (uint64_t)st.st_size;
 	k->mtime_ns = stat_mtime_ns(&st);
-	int n = debug_candidates(elf, path, t, cand, &nlink, &name, &crc);
-	for (int i = 0; i < n; i++) {
+	size_t n = debug_file_candidates(elf, path, t->build_id, t->build_id_size, cand);
+	for (size_t i = 0; i < n; i++) {
 		if (!stat(cand[i], &st)) {
 			uint64_t h = hash_mix(0xdeb9 + (uint64_t)i, (uint64_t)st.st_dev);
 			h = hash_mix(h, (uint64_t)st.st_ino);
@@ -923,13 +746,13 @@ struct utable *utable_load(const char *path)
 		if (size)
 			elf = elf_memory((char *)img, size);
 	} else {
-		elf = open_elf(path, &fd);
+		elf = elf_file_open(path, &fd);
 	}
 	if (!elf) {
 		t->err = -ENOENT;
 		goto out;
 	}
-	t->build_id_size = read_build_id(elf, t->build_id, sizeof(t->build_id));
+	t->build_id_size = elf_file_build_id(elf, t->build_id, sizeof(t->build_id));
 	if (fd >= 0 && (use_cache = cache_key(elf, fd, path, t, &key))) {
 		struct utable *c = tcache_load(&key);
 		if (c) {
@@ -954,7 +777,7 @@ struct utable *utable_load(const char *path)
 		if (r < 0)
 			warned = true, warn("cannot read .debug_frame of %s: %s; frames there fall back"
 					    " to frame pointers", path, why);
-		if (fd >= 0 && (de = open_debug_file(elf, path, t, &dfd, &dpath))) {
+		if (fd >= 0 && (de = debug_file_find(elf, path, t->build_id, t->build_id_size, &dfd, &dpath))) {
 			if ((r = get_section(de, ".debug_frame", &secs[nsecs], &why)) > 0)
 				secname[nsecs++] = names[2];
 			else if (r < 0)
@@ -985,7 +808,7 @@ struct utable *utable_load(const char *path)
 	 * start_thread) only in their separate debug files. */
 	if (!find_root_callers(elf, t) && fd >= 0) {
 		if (!de)
-			de = open_debug_file(elf, path, t, &dfd, &dpath);
+			de = debug_file_find(elf, path, t->build_id, t->build_id_size, &dfd, &dpath);
 		if (de)
 			find_root_callers(de, t);
 	}

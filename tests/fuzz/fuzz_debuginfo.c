@@ -16,6 +16,8 @@
 
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
+#include "lib/debugfile.h"
+#include "lib/elffile.h"
 
 static uint64_t word(const uint8_t *p, size_t n, size_t i)
 {
@@ -96,11 +98,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		cache_set = true;
 	}
 	fuzz_pair_write(f, data, size, &p);
-	e = sym_elf_open(f->bin, &fd);
+	e = elf_file_open(f->bin, &fd);
 	if (!e)
 		return 0;
-	bidlen = sym_elf_build_id(e, bid, sizeof(bid));
-	d = sym_debug_by_link(e, f->bin, bid, bidlen, &dfd, &found);
+	bidlen = elf_file_build_id(e, bid, sizeof(bid));
+	d = debug_file_by_link(e, f->bin, bid, bidlen, &dfd, &found);
 	if (d) {
 		if (!p.dbg || !found || strcmp(found, p.dbg_path) ||
 		    !fuzz_debug_may_match(&p, bid, bidlen)) {
@@ -119,7 +121,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			sym_dwarf_free(dw);
 			sym_arena_release(&a);
 		}
-		sym_elf_close(d, dfd);
+		elf_file_close(d, dfd);
 	}
 	free(found);
 	m = sym_debug_mini(e, &mini_buf);
@@ -128,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_end(m);
 		free(mini_buf);
 	}
-	sym_elf_close(e, fd);
+	elf_file_close(e, fd);
 	as_module(f, &p);
 	return 0;
 }

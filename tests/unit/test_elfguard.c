@@ -9,6 +9,7 @@
  */
 #include "test.h"
 #include "lib/elfguard.h"
+#include "lib/elffile.h"
 #include "symbol/symbol-private.h"
 
 #include <errno.h>
@@ -97,7 +98,7 @@ static int cut_then_symbols(void)
 	struct sym_table t = { 0 };
 	struct sym_arena a = { 0 };
 	int fd;
-	Elf *e = sym_elf_open(copy, &fd);
+	Elf *e = elf_file_open(copy, &fd);
 	bool changed;
 	if (!e)
 		return 3;
@@ -105,7 +106,7 @@ static int cut_then_symbols(void)
 		return 3;
 	sym_elf_add_symbols(e, SHT_SYMTAB, &t, &a);
 	changed = sym_elf_changed(e);
-	sym_elf_close(e, fd);
+	elf_file_close(e, fd);
 	sym_table_release(&t);
 	sym_arena_release(&a);
 	return changed ? 0 : 2;
@@ -168,7 +169,7 @@ int main(void)
 	if (r)
 		printf("# child status %d (135: SIGBUS)\n", r);
 	CHECK(copy_self() == 0 && (r = in_child(cut_then_symbols)) == 0,
-	      "sym_elf_open, cut to 16 KiB, its .symtab read: no SIGBUS, sym_elf_changed");
+	      "elf_file_open, cut to 16 KiB, its .symtab read: no SIGBUS, sym_elf_changed");
 	if (r)
 		printf("# child status %d (135: SIGBUS)\n", r);
 	CHECK(copy_self() == 0 && in_child(unguarded_fault) == 128 + SIGBUS,
