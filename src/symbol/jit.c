@@ -2,8 +2,8 @@
  *
  * A perf map is text, one function per line: "START SIZE NAME" with START
  * and SIZE in hex (with or without 0x) and NAME the rest of the line.
- * A jitdump file (jit-PID.dump) is binary: a header, then records; only
- * JIT_CODE_LOAD (name, address, size) and JIT_CODE_MOVE are used. Both are
+ * A jitdump file (jit-PID.dump) is binary, read by lib/jitdump.h; only
+ * its code loads (name, address, size) and moves are used here. Both are
  * written by the profiled program, so both are untrusted input: every
  * read is checked against the end of the buffer.
  *
@@ -15,6 +15,7 @@
 #include "symbol/symbol-private.h"
 #include "lib/cursor.h"
 #include "lib/hash.h"
+#include "lib/jitdump.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -131,83 +132,38 @@ int sym_jit_add_perfmap(struct sym_jit *j, const char *data, size_t size, const 
 	return bad && !added ? -EINVAL : (int)MIN(added, (size_t)0x7fffffff);
 }
 
-/* jitdump layout (little-endian files only; perf's tools/perf/util/jitdump.h). */
-#define JITDUMP_MAGIC 0x4A695444u
-#define JITDUMP_MAGIC_SWAPPED 0x4454694Au
-#define JIT_CODE_LOAD 0
-#define JIT_CODE_MOVE 1
-#define JIT_CODE_CLOSE 3
-#define JITDUMP_HEADER_MIN 40
-#define JITDUMP_REC_HEADER 16
-
 int sym_jit_add_jitdump(struct sym_jit *j, const void *data, size_t size, const char *what,
 			char *err, size_t errlen)
 {
-	struct cursor c, r;
-	uint32_t magic, version, hsize, id, rsize;
-	size_t added = 0;
+	char why[160];
+	int hsize = jitdump_header(data, size, why, sizeof(why));
+	size_t added = 0, pos;
 	struct hmap names; /* code_index -> candidate index, for moves */
+	struct jitdump_rec r;
+	uint32_t idx;
 
-	cur_init(&c, data, size);
-	magic = cur_u32(&c);
-	version = cur_u32(&c);
-	hsize = cur_u32(&c);
-	if (c.bad || magic != JITDUMP_MAGIC) {
-		snprintf(err, errlen, "%s: not a jitdump file%s", what,
-			 magic == JITDUMP_MAGIC_SWAPPED ? " of this byte order" : "");
+	if (hsize < 0) {
+		snprintf(err, errlen, "%s: %s", what, why);
 		return -EINVAL;
 	}
-	if (version != 1 || hsize < JITDUMP_HEADER_MIN || hsize > size) {
-		snprintf(err, errlen, "%s: unsupported jitdump version %u or header size %u", what,
-			 version, hsize);
-		return -EINVAL;
-	}
-	cur_init(&c, (const uint8_t *)data + hsize, size - hsize);
+	pos = (size_t)hsize;
 	hmap_init(&names);
-	while (cur_left(&c) >= JITDUMP_REC_HEADER) {
-		const uint8_t *rec = c.p;
-		uint64_t ts, vma, addr, csize, index, old_addr;
-		uint32_t pid, tid, idx;
+	/* a record of impossible size ends the reading: what came before it
+	 * is kept */
+	while (jitdump_next(data, size, &pos, &r, why, sizeof(why)) > 0) {
+		struct jitdump_load l;
+		struct jitdump_move m;
 		const char *name;
-		size_t n;
 
-		id = cur_u32(&c);
-		rsize = cur_u32(&c);
-		cur_get(&c, &ts, 8);
-		if (rsize < JITDUMP_REC_HEADER || rsize > (size_t)(c.end - rec))
-			break; /* the writer may still be appending: stop at a torn record */
-		cur_init(&r, rec + JITDUMP_REC_HEADER, rsize - JITDUMP_REC_HEADER);
-		c.p = rec + rsize;
-		if (id == JIT_CODE_CLOSE)
-			break;
-		pid = cur_u32(&r);
-		tid = cur_u32(&r);
-		(void)pid;
-		(void)tid;
-		cur_get(&r, &vma, 8);
-		if (id == JIT_CODE_LOAD) {
-			cur_get(&r, &addr, 8);
-			cur_get(&r, &csize, 8);
-			cur_get(&r, &index, 8);
-			if (r.bad)
-				continue;
-			name = (const char *)r.p;
-			n = strnlen(name, cur_left(&r));
-			if (n == cur_left(&r))
-				continue; /* name not terminated inside the record */
-			hmap_put(&names, index, (uint32_t)j->table.ncand);
-			jit_add(j, vma ? vma : addr, csize, name, n);
+		if (r.id == JITDUMP_CODE_LOAD && jitdump_load(&r, &l)) {
+			hmap_put(&names, l.code_index, (uint32_t)j->table.ncand);
+			jit_add(j, l.vma ? l.vma : l.code_addr, l.code_size, l.name, l.name_len);
 			added++;
-		} else if (id == JIT_CODE_MOVE) {
-			cur_get(&r, &old_addr, 8);
-			cur_get(&r, &addr, 8);
-			cur_get(&r, &csize, 8);
-			cur_get(&r, &index, 8);
-			if (r.bad || !hmap_get(&names, index, &idx) || idx >= j->table.ncand)
-				continue;
+		} else if (r.id == JITDUMP_CODE_MOVE && jitdump_move(&r, &m) &&
+			   hmap_get(&names, m.code_index, &idx) && idx < j->table.ncand) {
 			name = j->table.cand[idx].name;
-			hmap_put(&names, index, (uint32_t)j->table.ncand);
-			jit_add(j, addr, csize, name, strlen(name));
+			hmap_put(&names, m.code_index, (uint32_t)j->table.ncand);
+			jit_add(j, m.new_code_addr, m.code_size, name, strlen(name));
 		}
 	}
 	hmap_release(&names);

@@ -2,7 +2,7 @@
  * (layout in jitcfi.h). */
 #include "unwind/jitcfi.h"
 #include "unwind/table.h"
-#include "lib/cursor.h"
+#include "lib/jitdump.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -10,11 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JITDUMP_MAGIC 0x4A695444u
-#define JIT_CODE_LOAD 0
-#define JIT_CODE_CLOSE 3
-#define JIT_CODE_UNWINDING_INFO 4
-#define REC_HEADER 16
 #define MAX_RANGES (1u << 20)      /* code objects with tables, per process */
 #define MAX_CODE (1ull << 30)      /* one code object's size */
 
@@ -98,75 +93,35 @@ static void add_range(struct jit_cfi *j, const uint8_t *eh, size_t size, uint64_
 int jit_cfi_add(struct jit_cfi *j, const void *data, size_t size, size_t *off,
 		char *err, size_t errlen)
 {
-	const uint8_t *base = data;
 	size_t pos = *off, pending = 0, before = j->n;
-	const uint8_t *eh = NULL;
-	size_t eh_size = 0;
-	struct cursor c;
+	struct jitdump_unwind u;
+	bool have = false;
+	struct jitdump_rec r;
+	int got;
 
 	if (pos == 0) {
-		uint32_t magic, version, hsize;
-		cur_init(&c, base, size);
-		magic = cur_u32(&c);
-		version = cur_u32(&c);
-		hsize = cur_u32(&c);
-		if (c.bad || magic != JITDUMP_MAGIC) {
-			snprintf(err, errlen, "not a jitdump file (magic at offset 0)");
+		int hsize = jitdump_header(data, size, err, errlen);
+		if (hsize < 0)
 			return -EINVAL;
-		}
-		if (version < 1 || version > 2 || hsize < 40 || hsize > size) {
-			snprintf(err, errlen, "unsupported jitdump header (version %u, size %u at offset 4)",
-				 version, hsize);
-			return -EINVAL;
-		}
-		pos = hsize;
+		pos = (size_t)hsize;
 	}
-	while (pos <= size && size - pos >= REC_HEADER) {
-		uint32_t id, total;
-		cur_init(&c, base + pos, size - pos);
-		id = cur_u32(&c);
-		total = cur_u32(&c);
-		if (total < REC_HEADER) {
-			snprintf(err, errlen, "bad jitdump record size %u at offset %#zx", total, pos);
-			*off = pending ? pending : pos;
-			return -EINVAL;
-		}
-		if (total > size - pos)
-			break; /* the writer is still appending: a torn record */
-		cur_init(&c, base + pos + REC_HEADER, total - REC_HEADER);
-		if (id == JIT_CODE_CLOSE) {
-			pos += total;
-			break;
-		} else if (id == JIT_CODE_UNWINDING_INFO) {
-			uint64_t usize, hdr, mapped;
-			cur_get(&c, &usize, 8);
-			cur_get(&c, &hdr, 8);
-			cur_get(&c, &mapped, 8);
-			if (c.bad || usize > cur_left(&c) || hdr > usize) {
-				eh = NULL; /* a bad record describes nothing */
-			} else {
-				eh = c.p;
-				eh_size = (size_t)(usize - hdr);
-				pending = pos;
-			}
-		} else if (id == JIT_CODE_LOAD) {
-			uint64_t addr, len;
-			cur_u32(&c); /* pid */
-			cur_u32(&c); /* tid */
-			cur_get(&c, &addr, 8); /* vma */
-			cur_get(&c, &addr, 8); /* code_addr */
-			cur_get(&c, &len, 8);
-			if (!c.bad && eh)
-				add_range(j, eh, eh_size, addr, len);
-			eh = NULL;
+	while ((got = jitdump_next(data, size, &pos, &r, err, errlen)) > 0) {
+		struct jitdump_load l;
+		if (r.id == JITDUMP_CODE_UNWINDING_INFO) {
+			/* a bad record describes nothing */
+			have = jitdump_unwind(&r, &u);
+			pending = have ? r.off : 0;
+		} else if (r.id == JITDUMP_CODE_LOAD) {
+			if (have && jitdump_load(&r, &l))
+				add_range(j, u.eh_frame, u.eh_frame_size, l.code_addr, l.code_size);
+			have = false;
 			pending = 0;
 		}
-		pos += total;
 	}
 	/* An UNWINDING_INFO whose code load is not written yet is read
 	 * again with it next time. */
 	*off = pending ? pending : pos;
-	return (int)(j->n - before);
+	return got < 0 ? -EINVAL : (int)(j->n - before);
 }
 
 static int cmp_range(const void *a, const void *b)
