@@ -121,38 +121,21 @@ static bool same_func(const struct prof_func *a, const struct prof_func *b)
 	       !strcmp(a->name, b->name) && !strcmp(a->module, b->module);
 }
 
-/* Pick the function: by name, or by an address a leaf frame has. The
- * mapping with the most samples of it is the one read. */
+/* Pick the function: as callers and callees do (view_find_funcs), a
+ * user-space one. The mapping with the most samples of it is the one
+ * read. */
 static uint32_t find_target(const struct profile *p, const char *what, char *err, size_t errlen)
 {
-	uint64_t addr = 0;
-	size_t i;
-	char *end;
-	if (!strncmp(what, "0x", 2) || !strncmp(what, "0X", 2)) {
-		errno = 0;
-		addr = strtoull(what, &end, 16);
-		if (errno || *end) {
-			snprintf(err, errlen, "'%s' is not an address (give 0xHEX or a function name)", what);
-			return 0;
-		}
-		for (i = 0; i < p->nnodes; i++)
-			if (p->nodes[i].addr == addr && (p->nodes[i].flags & 0xff) == NODE_USER)
-				return p->nodes[i].func;
-		snprintf(err, errlen, "no frame has address %s (see stax script for addresses)", what);
+	bool *set = xcalloc(p->nfuncs + 1, sizeof(*set));
+	uint32_t f = view_find_funcs(p, what, set, err, errlen);
+
+	free(set);
+	if (f && profile_func(p, f)->kernel) {
+		snprintf(err, errlen, "%s is a kernel function (annotate reads user-space binaries)",
+			 profile_func(p, f)->name);
 		return 0;
 	}
-	/* a known name, or MODULE+0xSTART of a function known by its FDE */
-	for (i = 0; i < p->nfuncs; i++)
-		if (!strcmp(p->funcs[i].name, what)) {
-			if (p->funcs[i].kernel) {
-				snprintf(err, errlen, "%s is a kernel function (annotate reads user-space binaries)", what);
-				return 0;
-			}
-			return (uint32_t)(i + 1);
-		}
-	snprintf(err, errlen, "no sampled function is named '%s' (see stax top for names; C++ names are demangled)",
-		 what);
-	return 0;
+	return f;
 }
 
 static int read_bytes(const char *path, uint64_t off, uint64_t size, uint8_t **out)

@@ -2,7 +2,10 @@
 #include "lib/util.h"
 #include "unwind/roots.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -94,4 +97,73 @@ uint64_t view_sample_ns(const struct profile *p, const struct rec_sample *s)
 	freq = profile_meta(p, "freq");
 	hz = freq ? strtoull(freq, NULL, 10) : 0;
 	return hz ? 1000000000ull / hz : 0;
+}
+
+uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, char *err, size_t errlen)
+{
+	uint32_t first = 0, by_addr = 0;
+	size_t i, nmod = 0;
+	const char *mods[4];
+
+	if (!strncmp(what, "0x", 2) || !strncmp(what, "0X", 2)) {
+		char *end;
+		uint64_t addr;
+		errno = 0;
+		addr = strtoull(what, &end, 16);
+		if (errno || *end) {
+			snprintf(err, errlen, "'%s' is not an address (give 0xHEX or a function name)", what);
+			return 0;
+		}
+		for (i = 0; i < p->nnodes && !first; i++)
+			if (p->nodes[i].addr == addr && (p->nodes[i].flags & 0xff) != NODE_ROOT)
+				first = p->nodes[i].func;
+		if (!first) {
+			snprintf(err, errlen, "no frame has address %s (see stax script for addresses)", what);
+			return 0;
+		}
+		what = profile_func(p, first)->name;
+		by_addr = first;
+	}
+	for (i = 0; i < p->nfuncs; i++) {
+		const struct prof_func *fn = &p->funcs[i];
+		size_t k;
+		if (strcmp(fn->name, what) && strcmp(fn->label, what))
+			continue;
+		if (by_addr && strcmp(fn->module, profile_func(p, by_addr)->module))
+			continue; /* the address chose the module */
+		for (k = 0; k < nmod && strcmp(mods[k], fn->module); k++)
+			;
+		if (k == nmod && nmod < ARRAY_SIZE(mods))
+			mods[nmod++] = fn->module;
+		set[i + 1] = true;
+		if (!first)
+			first = (uint32_t)(i + 1);
+	}
+	if (!first) {
+		snprintf(err, errlen, "no sampled function is named '%s' (see stax top for names;"
+			 " C++ names are demangled)", what);
+		return 0;
+	}
+	if (nmod > 1) {
+		/* the same name in several modules: say which, by an address */
+		size_t len = 0, k;
+		len += snprintf(err + len, errlen - len, "several functions are named '%s':", what);
+		for (k = 0; k < nmod && len < errlen; k++) {
+			uint64_t addr = 0;
+			for (i = 0; i < p->nnodes; i++) {
+				const struct prof_func *fn = profile_func(p, p->nodes[i].func);
+				if ((p->nodes[i].flags & 0xff) != NODE_ROOT && set[p->nodes[i].func] && fn &&
+				    !strcmp(fn->module, mods[k])) {
+					addr = p->nodes[i].addr;
+					break;
+				}
+			}
+			len += snprintf(err + len, errlen - len, "%s %s in %s (0x%" PRIx64 ")",
+					k ? "," : "", what, mods[k], addr);
+		}
+		if (len < errlen)
+			snprintf(err + len, errlen - len, "; give one as 0xADDRESS");
+		return 0;
+	}
+	return first;
 }

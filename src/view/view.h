@@ -104,6 +104,13 @@ void view_timeline(const struct profile *p, const struct view_filter *f, const s
 /* Display name of a function id: its label ("name", or "name (file.c:LINE)"
  * when the profile was symbolized with lines). */
 const char *view_func_name(const struct profile *p, uint32_t func);
+/* The function a user names on the command line (annotate, callers,
+ * callees): by name (or label), or by 0xADDRESS of one of its frames.
+ * Marks in set[] (p->nfuncs + 1 entries) the ids of that name in its
+ * module and returns the first; 0 with the reason in err when none is,
+ * or when functions of that name are in several modules (err lists
+ * them with an address each, to give instead). */
+uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, char *err, size_t errlen);
 /* Off-CPU reasons: "lock", "read", ... and the leaf frame "[off-cpu: lock]". */
 const char *view_offcpu_reason(enum offcpu_reason r);
 const char *view_offcpu_frame(enum offcpu_reason r);

@@ -57,11 +57,22 @@ for f in fs[:30]:
     print("%s\t%s\t%d" % (f["name"], f["module"], f["self"]))' "$T/top2.json" >"$T/funcs.txt"
 n=0 bad=""
 while IFS="$(printf '\t')" read -r name module self; do
-	stax annotate "$name" "$T/c.data" --json >"$T/f.json" 2>"$T/f.err" || {
+	what=$name
+	stax annotate "$what" "$T/c.data" --json >"$T/f.json" 2>"$T/f.err"
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -q "several functions are named" "$T/f.err"; then
+		# the same name in several modules (fstatat: libc and ld.so):
+		# annotate lists them; take the address it gives for this one
+		what=$(sed -n "s/.* in $module (\(0x[0-9a-f]*\)).*/\1/p" "$T/f.err" | head -n 1)
+		[ -n "$what" ] || { bad="$bad $name(no address for $module in: $(head -c 200 "$T/f.err"))"; continue; }
+		stax annotate "$what" "$T/c.data" --json >"$T/f.json" 2>"$T/f.err"
+		rc=$?
+	fi
+	if [ "$rc" -ne 0 ]; then
 		# a function whose binary cannot be read is refused with a reason
 		one_line_error "$T/f.err" || bad="$bad $name(crash)"
 		continue
-	}
+	fi
 	got=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["samples"])' "$T/f.json")
 	[ "$got" = "$self" ] || bad="$bad $name:$got/$self"
 	n=$((n + 1))

@@ -100,6 +100,30 @@ else
 	fail "callers 0xADDRESS picks one module" "'$addr': $(first_line "$T/two.txt")"
 fi
 
+# annotate matches as callers does: both listed, exit 1; the address
+# picks one, and its total is that module's self samples alone
+stax annotate leaf_p "$T/two.data" >/dev/null 2>"$T/two.aerr"
+rc=$?
+if [ "$rc" -eq 1 ] && one_line_error "$T/two.aerr" && grep -q 'leaf_p in peek-fp' "$T/two.aerr" &&
+   grep -q 'leaf_p in peek-nofp' "$T/two.aerr"; then
+	ok "annotate leaf_p in two modules: both listed, exit 1"
+else
+	fail "annotate leaf_p in two modules" "status $rc: $(first_line "$T/two.aerr")"
+fi
+la=$(sed -n 's/.*leaf_p in peek-fp (\(0x[0-9a-f]*\)).*/\1/p' "$T/two.aerr")
+self=$(stax top --no-inline --json -n 0 "$T/two.data" 2>/dev/null | python3 -c '
+import json, sys
+print(sum(f["self"] for f in json.load(sys.stdin)["functions"] if f["name"] == "leaf_p" and f["module"] == "peek-fp"))')
+got=$(stax annotate "$la" "$T/two.data" --json 2>"$T/two.a2err" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(d["module"], d["samples"])' 2>/dev/null)
+if [ -n "$la" ] && [ "$got" = "peek-fp $self" ] && [ "$self" -gt 0 ]; then
+	ok "annotate $la: leaf_p in peek-fp, $self samples (top's self there)"
+else
+	fail "annotate 0xADDRESS picks one module" "'$la': got '$got', top self $self: $(first_line "$T/two.a2err")"
+fi
+
 # no such function: one-line error, exit 1
 stax callees no_such_function "$T/p.data" >/dev/null 2>"$T/none.err"
 rc=$?
