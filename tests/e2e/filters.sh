@@ -114,7 +114,10 @@ else
 fi
 
 # serve applies the filters to what it serves
-if command -v curl >/dev/null 2>&1; then
+why=$(loopback_why)
+if [ -n "$why" ]; then
+	skip "serve --exclude" "$why"
+elif command -v curl >/dev/null 2>&1; then
 	"$STAX" serve -i "$T/p.data" --port 0 --exclude '^rec$' 2>"$T/serve.err" &
 	spid=$!
 	bg_add "$spid"

@@ -167,6 +167,20 @@ svg_frames() {
 
 first_line() { head -n 1 "$1" 2>/dev/null | cut -c1-200; }
 
+# loopback_why: why nothing here can connect to 127.0.0.1 (empty when
+# something can): a network namespace of its own (unshare -n) starts with
+# its loopback interface down, so the tests that talk to stax serve or a
+# local debuginfod cannot run there (stax itself is not at fault).
+loopback_why() {
+	python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+socket.create_connection(s.getsockname(), 5).close()' 2>/dev/null && return 0
+	echo "nothing can connect to 127.0.0.1 (the loopback interface is down, as in unshare -n: ip link set lo up)"
+}
+
 # wait_for COND SECONDS: poll the shell command COND every 0.1 s.
 wait_for() {
 	_w=0

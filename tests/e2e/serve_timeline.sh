@@ -10,6 +10,11 @@ if ! command -v curl >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; th
 	skip "serve timeline" "curl or python3 is not installed"
 	done_testing
 fi
+why=$(loopback_why)
+if [ -n "$why" ]; then
+	skip "serve timeline" "$why"
+	done_testing
+fi
 if ! stax record -o "$T/ph.data" -- "$PROG/phases-nofp" >/dev/null 2>"$T/rec.err"; then
 	fail "record phases-nofp" "$(first_line "$T/rec.err")"
 	done_testing
