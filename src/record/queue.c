@@ -230,7 +230,7 @@ static void *drain_main(void *arg)
 
 void rqueue_set_poll_ms(struct rqueue *q, uint32_t ms)
 {
-	__atomic_store_n(&q->poll_ms, ms ? ms : 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&q->poll_ms, ms ? ms : QUEUE_POLL_MS, __ATOMIC_RELAXED);
 }
 
 int rqueue_start(struct rqueue *q, struct ring *rings, size_t nrings, const struct perf_format *f,

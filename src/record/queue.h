@@ -72,9 +72,9 @@ int rqueue_start(struct rqueue *q, struct ring *rings, size_t nrings, const stru
 		 size_t cap);
 /* The fd that is readable when records wait to be taken (for poll). */
 int rqueue_fd(const struct rqueue *q);
-/* Sleep at most ms between two passes (default 50): the recorder reads
- * Python frames from the processes when it ingests their samples, which
- * must then come soon after the samples were taken. */
+/* Sleep at most ms between two passes (0: the default, 50): the recorder
+ * reads Python frames from the processes when it ingests their samples,
+ * which must then come soon after the samples were taken. */
 void rqueue_set_poll_ms(struct rqueue *q, uint32_t ms);
 /* Stop the drain thread after one last pass over the rings; then the
  * rings may be unmapped. Idempotent; a no-op when not started. */
