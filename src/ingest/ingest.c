@@ -716,8 +716,14 @@ static void jitfile_note(struct ingest *g, uint32_t pid, bool dump, const char *
 		snprintf(buf, sizeof(buf), "/tmp/perf-%u.map", pid);
 		path = buf;
 	}
-	if (ingest_jitfile(g, pid, dump, path))
-		return;
+	for (size_t i = 0; i < g->njitfiles; i++) {
+		jf = &g->jitfiles[i];
+		if (jf->pid == pid && jf->dump == dump && (!dump || !strcmp(jf->path, path))) {
+			jf->done = false; /* the pid came back: another process */
+			jf->uid = -1;
+			return;
+		}
+	}
 	GROW(g->jitfiles, g->jitfilecap, g->njitfiles + 1);
 	jf = &g->jitfiles[g->njitfiles++];
 	memset(jf, 0, sizeof(*jf));
@@ -745,17 +751,21 @@ const struct ingest_jitfile *ingest_jitfile(const struct ingest *g, uint32_t pid
 static void jitfile_poll(struct ingest_jitfile *jf)
 {
 	struct stat st;
-	char why[512];
+	char why[512], proc[32];
 	size_t want;
+	bool alive;
 	int fd;
 
-	if (jf->uid < 0) {
-		char proc[32];
-		struct stat ps;
-		snprintf(proc, sizeof(proc), "/proc/%u", jf->pid);
-		if (stat(proc, &ps) == 0)
-			jf->uid = (long)ps.st_uid;
-	}
+	if (jf->done)
+		return;
+	/* read once more after the process exited (it may have written
+	 * its last lines at exit), then no more: a system-wide recording
+	 * sees thousands of processes come and go */
+	snprintf(proc, sizeof(proc), "/proc/%u", jf->pid);
+	alive = stat(proc, &st) == 0;
+	if (alive && jf->uid < 0)
+		jf->uid = (long)st.st_uid;
+	jf->done = !alive;
 	fd = open(jf->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return; /* not there (yet, or any more): keep what was read */

@@ -153,6 +153,9 @@ struct ingest {
 		char *path;
 		uint8_t *data;           /* the bytes read so far */
 		size_t len, cap;
+		/* its process has exited and what the file held was read:
+		 * not polled again (noted again if the pid comes back) */
+		bool done;
 	} *jitfiles;
 	size_t njitfiles, jitfilecap;
 	uint64_t jit_polled;             /* sample time of the last poll */
