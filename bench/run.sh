@@ -640,7 +640,7 @@ perf script -F ip,dso -i "$SBP" 2>/dev/null | awk 'NF { if (!($1 in u)) { u[$1] 
 read -r SBU SBUS <"$W/sb.addrs"
 # The synthetic recording: exactly SYN_SAMPLES samples over SYN_ADDRS leaf
 # addresses of symbench, no symbols chunk (bench/symbench/mkrec.c).
-mkb="cc -O2 -Isrc -D_GNU_SOURCE -o $W/mkrec bench/symbench/mkrec.c build/src/store/*.o build/src/lib/*.o -lzstd -lxxhash -lelf"
+mkb="cc -O2 -Isrc -D_GNU_SOURCE -o $W/mkrec bench/symbench/mkrec.c build/src/store/*.o build/src/lib/*.o -lzstd -lxxhash -lelf -lz"
 rm -f "$SYN"
 SYNU=- SYNN=-
 if [ -x "$SB" ] && eval "$mkb" 2>"$W/mkrec.err" &&
