@@ -1,8 +1,11 @@
 /* symbols.c - the symbols chunk, written when a recording stops.
  *
  * Every distinct (mapping, address, kind, return-address flag) among the
- * stack nodes is resolved once, in address order per mapping (so each
- * module's tables and DWARF are walked in one sweep), and written as a
+ * stack nodes is resolved once, module by module (the mappings of one
+ * binary in every process together) and in address order per mapping,
+ * so each module's tables and DWARF are walked in one sweep and released
+ * after it: a system-wide recording names thousands of modules, and
+ * holding all of their tables at once took 600 MB. Each is written as a
  * REC_SYMBOL (the function) followed, when DWARF knows more, by a
  * REC_SYMBOL_SRC (its source line and inline chain). JIT perf maps of the
  * recorded processes are copied in (REC_PERFMAP), so the file still names
@@ -11,6 +14,7 @@
  */
 #include "ingest/ingest.h"
 #include "symbol/symbol.h"
+#include "lib/hash.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -22,6 +26,7 @@
 #define SYMBOLS_CHUNK_BYTES (24u << 20)
 
 struct symkey {
+	uint64_t module;  /* hash of the mapping's build-id, else path (0: none) */
 	uint64_t addr;
 	uint32_t mapping;
 	uint32_t flags;   /* node kind | NODE_F_RA */
@@ -31,6 +36,8 @@ struct symkey {
 static int cmp_symkey(const void *a, const void *b)
 {
 	const struct symkey *x = a, *y = b;
+	if (x->module != y->module)
+		return x->module < y->module ? -1 : 1;
 	if (x->mapping != y->mapping)
 		return x->mapping < y->mapping ? -1 : 1;
 	if (x->addr != y->addr)
@@ -96,6 +103,19 @@ static void put_module_source(struct ingest *g, struct sym_session *ss, struct h
 	store_put_meta(g->w, key, val);
 }
 
+/* The module a user node's mapping maps, as the symbol session keys it
+ * (sym_module_ref: build-id, else path); 0 for other nodes. Equal
+ * hashes of two modules only put them in one group. */
+static uint64_t module_hash(const struct ingest *g, const struct rec_node *nd)
+{
+	const struct state_mapping *m;
+	if ((nd->flags & 0xff) == NODE_KERNEL || !nd->mapping || !(m = state_mapping(&g->st, nd->mapping)))
+		return 0;
+	if (m->build_id_size)
+		return hash_mix(hash_bytes(m->build_id, m->build_id_size), 'b') | 1;
+	return hash_mix(hash_bytes(m->path ? m->path : "", m->path ? strlen(m->path) : 0), 'p') | 1;
+}
+
 void ingest_put_symbols(struct ingest *g)
 {
 	struct sym_session *ss = g->symbols_session ? g->symbols_session : sym_session_new();
@@ -118,6 +138,7 @@ void ingest_put_symbols(struct ingest *g)
 			continue;
 		}
 		pid[i] = nd->parent && nd->parent <= i ? pid[nd->parent - 1] : 0;
+		keys[n].module = module_hash(g, nd);
 		keys[n].addr = nd->addr;
 		keys[n].mapping = nd->mapping;
 		keys[n].flags = nd->flags & (0xff | NODE_F_RA);
@@ -126,13 +147,17 @@ void ingest_put_symbols(struct ingest *g)
 	}
 	if (n)
 		qsort(keys, n, sizeof(*keys), cmp_symkey);
+	/* each key once (a group's last key then ends its module) */
+	for (i = k = 0; i < n; i++)
+		if (!k || cmp_symkey(&keys[k - 1], &keys[i]))
+			keys[k++] = keys[i];
+	n = k;
 	for (i = 0; i < n; i++) {
 		struct sym_result res;
+		struct sym_module_ref last = { 0 };
 		struct rec_symbol rs;
 		uint64_t a = keys[i].addr - ((keys[i].flags & NODE_F_RA) ? 1 : 0);
 		const struct state_mapping *m = NULL;
-		if (i && !cmp_symkey(&keys[i - 1], &keys[i]))
-			continue;
 		if (g->w->raw.len > SYMBOLS_CHUNK_BYTES)
 			store_flush(g->w, CHUNK_SYMBOLS);
 		memset(&res, 0, sizeof(res));
@@ -153,6 +178,8 @@ void ingest_put_symbols(struct ingest *g)
 			sym_lookup_user(ss, m ? &ref : NULL, m ? m->pid : 0, keys[i].pid, a, &res);
 			if (m && !sym_path_is_anon(m->path) && res.module)
 				put_module_source(g, ss, &done, &ref, res.module);
+			if (m && keys[i].module && (i + 1 == n || keys[i + 1].module != keys[i].module))
+				last = ref; /* its module is done: released below */
 		}
 		memset(&rs, 0, sizeof(rs));
 		rs.addr = keys[i].addr;
@@ -173,6 +200,10 @@ void ingest_put_symbols(struct ingest *g)
 								res.inlined[k].line };
 			src.ninline = (uint32_t)k;
 			store_put_symbol_src(g->w, &src, res.file, inl);
+		}
+		if (last.path) {
+			sym_session_release(ss, &last);
+			last.path = NULL;
 		}
 	}
 	hmap_release(&done);

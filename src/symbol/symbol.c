@@ -27,8 +27,13 @@ struct sym_session {
 	bool lines;
 	bool debuginfod;
 	struct sym_frame frames[SYM_MAX_INLINE + 1]; /* last lookup's chain */
-	struct sym_module **mods;
-	size_t nmods, cap_mods;
+	struct sym_module **mods;  /* NULL: released (sym_session_release) */
+	struct released_key {      /* the key of a released module's slot */
+		uint8_t kind;
+		void *key;
+		size_t len;
+	} *keys;                   /* nmods of them */
+	size_t nmods, cap_mods, cap_keys;
 	struct hmap index; /* hash of module key -> index in mods */
 
 	/* The ref that resolved to last_mod, for the fast path. */
@@ -80,8 +85,12 @@ void sym_session_free(struct sym_session *s)
 	if (!s)
 		return;
 	for (i = 0; i < s->nmods; i++)
-		module_free(s->mods[i]);
+		if (s->mods[i])
+			module_free(s->mods[i]);
+		else
+			free(s->keys[i].key);
 	free(s->mods);
+	free(s->keys);
 	hmap_release(&s->index);
 	free(s->last_path);
 	sym_kallsyms_free(s->kernel);
@@ -331,6 +340,56 @@ static bool module_has_key(const struct sym_module *m, uint8_t kind,
 	return m->key_kind == kind && m->key_len == len && !memcmp(m->key, key, len);
 }
 
+/* Does slot i hold (or, released, did it hold) the module of this key? */
+static bool slot_has_key(const struct sym_session *s, size_t i, uint8_t kind, const void *key,
+			 size_t len)
+{
+	const struct released_key *k = &s->keys[i];
+	if (s->mods[i])
+		return module_has_key(s->mods[i], kind, key, len);
+	return k->kind == kind && k->len == len && !memcmp(k->key, key, len);
+}
+
+/* The slot in s->mods of r's module, or -1. A released module's slot
+ * holds NULL and its key in s->keys[]. */
+static long module_slot(const struct sym_session *s, uint8_t kind, const void *key, size_t len,
+			uint64_t h)
+{
+	uint32_t idx;
+	size_t i;
+
+	if (hmap_get(&s->index, h, &idx) && idx < s->nmods && slot_has_key(s, idx, kind, key, len))
+		return idx;
+	/* a hash collision: a scan (never in practice) */
+	for (i = 0; i < s->nmods; i++)
+		if (slot_has_key(s, i, kind, key, len))
+			return (long)i;
+	return -1;
+}
+
+void sym_session_release(struct sym_session *s, const struct sym_module_ref *r)
+{
+	struct released_key *k;
+	const void *key;
+	uint8_t kind;
+	size_t len;
+	long slot;
+
+	module_key(r, &kind, &key, &len);
+	slot = module_slot(s, kind, key, len, hash_mix(hash_bytes(key, len), kind));
+	if (slot < 0 || !s->mods[slot])
+		return;
+	k = &s->keys[slot];
+	k->kind = kind;
+	k->len = len;
+	k->key = xmalloc(len ? len : 1);
+	memcpy(k->key, key, len);
+	if (s->last_mod == s->mods[slot])
+		s->last_mod = NULL;
+	module_free(s->mods[slot]);
+	s->mods[slot] = NULL;
+}
+
 static bool same_ref(const struct sym_session *s, const struct sym_module_ref *r)
 {
 	size_t n = r->build_id ? r->build_id_size : 0;
@@ -345,21 +404,17 @@ static struct sym_module *module_get(struct sym_session *s, const struct sym_mod
 	uint8_t kind;
 	uint64_t h;
 	uint32_t idx;
-	size_t i, len, bid_size;
+	size_t len, bid_size;
+	long slot;
 	const char *path = r->path ? r->path : "";
 
 	if (same_ref(s, r))
 		return s->last_mod;
 	module_key(r, &kind, &key, &len);
 	h = hash_mix(hash_bytes(key, len), kind);
-	if (hmap_get(&s->index, h, &idx) && module_has_key(s->mods[idx], kind, key, len)) {
-		m = s->mods[idx];
-	} else {
-		/* A hash collision: fall back to a scan (never in practice). */
-		for (i = 0; i < s->nmods && !m; i++)
-			if (module_has_key(s->mods[i], kind, key, len))
-				m = s->mods[i];
-	}
+	slot = module_slot(s, kind, key, len, h);
+	if (slot >= 0)
+		m = s->mods[slot];
 	if (!m) {
 		bid_size = r->build_id ? r->build_id_size : 0;
 		m = xcalloc(1, sizeof(*m));
@@ -369,10 +424,19 @@ static struct sym_module *module_get(struct sym_session *s, const struct sym_mod
 		m->key_len = len;
 		m->name = sym_arena_strdup(&m->strings, path_base(path));
 		module_load(m, path, bid_size ? r->build_id : NULL, bid_size, s->debuginfod);
-		GROW(s->mods, s->cap_mods, s->nmods + 1);
-		if (!hmap_get(&s->index, h, &idx))
-			hmap_put(&s->index, h, (uint32_t)s->nmods);
-		s->mods[s->nmods++] = m;
+		if (slot >= 0) {
+			/* released before: loaded again in its slot */
+			free(s->keys[slot].key);
+			s->keys[slot].key = NULL;
+			s->mods[slot] = m;
+		} else {
+			GROW(s->mods, s->cap_mods, s->nmods + 1);
+			GROW(s->keys, s->cap_keys, s->nmods + 1);
+			memset(&s->keys[s->nmods], 0, sizeof(*s->keys));
+			if (!hmap_get(&s->index, h, &idx))
+				hmap_put(&s->index, h, (uint32_t)s->nmods);
+			s->mods[s->nmods++] = m;
+		}
 	}
 
 	len = strlen(path) + 1;

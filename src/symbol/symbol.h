@@ -78,6 +78,11 @@ struct sym_result {
 
 struct sym_session *sym_session_new(void);
 void sym_session_free(struct sym_session *s);
+/* Free what the session loaded for ref's module (symbol table, DWARF,
+ * debug files) and every string its lookups returned; a later lookup in
+ * it loads it again. For a caller that resolves one module at a time:
+ * the session then holds one module's tables, not all of them. */
+void sym_session_release(struct sym_session *s, const struct sym_module_ref *ref);
 void sym_set_demangle(struct sym_session *s, bool on);
 /* Look up DWARF lines and inline chains (default on). */
 void sym_set_lines(struct sym_session *s, bool on);

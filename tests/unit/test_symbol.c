@@ -191,6 +191,23 @@ static void test_many_lookups(void)
 	}
 	CHECK(checked > 1000 && same == checked,
 	      "many lookups: alternating two modules gives the answers of a fresh session");
+	/* a released module is loaded again by the next lookup in it; the
+	 * other module stays as it was */
+	checked = same = 0;
+	for (i = 0; i < 2000; i++) {
+		const struct sym_module_ref *rr = i & 1 ? &ref2 : &ref;
+		uint64_t a = rr->start + (uint64_t)(i * 7919) % (rr->end - rr->start);
+		if (i % 7 == 0)
+			sym_session_release(s, i % 14 ? &ref : &ref2);
+		sym_lookup(s, rr, a, &r);
+		sym_lookup(fresh, rr, a, &f);
+		checked++;
+		same += (r.name == f.name || (r.name && f.name && !strcmp(r.name, f.name))) &&
+			(!r.name || r.sym_offset == f.sym_offset);
+	}
+	CHECK(same == checked, "sym_session_release: lookups after releases give a fresh session's answers");
+	sym_session_release(s, &ref);
+	sym_session_release(s, &ref); /* twice: nothing more to free */
 	sym_session_free(s);
 	sym_session_free(fresh);
 }
