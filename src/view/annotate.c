@@ -128,14 +128,15 @@ static uint32_t find_target(const struct profile *p, const char *what, char *err
 {
 	bool *set = xcalloc(p->nfuncs + 1, sizeof(*set));
 	uint32_t f = view_find_funcs(p, what, set, err, errlen);
+	const struct prof_func *fn = f ? profile_func(p, f) : NULL;
 
 	free(set);
-	if (f && profile_func(p, f)->kernel) {
+	if (fn && fn->kernel) {
 		snprintf(err, errlen, "%s is a kernel function (annotate reads user-space binaries)",
-			 profile_func(p, f)->name);
+			 fn->name);
 		return 0;
 	}
-	return f;
+	return fn ? f : 0;
 }
 
 static int read_bytes(const char *path, uint64_t off, uint64_t size, uint8_t **out)
@@ -255,7 +256,7 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	for (i = 1; i <= p->nmaps; i++)
 		if (per_map[i] > per_map[best_map])
 			best_map = (uint32_t)i;
-	if (!best_map) {
+	if (!best_map || !nhits) {
 		snprintf(err, errlen, "%s has no samples of its own here (it is only a caller; see stax top)", what);
 		goto out;
 	}

@@ -50,7 +50,10 @@ int view_peek(const struct profile *p, const struct view_filter *f, const char *
 	target = view_find_funcs(p, what, set, err, errlen);
 	if (!target)
 		goto out;
-	tf = profile_func(p, target);
+	if (!(tf = profile_func(p, target))) {
+		snprintf(err, errlen, "%s: function %u is not in the recording", what, target);
+		goto out;
+	}
 	for (i = 0; i <= p->nfuncs; i++)
 		rows[i].func = (uint32_t)i;
 	for (i = 0; i < p->nsamples; i++) {
