@@ -84,14 +84,19 @@ fi
 # two modules with a function named hub: both listed, exit 1; an address picks one
 stax record -o "$T/two.data" -- sh -c "'$PROG/peek-fp' 0.3 >/dev/null; '$PROG/peek-nofp' 0.3 >/dev/null" \
 	>/dev/null 2>"$T/two.rec"
-stax callers hub "$T/two.data" >/dev/null 2>"$T/two.err"
-rc=$?
-if [ "$rc" -eq 1 ] && one_line_error "$T/two.err" && grep -q 'hub in peek-fp' "$T/two.err" &&
-   grep -q 'hub in peek-nofp' "$T/two.err"; then
-	ok "callers hub in two modules: both listed, exit 1"
-else
-	fail "callers hub in two modules" "status $rc: $(first_line "$T/two.err")"
-fi
+# listed CMD NAME ERR: CMD NAME on two.data lists NAME in both modules
+# (one error line, exit 1); the error in ERR gives the addresses
+listed() {
+	stax "$1" "$2" "$T/two.data" >/dev/null 2>"$3"
+	_rc=$?
+	if [ "$_rc" -eq 1 ] && one_line_error "$3" && grep -q "$2 in peek-fp" "$3" &&
+	   grep -q "$2 in peek-nofp" "$3"; then
+		ok "$1 $2 in two modules: both listed, exit 1"
+	else
+		fail "$1 $2 in two modules" "status $_rc: $(first_line "$3")"
+	fi
+}
+listed callers hub "$T/two.err"
 addr=$(sed -n 's/.*hub in peek-fp (\(0x[0-9a-f]*\)).*/\1/p' "$T/two.err")
 if [ -n "$addr" ] && stax callers "$addr" "$T/two.data" >"$T/two.txt" 2>&1 &&
    head -n 1 "$T/two.txt" | grep -q '^callers of hub (peek-fp)'; then
@@ -102,14 +107,7 @@ fi
 
 # annotate matches as callers does: both listed, exit 1; the address
 # picks one, and its total is that module's self samples alone
-stax annotate leaf_p "$T/two.data" >/dev/null 2>"$T/two.aerr"
-rc=$?
-if [ "$rc" -eq 1 ] && one_line_error "$T/two.aerr" && grep -q 'leaf_p in peek-fp' "$T/two.aerr" &&
-   grep -q 'leaf_p in peek-nofp' "$T/two.aerr"; then
-	ok "annotate leaf_p in two modules: both listed, exit 1"
-else
-	fail "annotate leaf_p in two modules" "status $rc: $(first_line "$T/two.aerr")"
-fi
+listed annotate leaf_p "$T/two.aerr"
 la=$(sed -n 's/.*leaf_p in peek-fp (\(0x[0-9a-f]*\)).*/\1/p' "$T/two.aerr")
 self=$(stax top --no-inline --json -n 0 "$T/two.data" 2>/dev/null | python3 -c '
 import json, sys
