@@ -716,13 +716,10 @@ static void jitfile_note(struct ingest *g, uint32_t pid, bool dump, const char *
 		snprintf(buf, sizeof(buf), "/tmp/perf-%u.map", pid);
 		path = buf;
 	}
-	for (size_t i = 0; i < g->njitfiles; i++) {
-		jf = &g->jitfiles[i];
-		if (jf->pid == pid && jf->dump == dump && (!dump || !strcmp(jf->path, path))) {
-			jf->done = false; /* the pid came back: another process */
-			jf->uid = -1;
-			return;
-		}
+	if ((jf = (struct ingest_jitfile *)ingest_jitfile(g, pid, dump, path))) {
+		jf->done = false; /* the pid came back: another process */
+		jf->uid = -1;
+		return;
 	}
 	GROW(g->jitfiles, g->jitfilecap, g->njitfiles + 1);
 	jf = &g->jitfiles[g->njitfiles++];
