@@ -103,7 +103,7 @@ uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, c
 {
 	uint32_t first = 0, by_addr = 0;
 	size_t i, nmod = 0;
-	const char *mods[4];
+	const char *mods[16]; /* listed when the name is in several */
 
 	if (!strncmp(what, "0x", 2) || !strncmp(what, "0X", 2)) {
 		char *end;
