@@ -567,8 +567,8 @@ for wl in xz python; do
 	tsv N 7 "Recorded $lbl stacks: $urrec ($(samples_of "$W/ur.$wl.rec.err") samples, $(sed -n 's/^recording: .*stack copies \(.*\)/\1 of stack copies/p' "$O"))."
 done
 # 7b: the synthetic stack
-ub="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_unwind bench/bench_unwind.c src/unwind/*.c src/lib/*.c $UNW_LIBS${LU:+ -lunwind}"
-tb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE -o $W/bench_tables bench/bench_tables.c src/unwind/*.c src/lib/*.c $UNW_LIBS"
+ub="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_unwind bench/bench_unwind.c src/unwind/*.c src/module/*.c src/lib/*.c $UNW_LIBS${LU:+ -lunwind}"
+tb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE -o $W/bench_tables bench/bench_tables.c src/unwind/*.c src/module/*.c src/lib/*.c $UNW_LIBS"
 if eval "$ub" 2>"$W/ub.err" && "$W/bench_unwind" >"$W/ub.out" 2>&1; then
 	v=$(sed -n 's/^warm: .* \([0-9.]*\) ns\/frame.*/\1/p' "$W/ub.out")
 	fr=$(sed -n 's/^sample: \([0-9]*\) frames.*/\1/p' "$W/ub.out")
@@ -1079,7 +1079,7 @@ tsv S 12b "12b. Unwind table of a big library"
 tsv C 12b what:s value:n unit:s verdict:s command:s
 RSD=$(rustc --print sysroot 2>/dev/null)
 LRD=$(ls "$RSD"/lib/librustc_driver-*.so 2>/dev/null | head -n 1)
-tb12="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE -o $W/bench_tables bench/bench_tables.c src/unwind/*.c src/lib/*.c -lelf -lz -ldw -lzstd -lxxhash -llzma -lpthread"
+tb12="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE -o $W/bench_tables bench/bench_tables.c src/unwind/*.c src/module/*.c src/lib/*.c -lelf -lz -ldw -lzstd -lxxhash -llzma -lpthread"
 if [ -z "$LRD" ]; then
 	tsv R 12b "librustc_driver: not found (rustc --print sysroot)" - - n/a "rustc --print sysroot"
 	tsv R 12b "librustc_driver: not found" - - n/a "rustc --print sysroot"

@@ -4,6 +4,7 @@
 #include "lib/elfguard.h"
 #include "lib/hash.h"
 #include "lib/util.h"
+#include "module/module.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -319,6 +320,7 @@ static bool is_python_path(const char *path)
 static int elf_of(struct pyframes *pf, const char *path)
 {
 	struct pyf_elf *pe;
+	struct module *mod;
 	Elf *e = NULL;
 	Elf_Scn *scn = NULL;
 	size_t i, nph;
@@ -331,7 +333,10 @@ static int elf_of(struct pyframes *pf, const char *path)
 	pe = &pf->elfs[pf->nelfs++];
 	memset(pe, 0, sizeof(*pe));
 	pe->path = xstrdup(path);
-	if (!(e = elf_file_open(path, &fd))) /* lib/elffile.h */
+	mod = module_get(path, NULL, 0);
+	e = module_open(mod, &fd);
+	module_put(mod);
+	if (!e)
 		return (int)(pf->nelfs - 1);
 	if (!elf_getphdrnum(e, &nph))
 		for (i = 0; i < nph && pe->nseg < 16; i++) {
@@ -374,9 +379,9 @@ static int elf_of(struct pyframes *pf, const char *path)
 		}
 	}
 	pe->ok = pe->eval && pe->eval_size && pe->runtime && pe->code_type && pe->py_version;
-	if (elfguard_end(e))
+	if (elfguard_changed(e))
 		pe->ok = false; /* the file changed while being read */
-	close(fd);
+	module_close(e, fd);
 	return (int)(pf->nelfs - 1);
 }
 

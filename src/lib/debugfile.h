@@ -1,8 +1,8 @@
 /* debugfile.h - where a binary's separate debug file is, and whether a
  * file found there belongs to it.
  *
- * The one search the pipeline makes (the unwinder's tables in
- * unwind/table.c, the symbolizer's symbols and DWARF in symbol/), so
+ * The one search the pipeline makes (module/module.c's, once per module,
+ * for the unwinder's tables and the symbolizer's symbols and DWARF), so
  * that both accept the same file: by build-id under
  * /usr/lib/debug/.build-id, then by .gnu_debuglink next to the binary,
  * in its .debug/ and under /usr/lib/debug/DIR. A candidate is used only

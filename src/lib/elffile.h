@@ -1,9 +1,9 @@
 /* elffile.h - the one way stax opens an ELF file (a mapped binary, a
  * separate debug file, a file doctor checks).
  *
- * Every opener in the pipeline (symbol/elf.c, symbol/dwarf.c,
- * symbol/fpcheck.c, unwind/table.c) goes through these, so that they
- * agree on what they accept: a regular file only (a FIFO or a device
+ * module/module.c (the one place that opens a mapped binary and its
+ * debug files for the pipeline) and lib/debugfile.c (its search) go
+ * through these, so that every file is accepted the same way: a regular file only (a FIFO or a device
  * named by a mapping or a debuglink must not hang or disturb stax:
  * O_NONBLOCK, then fstat), opened close-on-exec, read through
  * ELF_C_READ_MMAP guarded by lib/elfguard.h (so every Elf from here ends

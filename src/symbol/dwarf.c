@@ -77,7 +77,7 @@ static Dwarf *open_cached(const struct sym_dwcache_key *key, Elf **elf,
  * them (libdw does it in dwarf_begin_elf); with a build-id, the
  * uncompressed sections are then kept in the DWARF cache, and the next
  * open maps them from there. */
-struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bidlen)
+struct sym_dwarf *sym_dwarf_open(Elf *elf, int fd, const uint8_t *bid, size_t bidlen)
 {
 	struct sym_dwarf *d;
 	struct sym_dwcache_key key;
@@ -85,21 +85,17 @@ struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bi
 	Dwarf_Aranges *ar;
 	size_t nar = 0;
 	bool keyed, save = false;
-	int fd = elf_file_fd(path);
 	Dwarf *dw = NULL;
-	Elf *elf = NULL;
+	Elf *celf = NULL;
 
-	if (fd < 0)
+	if (!elf)
 		return NULL;
-	elf_file_init();
-	keyed = sym_dwcache_key_of(fd, bid, bidlen, &key) == 0;
-	if (keyed && (dw = open_cached(&key, &elf, &cache)) != NULL) {
-		close(fd);
+	keyed = fd >= 0 && sym_dwcache_key_of(fd, bid, bidlen, &key) == 0;
+	if (keyed && (dw = open_cached(&key, &celf, &cache)) != NULL) {
+		elf_file_close(elf, fd);
+		elf = celf;
 		fd = -1;
 	} else {
-		elf = elf_file_begin(fd);
-		if (!elf)
-			goto fail;
 		save = keyed && sym_dwcache_wanted(elf);
 		dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 		if (!dw)
@@ -118,8 +114,7 @@ struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bi
 	d->have_aranges = dwarf_getaranges(dw, &ar, &nar) == 0 && nar > 0;
 	return d;
 fail:
-	elfguard_end(elf);
-	close(fd);
+	elf_file_close(elf, fd);
 	return NULL;
 }
 

@@ -1,10 +1,11 @@
 #include "symbol/fpcheck.h"
-#include "lib/elffile.h"
 #include "lib/elfguard.h"
+#include "module/module.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,23 +60,15 @@ static void scan_symbols(Elf *e, Elf_Scn *scn, struct fp_report *r)
 	}
 }
 
-int fp_check_file(const char *path, struct fp_report *r)
+/* Fill r from e (the ELF of a binary, open on fd). */
+static int check_elf(Elf *e, struct fp_report *r)
 {
-	Elf *e;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL;
 	size_t shstrndx;
-	int fd, ret = 0;
 
 	memset(r, 0, sizeof(*r));
-	/* a regular file only: a FIFO must not hang doctor (lib/elffile.h) */
-	fd = elf_file_fd(path);
-	if (fd < 0)
-		return fd;
-	e = elf_file_begin(fd);
-	if (!e || elf_getshdrstrndx(e, &shstrndx)) {
-		ret = -EINVAL;
-		goto out;
-	}
+	if (!e || elf_getshdrstrndx(e, &shstrndx))
+		return -EINVAL;
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		const char *name;
@@ -95,10 +88,53 @@ int fp_check_file(const char *path, struct fp_report *r)
 	r->has_symtab = symtab != NULL;
 	if (symtab || dynsym)
 		scan_symbols(e, symtab ? symtab : dynsym, r);
-out:
+	return 0;
+}
+
+/* The module's part (MODULE_FP): the report and the result. */
+struct fp_part {
+	int ret;
+	struct fp_report r;
+};
+
+static void *fp_build(struct module *m, void *arg)
+{
+	struct fp_part *p = calloc(1, sizeof(*p));
+	int fd;
+	Elf *e;
+
+	if (!p)
+		return NULL;
+	/* a regular file only: a FIFO must not hang doctor (module_open) */
+	e = module_open(m, &fd);
+	if (!e) {
+		p->ret = -ENOENT;
+		return p;
+	}
+	p->ret = check_elf(e, &p->r);
 	/* cut short while read: what was read there was zeros */
-	if (elfguard_end(e) && !ret)
-		ret = -EIO;
-	close(fd);
+	if (elfguard_changed(e) && !p->ret)
+		p->ret = -EIO;
+	module_close(e, fd);
+	return p;
+}
+
+int fp_check_module(struct module *m, struct fp_report *r)
+{
+	struct fp_part *p = module_part(m, MODULE_FP, fp_build, free, NULL);
+	int ret = p ? p->ret : -ENOMEM;
+
+	memset(r, 0, sizeof(*r));
+	if (p)
+		*r = p->r;
+	module_part_put(m, MODULE_FP);
+	return ret;
+}
+
+int fp_check_file(const char *path, struct fp_report *r)
+{
+	struct module *m = module_get(path, NULL, 0);
+	int ret = fp_check_module(m, r);
+	module_put(m);
 	return ret;
 }

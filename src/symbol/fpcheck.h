@@ -19,8 +19,13 @@ struct fp_report {
 	bool has_symtab;
 };
 
-/* Fill r for the ELF file at path. Returns 0, or -errno / -EINVAL when
- * the file cannot be read as ELF. */
+struct module;
+/* Fill r for module m's binary (judged once per module: its MODULE_FP
+ * part). Returns 0, or -ENOENT when it cannot be opened (or is another
+ * build), -EINVAL when it is not usable ELF, -EIO when it changed while
+ * being read. */
+int fp_check_module(struct module *m, struct fp_report *r);
+/* The same for the file at path. */
 int fp_check_file(const char *path, struct fp_report *r);
 
 #endif

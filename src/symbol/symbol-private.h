@@ -91,10 +91,11 @@ struct sym_range {
 	uint64_t start, end;
 };
 
+/* A module's symbol part (module/module.h: MODULE_SYMBOLS), built once
+ * for every session that asks. */
+struct module;
 struct sym_module {
-	uint8_t key_kind;   /* 'b': key is the build-id, 'p': the path */
-	uint8_t *key;
-	size_t key_len;
+	struct module *mod; /* the module it is a part of */
 	const char *name;   /* base name for sym_result.module */
 	const char *source; /* one of SYM_SRC_* */
 	bool opened;        /* the file was found and is an ELF file */
@@ -105,6 +106,8 @@ struct sym_module {
 	uint8_t build_id[64];     /* the recording's, else the file's (DWARF cache key) */
 	size_t build_id_size;     /* 0: unknown */
 	char *dwarf_path;         /* file with .debug_info, NULL none found */
+	int dwarf_kind;           /* which of mod's files: -1 the binary, else
+				   * its debug file (enum module_debug) */
 	const char *dwarf_source; /* one of SYM_DW_* */
 	struct sym_dwarf *dwarf;  /* opened on first use */
 	bool dwarf_tried;
@@ -124,10 +127,11 @@ struct sym_module {
 /* dwarf.c */
 struct sym_frame;
 struct sym_dwarf;
-/* NULL when path has no usable DWARF. bid (may be NULL) is the module's
- * build-id: with one, compressed debug sections are read through the
- * DWARF cache (dwcache.c). */
-struct sym_dwarf *sym_dwarf_open(const char *path, const uint8_t *bid, size_t bidlen);
+/* The DWARF of e (open on fd, from module/module.h, which it takes over
+ * whatever the result); NULL when it has no usable DWARF. bid (may be
+ * NULL) is the module's build-id: with one, compressed debug sections
+ * are read through the DWARF cache (dwcache.c). */
+struct sym_dwarf *sym_dwarf_open(Elf *e, int fd, const uint8_t *bid, size_t bidlen);
 /* True when d was opened from the DWARF cache (tests). */
 bool sym_dwarf_from_cache(const struct sym_dwarf *d);
 void sym_dwarf_free(struct sym_dwarf *d);
@@ -144,9 +148,8 @@ size_t sym_dwarf_frames(struct sym_dwarf *d, uint64_t addr, struct sym_frame *ou
 
 /* elf.c */
 void sym_elf_init(void);
-/* Files are opened with lib/elffile.h (elf_file_open, elf_file_close,
- * elf_file_section, elf_file_build_id) and debug files found with
- * lib/debugfile.h. */
+/* A module's files are opened by module/module.h (module_open,
+ * module_open_debug) and read with lib/elffile.h's accessors. */
 /* Whether e's file (from elf_file_open()) was cut short while it was read
  * (lib/elfguard.h): what was read past its new end was zeros. */
 bool sym_elf_changed(Elf *e);
@@ -181,18 +184,6 @@ size_t sym_elf_add_plt(Elf *e, struct sym_table *t, struct sym_arena *arena);
  * within their first 48 bytes too. Returns 1 when added. */
 #define SYM_ENTRY_MAX_LEN 48
 size_t sym_elf_add_entry(Elf *e, struct sym_table *t, struct sym_arena *arena);
-
-/* debuginfo.c */
-/* Ask debuginfod (when DEBUGINFOD_URLS is set) for the debug file of
- * build-id bid; returns its malloc'd path in the client cache, or NULL. */
-char *sym_debuginfod_find(const uint8_t *bid, size_t len);
-/* True when ELF e has DWARF (a .debug_info section with contents). */
-bool sym_elf_has_dwarf(Elf *e);
-/* Decompress .gnu_debugdata into an in-memory ELF. *buf owns the bytes
- * and must be freed after elf_end(). NULL when absent or corrupt. */
-Elf *sym_debug_mini(Elf *e, void **buf);
-/* The same from the bytes of an xz stream (the section's contents). */
-Elf *sym_elf_from_xz(const void *xz, size_t size, void **buf);
 
 /* dwcache.c: decompressed DWARF on disk, by build-id (layout there) */
 struct buf;

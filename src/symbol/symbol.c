@@ -1,40 +1,44 @@
-/* symbol.c - the symbol session: module cache and lookups.
+/* symbol.c - the symbol session: modules and lookups.
  *
- * Each distinct module (by build-id, else by path) is parsed once, on
- * first use, and kept until the session is freed, including modules that
- * failed to open (so a missing file is not retried millions of times).
- * The last module used is remembered, since consecutive lookups tend to
- * hit the same one.
+ * A session takes each distinct module (by build-id, else by path) from
+ * the module cache (module/module.h) on first use and holds its symbol
+ * part, built once per module and shared with every other session of
+ * the process; a module that failed to open is held too, so a missing
+ * file is not retried millions of times. The last module used is
+ * remembered, since consecutive lookups tend to hit the same one.
  */
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
-#include "lib/debugfile.h"
 #include "lib/elffile.h"
 #include "lib/hash.h"
 #include "lib/util.h"
+#include "module/module.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <errno.h>
 
-#define VDSO_NAME "[vdso]"
-#define MAX_BUILD_ID 64
+#define MAX_BUILD_ID MODULE_MAX_BUILD_ID
+
+/* A module the session asked for: its key, and while held its module
+ * and symbol part (both NULL once released by sym_session_release()). */
+struct slot {
+	uint8_t kind;        /* 'b': key is the build-id, 'p': the path */
+	void *key;
+	size_t len;
+	struct module *mod;
+	struct sym_module *m;
+};
 
 struct sym_session {
 	bool demangle;
 	bool lines;
 	bool debuginfod;
 	struct sym_frame frames[SYM_MAX_INLINE + 1]; /* last lookup's chain */
-	struct sym_module **mods;  /* NULL: released (sym_session_release) */
-	struct released_key {      /* the key of a released module's slot */
-		uint8_t kind;
-		void *key;
-		size_t len;
-	} *keys;                   /* nmods of them */
-	size_t nmods, cap_mods, cap_keys;
-	struct hmap index; /* hash of module key -> index in mods */
+	struct slot *slots;
+	size_t nslots, cap_slots;
+	struct hmap index; /* hash of module key -> index in slots */
 
 	/* The ref that resolved to last_mod, for the fast path. */
 	struct sym_module *last_mod;
@@ -67,9 +71,9 @@ struct sym_session *sym_session_new(void)
 	return s;
 }
 
-static void module_free(struct sym_module *m)
+static void module_free(void *part)
 {
-	free(m->key);
+	struct sym_module *m = part;
 	free(m->segs);
 	sym_table_release(&m->table);
 	sym_arena_release(&m->strings);
@@ -79,18 +83,26 @@ static void module_free(struct sym_module *m)
 	free(m);
 }
 
+/* Let go of slot i's module. */
+static void slot_release(struct slot *sl)
+{
+	if (sl->m)
+		module_part_put(sl->mod, MODULE_SYMBOLS);
+	module_put(sl->mod);
+	sl->m = NULL;
+	sl->mod = NULL;
+}
+
 void sym_session_free(struct sym_session *s)
 {
 	size_t i;
 	if (!s)
 		return;
-	for (i = 0; i < s->nmods; i++)
-		if (s->mods[i])
-			module_free(s->mods[i]);
-		else
-			free(s->keys[i].key);
-	free(s->mods);
-	free(s->keys);
+	for (i = 0; i < s->nslots; i++) {
+		slot_release(&s->slots[i]);
+		free(s->slots[i].key);
+	}
+	free(s->slots);
 	hmap_release(&s->index);
 	free(s->last_path);
 	sym_kallsyms_free(s->kernel);
@@ -115,64 +127,28 @@ void sym_set_debuginfod(struct sym_session *s, bool on)
 	s->debuginfod = on;
 }
 
-/* This process's vDSO, copied out of memory (the kernel maps the same
- * image into every process). NULL when there is none. */
-static Elf *vdso_open(void **image)
-{
-	uint64_t base = getauxval(AT_SYSINFO_EHDR), start, end, size = 0;
-	char line[512];
-	FILE *f;
-	Elf *e;
-
-	*image = NULL;
-	if (!base)
-		return NULL;
-	f = fopen("/proc/self/maps", "re");
-	if (!f)
-		return NULL;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") &&
-		    sscanf(line, "%lx-%lx", &start, &end) == 2 && start == base) {
-			size = end - start;
-			break;
-		}
-	fclose(f);
-	if (!size)
-		return NULL;
-	*image = xmalloc(size);
-	memcpy(*image, (const void *)(uintptr_t)base, size);
-	e = elf_memory(*image, size);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
-		if (e)
-			elf_end(e);
-		free(*image);
-		*image = NULL;
-		return NULL;
-	}
-	return e;
-}
-
 /* Take symbols from debug ELF d (then close it); true when it had any. */
 static bool use_debug(Elf *d, int fd, struct sym_module *m, const char *source)
 {
 	bool ok = d && sym_elf_add_symbols(d, SHT_SYMTAB, &m->table, &m->strings) > 0;
 	if (ok)
 		m->source = source;
-	elf_file_close(d, fd);
+	module_close(d, fd);
 	return ok;
 }
 
-/* Take d as m's DWARF file when it has DWARF; closes d either way. */
-static bool take_dwarf(struct sym_module *m, Elf *d, int fd, char *found, const char *source)
+/* Take d (found as debug file kind, or the binary itself for -1) as m's
+ * DWARF file when it has DWARF; closes d either way. */
+static bool take_dwarf(struct sym_module *m, Elf *d, int fd, const char *found, int kind,
+		       const char *source)
 {
-	bool ok = d && sym_elf_has_dwarf(d);
+	bool ok = d && found && module_elf_has_dwarf(d);
 	if (ok) {
-		m->dwarf_path = found;
+		m->dwarf_path = xstrdup(found);
+		m->dwarf_kind = kind;
 		m->dwarf_source = source;
-	} else {
-		free(found);
 	}
-	elf_file_close(d, fd);
+	module_close(d, fd);
 	return ok;
 }
 
@@ -180,80 +156,67 @@ static bool take_dwarf(struct sym_module *m, Elf *d, int fd, char *found, const 
  * from elsewhere (a binary stripped of its DWARF keeps .symtab). When
  * debuginfod provides the file, it also fills a symbol table that is
  * still empty or only the dynamic one. */
-static void find_dwarf(struct sym_module *m, Elf *e, const char *path, bool own_file,
-		       const uint8_t *bid, size_t bid_size, bool debuginfod)
+static void find_dwarf(struct sym_module *m, struct module *mod, Elf *e, bool debuginfod)
 {
-	char *found = NULL;
+	const char *found = NULL;
 	int fd = -1;
 	Elf *d;
 
 	m->dwarf_source = SYM_DW_NONE;
-	if (e && own_file && sym_elf_has_dwarf(e)) {
-		m->dwarf_path = xstrdup(path);
+	if (e && module_is_file(mod) && module_elf_has_dwarf(e)) {
+		m->dwarf_path = xstrdup(module_path(mod));
+		m->dwarf_kind = -1;
 		m->dwarf_source = SYM_DW_BINARY;
 		return;
 	}
-	d = debug_file_by_build_id(bid, bid_size, &fd, &found);
-	if (take_dwarf(m, d, fd, found, SYM_DW_DEBUG_FILE))
+	d = module_open_debug(mod, MODULE_DEBUG_BUILD_ID, &fd, &found);
+	if (take_dwarf(m, d, fd, found, MODULE_DEBUG_BUILD_ID, SYM_DW_DEBUG_FILE))
 		return;
-	if (e && own_file) {
-		found = NULL;
-		d = debug_file_by_link(e, path, bid, bid_size, &fd, &found);
-		if (take_dwarf(m, d, fd, found, SYM_DW_DEBUGLINK))
+	if (e && module_is_file(mod)) {
+		d = module_open_debug(mod, MODULE_DEBUG_LINK, &fd, &found);
+		if (take_dwarf(m, d, fd, found, MODULE_DEBUG_LINK, SYM_DW_DEBUGLINK))
 			return;
 	}
-	if (debuginfod && bid_size && (found = sym_debuginfod_find(bid, bid_size))) {
-		d = elf_file_open(found, &fd);
-		if (d && (!strcmp(m->source, SYM_SRC_NONE) || !strcmp(m->source, SYM_SRC_DYNSYM)) &&
+	if (debuginfod && m->build_id_size &&
+	    (d = module_open_debug(mod, MODULE_DEBUG_DEBUGINFOD, &fd, &found))) {
+		if ((!strcmp(m->source, SYM_SRC_NONE) || !strcmp(m->source, SYM_SRC_DYNSYM)) &&
 		    sym_elf_add_symbols(d, SHT_SYMTAB, &m->table, &m->strings)) {
 			m->source = SYM_SRC_DEBUGINFOD;
 			if (!m->nsegs)
 				sym_elf_segments(d, m);
 			m->opened = true;
 		}
-		take_dwarf(m, d, fd, found, SYM_DW_DEBUGINFOD);
+		take_dwarf(m, d, fd, found, MODULE_DEBUG_DEBUGINFOD, SYM_DW_DEBUGINFOD);
 	}
 }
 
-/* Fill m from the file at path. want is the build-id the recording saw
- * (may be NULL): a file with a different build-id is a different binary,
- * and its symbols are not used. */
-static void module_load(struct sym_module *m, const char *path,
-			const uint8_t *want, size_t want_size, bool debuginfod)
+/* Build mod's symbol part (module_part()); *arg is whether debuginfod
+ * may be asked. A binary now at the path with another build-id than the
+ * module's is another binary (module_open() refuses it): its debug
+ * file by build-id still gives the program headers and symbols. */
+static void *module_build(struct module *mod, void *arg)
 {
-	uint8_t bid[MAX_BUILD_ID];
-	size_t bid_size = 0;
-	void *image = NULL, *mini_buf = NULL;
+	struct sym_module *m = xcalloc(1, sizeof(*m));
+	const char *path = module_path(mod);
+	bool own_file = module_is_file(mod);
+	const uint8_t *bid;
+	size_t bid_size = module_build_id(mod, &bid);
+	void *mini_buf = NULL;
 	int fd = -1, dfd;
 	Elf *e, *d;
 
+	m->mod = mod;
+	m->name = sym_arena_strdup(&m->strings, path_base(path));
 	m->source = SYM_SRC_NONE;
-	if (want_size > MAX_BUILD_ID)
-		want = NULL, want_size = 0;
-	if (!strcmp(path, VDSO_NAME))
-		e = vdso_open(&image);
-	else
-		e = elf_file_open(path, &fd);
-	if (e)
-		bid_size = elf_file_build_id(e, bid, sizeof(bid));
-	if (e && want && bid_size &&
-	    (bid_size != want_size || memcmp(bid, want, want_size))) {
-		elf_file_close(e, fd);
-		e = NULL;
-		fd = -1;
-	}
-	if (want) {
-		memcpy(bid, want, want_size);
-		bid_size = want_size;
-	}
 	if (bid_size <= sizeof(m->build_id)) {
 		memcpy(m->build_id, bid, bid_size);
 		m->build_id_size = bid_size;
 	}
+	e = module_open(mod, &fd);
 	if (!e) {
 		/* The file is gone or replaced; a debug file for the right
 		 * build keeps the program headers and the symbol table. */
-		d = debug_file_by_build_id(want, want_size, &dfd, NULL);
+		d = module_open_debug(mod, MODULE_DEBUG_BUILD_ID, &dfd, NULL);
 		if (d) {
 			m->opened = true;
 			sym_elf_segments(d, m);
@@ -267,18 +230,16 @@ static void module_load(struct sym_module *m, const char *path,
 		m->source = SYM_SRC_SYMTAB;
 		goto out;
 	}
-	if (bid_size > 0 && bid_size <= MAX_BUILD_ID) {
-		d = debug_file_by_build_id(bid, bid_size, &dfd, NULL);
-		if (use_debug(d, dfd, m, SYM_SRC_DEBUG_FILE))
-			goto out;
-	}
-	if (image == NULL) {
-		d = debug_file_by_link(e, path, bid, bid_size, &dfd, NULL);
+	d = module_open_debug(mod, MODULE_DEBUG_BUILD_ID, &dfd, NULL);
+	if (use_debug(d, dfd, m, SYM_SRC_DEBUG_FILE))
+		goto out;
+	if (own_file) {
+		d = module_open_debug(mod, MODULE_DEBUG_LINK, &dfd, NULL);
 		if (use_debug(d, dfd, m, SYM_SRC_DEBUGLINK))
 			goto out;
 	}
 	/* MiniDebugInfo holds only what .dynsym lacks: use both. */
-	d = sym_debug_mini(e, &mini_buf);
+	d = module_mini_debuginfo(e, &mini_buf);
 	if (d) {
 		size_t n = sym_elf_add_symbols(d, SHT_SYMTAB, &m->table, &m->strings);
 		elf_end(d);
@@ -292,10 +253,10 @@ static void module_load(struct sym_module *m, const char *path,
 	if (sym_elf_add_symbols(e, SHT_DYNSYM, &m->table, &m->strings))
 		m->source = SYM_SRC_DYNSYM;
 out:
-	find_dwarf(m, e, path, e && !image, bid_size ? bid : NULL, bid_size, debuginfod);
+	find_dwarf(m, mod, e, *(const bool *)arg);
 	/* names the tables lack, made up as perf and objdump do: after the
 	 * others, which they must not replace */
-	if (e && !image) {
+	if (e && own_file) {
 		sym_elf_add_plt(e, &m->table, &m->strings);
 		sym_elf_add_entry(e, &m->table, &m->strings);
 	}
@@ -314,12 +275,13 @@ out:
 		m->source = SYM_SRC_NONE;
 	}
 	sym_table_finish(&m->table);
-	elf_file_close(e, fd);
-	free(image);
+	module_close(e, fd);
+	return m;
 }
 
-/* A module's cache key: its build-id when the ref has one, else its path.
- * The kind byte keeps a path from ever equalling a build-id. */
+/* A module's key in the session: its build-id when the ref has one,
+ * else its path. The kind byte keeps a path from ever equalling a
+ * build-id. */
 static void module_key(const struct sym_module_ref *r, uint8_t *kind,
 		       const void **key, size_t *len)
 {
@@ -334,42 +296,30 @@ static void module_key(const struct sym_module_ref *r, uint8_t *kind,
 	}
 }
 
-static bool module_has_key(const struct sym_module *m, uint8_t kind,
-			   const void *key, size_t len)
+static bool slot_has_key(const struct slot *sl, uint8_t kind, const void *key, size_t len)
 {
-	return m->key_kind == kind && m->key_len == len && !memcmp(m->key, key, len);
+	return sl->kind == kind && sl->len == len && !memcmp(sl->key, key, len);
 }
 
-/* Does slot i hold (or, released, did it hold) the module of this key? */
-static bool slot_has_key(const struct sym_session *s, size_t i, uint8_t kind, const void *key,
-			 size_t len)
-{
-	const struct released_key *k = &s->keys[i];
-	if (s->mods[i])
-		return module_has_key(s->mods[i], kind, key, len);
-	return k->kind == kind && k->len == len && !memcmp(k->key, key, len);
-}
-
-/* The slot in s->mods of r's module, or -1. A released module's slot
- * holds NULL and its key in s->keys[]. */
+/* The slot of this key, or -1. */
 static long module_slot(const struct sym_session *s, uint8_t kind, const void *key, size_t len,
 			uint64_t h)
 {
 	uint32_t idx;
 	size_t i;
 
-	if (hmap_get(&s->index, h, &idx) && idx < s->nmods && slot_has_key(s, idx, kind, key, len))
+	if (hmap_get(&s->index, h, &idx) && idx < s->nslots &&
+	    slot_has_key(&s->slots[idx], kind, key, len))
 		return idx;
 	/* a hash collision: a scan (never in practice) */
-	for (i = 0; i < s->nmods; i++)
-		if (slot_has_key(s, i, kind, key, len))
+	for (i = 0; i < s->nslots; i++)
+		if (slot_has_key(&s->slots[i], kind, key, len))
 			return (long)i;
 	return -1;
 }
 
 void sym_session_release(struct sym_session *s, const struct sym_module_ref *r)
 {
-	struct released_key *k;
 	const void *key;
 	uint8_t kind;
 	size_t len;
@@ -377,17 +327,11 @@ void sym_session_release(struct sym_session *s, const struct sym_module_ref *r)
 
 	module_key(r, &kind, &key, &len);
 	slot = module_slot(s, kind, key, len, hash_mix(hash_bytes(key, len), kind));
-	if (slot < 0 || !s->mods[slot])
+	if (slot < 0 || !s->slots[slot].m)
 		return;
-	k = &s->keys[slot];
-	k->kind = kind;
-	k->len = len;
-	k->key = xmalloc(len ? len : 1);
-	memcpy(k->key, key, len);
-	if (s->last_mod == s->mods[slot])
+	if (s->last_mod == s->slots[slot].m)
 		s->last_mod = NULL;
-	module_free(s->mods[slot]);
-	s->mods[slot] = NULL;
+	slot_release(&s->slots[slot]);
 }
 
 static bool same_ref(const struct sym_session *s, const struct sym_module_ref *r)
@@ -397,14 +341,14 @@ static bool same_ref(const struct sym_session *s, const struct sym_module_ref *r
 	       n == s->last_bid_size && (!n || !memcmp(r->build_id, s->last_bid, n));
 }
 
-static struct sym_module *module_get(struct sym_session *s, const struct sym_module_ref *r)
+static struct sym_module *module_get_sym(struct sym_session *s, const struct sym_module_ref *r)
 {
-	struct sym_module *m = NULL;
+	struct slot *sl;
 	const void *key;
 	uint8_t kind;
 	uint64_t h;
 	uint32_t idx;
-	size_t len, bid_size;
+	size_t len;
 	long slot;
 	const char *path = r->path ? r->path : "";
 
@@ -413,30 +357,26 @@ static struct sym_module *module_get(struct sym_session *s, const struct sym_mod
 	module_key(r, &kind, &key, &len);
 	h = hash_mix(hash_bytes(key, len), kind);
 	slot = module_slot(s, kind, key, len, h);
-	if (slot >= 0)
-		m = s->mods[slot];
-	if (!m) {
-		bid_size = r->build_id ? r->build_id_size : 0;
-		m = xcalloc(1, sizeof(*m));
-		m->key_kind = kind;
-		m->key = xmalloc(len ? len : 1);
-		memcpy(m->key, key, len);
-		m->key_len = len;
-		m->name = sym_arena_strdup(&m->strings, path_base(path));
-		module_load(m, path, bid_size ? r->build_id : NULL, bid_size, s->debuginfod);
-		if (slot >= 0) {
-			/* released before: loaded again in its slot */
-			free(s->keys[slot].key);
-			s->keys[slot].key = NULL;
-			s->mods[slot] = m;
-		} else {
-			GROW(s->mods, s->cap_mods, s->nmods + 1);
-			GROW(s->keys, s->cap_keys, s->nmods + 1);
-			memset(&s->keys[s->nmods], 0, sizeof(*s->keys));
-			if (!hmap_get(&s->index, h, &idx))
-				hmap_put(&s->index, h, (uint32_t)s->nmods);
-			s->mods[s->nmods++] = m;
-		}
+	if (slot < 0) {
+		GROW(s->slots, s->cap_slots, s->nslots + 1);
+		sl = &s->slots[s->nslots];
+		memset(sl, 0, sizeof(*sl));
+		sl->kind = kind;
+		sl->key = xmalloc(len ? len : 1);
+		memcpy(sl->key, key, len);
+		sl->len = len;
+		if (!hmap_get(&s->index, h, &idx))
+			hmap_put(&s->index, h, (uint32_t)s->nslots);
+		s->nslots++;
+	} else {
+		sl = &s->slots[slot];
+	}
+	if (!sl->m) {
+		/* new, or released before: taken again */
+		sl->mod = module_get(path, r->build_id && r->build_id_size <= MAX_BUILD_ID ?
+					   r->build_id : NULL, r->build_id ? r->build_id_size : 0);
+		sl->m = module_part(sl->mod, MODULE_SYMBOLS, module_build, module_free,
+				    &s->debuginfod);
 	}
 
 	len = strlen(path) + 1;
@@ -449,8 +389,8 @@ static struct sym_module *module_get(struct sym_session *s, const struct sym_mod
 			   r->build_id_size : 0;
 	if (s->last_bid_size)
 		memcpy(s->last_bid, r->build_id, s->last_bid_size);
-	s->last_mod = m;
-	return m;
+	s->last_mod = sl->m;
+	return sl->m;
 }
 
 /* ELF virtual address of a file offset, through the PT_LOAD segment that
@@ -493,7 +433,12 @@ static struct sym_dwarf *module_dwarf(struct sym_module *m)
 	if (!m->dwarf_tried) {
 		m->dwarf_tried = true;
 		if (m->dwarf_path)
-			m->dwarf = sym_dwarf_open(m->dwarf_path, m->build_id, m->build_id_size);
+		{
+			int fd;
+			Elf *e = m->dwarf_kind < 0 ? module_open(m->mod, &fd) :
+				 module_open_debug(m->mod, m->dwarf_kind, &fd, NULL);
+			m->dwarf = sym_dwarf_open(e, fd, m->build_id, m->build_id_size);
+		}
 	}
 	return m->dwarf;
 }
@@ -501,7 +446,7 @@ static struct sym_dwarf *module_dwarf(struct sym_module *m)
 void sym_lookup(struct sym_session *s, const struct sym_module_ref *r,
 		uint64_t addr, struct sym_result *out)
 {
-	struct sym_module *m = module_get(s, r);
+	struct sym_module *m = module_get_sym(s, r);
 	struct sym_entry *e = NULL;
 	struct sym_dwarf *d;
 	uint64_t vaddr;
@@ -544,7 +489,7 @@ void sym_lookup(struct sym_session *s, const struct sym_module_ref *r,
 bool sym_function_range(struct sym_session *s, const struct sym_module_ref *r, uint64_t addr,
 			uint64_t *vaddr, uint64_t *size, uint64_t *file_offset)
 {
-	struct sym_module *m = module_get(s, r);
+	struct sym_module *m = module_get_sym(s, r);
 	struct sym_entry *e;
 	uint64_t va, off = addr - r->start + r->pgoff;
 	size_t i;
@@ -576,7 +521,7 @@ bool sym_function_range(struct sym_session *s, const struct sym_module_ref *r, u
 size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *r, uint64_t lo, uint64_t hi,
 		      uint64_t *out, size_t max)
 {
-	struct sym_module *m = module_get(s, r);
+	struct sym_module *m = module_get_sym(s, r);
 	size_t n = 0, i;
 
 	for (i = 0; i < m->table.nsyms && n < max; i++)
@@ -593,7 +538,7 @@ size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *r, uin
 bool sym_source_line(struct sym_session *s, const struct sym_module_ref *r, uint64_t vaddr,
 		     const char **file, uint32_t *line)
 {
-	struct sym_module *m = module_get(s, r);
+	struct sym_module *m = module_get_sym(s, r);
 	struct sym_dwarf *d = module_dwarf(m);
 	struct sym_frame f[SYM_MAX_INLINE + 1];
 	size_t n;
@@ -608,7 +553,7 @@ bool sym_source_line(struct sym_session *s, const struct sym_module_ref *r, uint
 
 const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_module_ref *r)
 {
-	struct sym_module *m = module_get(s, r);
+	struct sym_module *m = module_get_sym(s, r);
 	return m->dwarf_source ? m->dwarf_source : SYM_DW_NONE;
 }
 
@@ -642,20 +587,21 @@ void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *
 
 size_t sym_read_build_id(const char *path, uint8_t *out, size_t max)
 {
-	int fd;
-	Elf *e = elf_file_open(path, &fd);
-	size_t n;
-	if (!e)
-		return 0;
-	n = elf_file_build_id(e, out, max);
-	elf_file_close(e, fd);
+	struct module *mod = module_get(path, NULL, 0);
+	const uint8_t *bid;
+	size_t n = module_build_id(mod, &bid);
+
+	if (n > max)
+		n = 0;
+	memcpy(out, bid, n);
+	module_put(mod);
 	return n;
 }
 
 bool sym_module_info(struct sym_session *s, const struct sym_module_ref *r,
 		     const char **source, size_t *nsyms)
 {
-	struct sym_module *m = module_get(s, r);
+	struct sym_module *m = module_get_sym(s, r);
 	*source = m->source;
 	*nsyms = m->table.nsyms;
 	return m->opened;

@@ -30,6 +30,7 @@
 #include "lib/elffile.h"
 #include "lib/hash.h"
 #include "lib/util.h"
+#include "module/module.h"
 
 struct fde_ref {
 	uint64_t pc_begin, pc_end;
@@ -672,20 +673,6 @@ static bool find_root_callers(Elf *elf, struct utable *t)
 	return have_symtab;
 }
 
-static size_t vdso_size(const uint8_t *img)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return 0;
-	/* The image runs to the end of its section headers. */
-	size_t size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)(img + eh->e_phoff);
-	for (int i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_type == PT_LOAD)
-			size = MAX(size, ph[i].p_offset + ph[i].p_filesz);
-	return size;
-}
-
 static uint64_t stat_mtime_ns(const struct stat *st)
 {
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
@@ -723,8 +710,22 @@ static bool cache_key(Elf *elf, int fd, const char *path, const struct utable *t
 	return true;
 }
 
-struct utable *utable_load(const char *path)
+/* Find m's debug file (by build-id, else by .gnu_debuglink) once. */
+static Elf *debug_open(struct module *m, int *fd, char **dpath)
 {
+	const char *found;
+	Elf *d = module_open_debug(m, MODULE_DEBUG_BUILD_ID, fd, &found);
+
+	if (!d)
+		d = module_open_debug(m, MODULE_DEBUG_LINK, fd, &found);
+	if (d)
+		*dpath = xstrdup(found);
+	return d;
+}
+
+struct utable *utable_build(struct module *m)
+{
+	const char *path = module_path(m);
 	static const char *const names[] = { ".eh_frame", ".debug_frame", "debug file .debug_frame" };
 	struct utable *t = xcalloc(1, sizeof(*t));
 	struct cfi_section secs[UTABLE_MAX_SECS];
@@ -739,16 +740,7 @@ struct utable *utable_load(const char *path)
 
 	init_commands(t, &cap);
 	t->path = xstrdup(path);
-	elf_file_init();
-	if (strcmp(path, "[vdso]") == 0) {
-		const uint8_t *img = (const uint8_t *)getauxval(AT_SYSINFO_EHDR);
-		size_t size = img ? vdso_size(img) : 0;
-		if (size)
-			elf = elf_memory((char *)img, size);
-	} else {
-		elf = elf_file_open(path, &fd);
-	}
-	if (!elf) {
+	if (!(elf = module_open(m, &fd))) {
 		t->err = -ENOENT;
 		goto out;
 	}
@@ -777,7 +769,7 @@ struct utable *utable_load(const char *path)
 		if (r < 0)
 			warned = true, warn("cannot read .debug_frame of %s: %s; frames there fall back"
 					    " to frame pointers", path, why);
-		if (fd >= 0 && (de = debug_file_find(elf, path, t->build_id, t->build_id_size, &dfd, &dpath))) {
+		if (fd >= 0 && (de = debug_open(m, &dfd, &dpath))) {
 			if ((r = get_section(de, ".debug_frame", &secs[nsecs], &why)) > 0)
 				secname[nsecs++] = names[2];
 			else if (r < 0)
@@ -808,7 +800,7 @@ struct utable *utable_load(const char *path)
 	 * start_thread) only in their separate debug files. */
 	if (!find_root_callers(elf, t) && fd >= 0) {
 		if (!de)
-			de = debug_file_find(elf, path, t->build_id, t->build_id_size, &dfd, &dpath);
+			de = debug_open(m, &dfd, &dpath);
 		if (de)
 			find_root_callers(de, t);
 	}
@@ -820,7 +812,7 @@ struct utable *utable_load(const char *path)
 out:
 	/* a file cut short while read: its bytes past the new end read as
 	 * zeros, so the table is not to be trusted */
-	if ((elfguard_changed(elf) || elfguard_changed(de)) && t) {
+	if (elfguard_changed(elf) || elfguard_changed(de)) {
 		warn("cannot read %s: it changed while being read; frames there fall back to frame"
 		     " pointers", elfguard_changed(elf) ? path : t->path);
 		t->nrows = 0;
@@ -828,14 +820,18 @@ out:
 		t->err = -EIO;
 	}
 	free(dpath);
-	elfguard_end(de);
-	if (dfd >= 0)
-		close(dfd);
-	elfguard_end(elf);
-	if (fd >= 0)
-		close(fd);
+	module_close(de, dfd);
+	module_close(elf, fd);
 	if (!t->build_ns || t->cached)
 		t->build_ns = now_ns() - t0;
+	return t;
+}
+
+struct utable *utable_load(const char *path)
+{
+	struct module *m = module_get(path, NULL, 0);
+	struct utable *t = utable_build(m);
+	module_put(m);
 	return t;
 }
 

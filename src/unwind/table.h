@@ -111,14 +111,18 @@ struct utable {
 	size_t build_id_size;
 };
 
-/* Load the ELF file at path ("[vdso]" means this process's vDSO, which is
- * the same image as every process's on this kernel) and compile its CFI:
+/* Compile the CFI of module m's binary (module/module.h opens it and its
+ * debug files; "[vdso]" means this process's vDSO, which is the same
+ * image as every process's on this kernel):
  * .eh_frame, else .debug_frame from the file, else from the separate debug
  * file (/usr/lib/debug/.build-id/xx/rest.debug, then .gnu_debuglink).
  * A regular file is looked up in the table cache first (tcache.c)
  * and a table compiled without complaint is written there.
  * Never fails: a file without usable CFI gives an empty table with err
  * set, so every lookup says UR_FP. Caller frees with utable_free(). */
+struct module;
+struct utable *utable_build(struct module *m);
+/* The same for the file at path (its module taken and let go). */
 struct utable *utable_load(const char *path);
 void utable_free(struct utable *t);
 

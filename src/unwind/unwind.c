@@ -18,6 +18,7 @@
 
 #include "lib/hash.h"
 #include "lib/util.h"
+#include "module/module.h"
 #include "unwind/roots.h"
 #include "unwind/splice.h"
 #include "unwind/table.h"
@@ -79,8 +80,9 @@ struct unwinder {
 	uint64_t finds;             /* mappings looked up */
 	struct umod slots[MOD_SLOTS];
 	struct hmap by_key;         /* file key -> index in tables */
-	struct utable **tables;
-	size_t ntables, cap_tables;
+	const struct utable **tables; /* each its module's MODULE_UNWIND part */
+	struct module **mods;         /* held while the unwinder lives */
+	size_t ntables, cap_tables, cap_mods;
 	struct unwind_stats stats;
 	uint8_t *xbuf;              /* XREAD_SIZE bytes: see xread() */
 };
@@ -98,9 +100,12 @@ void unwinder_free(struct unwinder *u)
 		return;
 	for (int i = 0; i < MOD_SLOTS; i++)
 		free(u->slots[i].path);
-	for (size_t i = 0; i < u->ntables; i++)
-		utable_free(u->tables[i]);
+	for (size_t i = 0; i < u->ntables; i++) {
+		module_part_put(u->mods[i], MODULE_UNWIND);
+		module_put(u->mods[i]);
+	}
 	free(u->tables);
+	free(u->mods);
 	free(u->xbuf);
 	hmap_release(&u->by_key);
 	free(u);
@@ -128,6 +133,18 @@ static uint64_t file_key(const struct unwind_module *m)
 	return h;
 }
 
+static void *table_build(struct module *m, void *arg)
+{
+	return utable_build(m);
+}
+
+static void table_free(void *t)
+{
+	utable_free(t);
+}
+
+/* The table of m's file: its module's (module/module.h), built once
+ * for every unwinder of the process, held until unwinder_free(). */
 static const struct utable *table_get(struct unwinder *u, const struct unwind_module *m)
 {
 	uint64_t key = file_key(m);
@@ -135,8 +152,11 @@ static const struct utable *table_get(struct unwinder *u, const struct unwind_mo
 
 	if (hmap_get(&u->by_key, key, &idx))
 		return u->tables[idx];
-	struct utable *t = utable_load(m->path);
+	struct module *mod = module_get(m->path, m->build_id, m->build_id ? m->build_id_size : 0);
+	const struct utable *t = module_part(mod, MODULE_UNWIND, table_build, table_free, NULL);
 	GROW(u->tables, u->cap_tables, u->ntables + 1);
+	GROW(u->mods, u->cap_mods, u->ntables + 1);
+	u->mods[u->ntables] = mod;
 	u->tables[u->ntables] = t;
 	hmap_put(&u->by_key, key, (uint32_t)u->ntables);
 	u->ntables++;

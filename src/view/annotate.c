@@ -11,6 +11,7 @@
  */
 #include "view/view.h"
 #include "symbol/symbol.h"
+#include "module/module.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
@@ -139,18 +140,27 @@ static uint32_t find_target(const struct profile *p, const char *what, char *err
 	return fn ? f : 0;
 }
 
-static int read_bytes(const char *path, uint64_t off, uint64_t size, uint8_t **out)
+/* size bytes at file offset off of mapping m's binary: its module's
+ * (module/module.h), so a file now at the path that is another build
+ * is not read. */
+static int read_bytes(const struct prof_mapping *m, uint64_t off, uint64_t size, uint8_t **out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct module *mod = module_get(m->path, m->build_id, m->build_id_size);
+	int fd;
+	Elf *e = module_open(mod, &fd);
 	uint8_t *b;
 	size_t got = 0;
 	ssize_t n;
-	if (fd < 0)
-		return -errno;
+
+	module_put(mod);
+	if (!e || fd < 0) {
+		module_close(e, fd);
+		return -ENOENT;
+	}
 	b = xmalloc(size ? size : 1);
 	while (got < size && (n = pread(fd, b + got, size - got, (off_t)(off + got))) > 0)
 		got += (size_t)n;
-	close(fd);
+	module_close(e, fd);
 	if (got < size) {
 		free(b);
 		return -EIO;
@@ -272,7 +282,7 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 			 what, m->path);
 		goto out;
 	}
-	if (read_bytes(m->path, foff, fsize, &code)) {
+	if (read_bytes(m, foff, fsize, &code)) {
 		snprintf(err, errlen, "cannot read %s from %s (annotate needs the binary)", what, m->path);
 		goto out;
 	}

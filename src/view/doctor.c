@@ -1,5 +1,6 @@
 /* doctor.c - why stacks are incomplete and what to do, most important first. */
 #include "view/view.h"
+#include "module/module.h"
 #include "symbol/fpcheck.h"
 #include "symbol/symbol.h"
 #include "unwind/unwind.h"
@@ -60,6 +61,18 @@ static struct mod_stat *mod_get(struct mod_stat **v, size_t *n, size_t *cap, con
 static const char *mapping_path(const struct profile *p, uint32_t id)
 {
 	return id && id <= p->nmaps ? p->maps[id - 1].path : NULL;
+}
+
+/* The frame-pointer report of mapping id's binary (module/module.h:
+ * the module of its path and build-id). */
+static int fp_check_mapping(const struct profile *p, uint32_t id, struct fp_report *r)
+{
+	const struct prof_mapping *pm = &p->maps[id - 1];
+	struct module *mod = module_get(pm->path, pm->build_id, pm->build_id_size);
+	int ret = fp_check_module(mod, r);
+
+	module_put(mod);
+	return ret;
 }
 
 /* The CPython version "3.12" of a mapping path (libpython3.12.so.1.0,
@@ -249,7 +262,7 @@ static void module_finding(const struct profile *p, struct findings *f, const st
 	for (i = 1; i < UNWIND_NSTOPS; i++)
 		if (m->stops[i] > m->stops[top])
 			top = i;
-	if (path && fp_check_file(path, &fr) == 0 && fr.functions)
+	if (path && fp_check_mapping(p, m->mapping, &fr) == 0 && fr.functions)
 		snprintf(fpnote, sizeof(fpnote), " (%zu of %zu functions there keep frame pointers%s)",
 			 fr.with_fp, fr.functions, fr.has_eh_frame ? "; it has .eh_frame CFI" : "");
 	if (fp_mode) {

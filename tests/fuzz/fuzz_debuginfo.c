@@ -16,8 +16,18 @@
 
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
+#include "module/module.h"
+#include "lib/elffile.h"
 #include "lib/debugfile.h"
 #include "lib/elffile.h"
+
+/* sym_dwarf_open() of the file at path (opened as module_open() does). */
+static struct sym_dwarf *dwarf_open_path(const char *path, const uint8_t *bid, size_t n)
+{
+	int fd;
+	Elf *e = elf_file_open(path, &fd);
+	return sym_dwarf_open(e, fd, bid, n);
+}
 
 static uint64_t word(const uint8_t *p, size_t n, size_t i)
 {
@@ -111,8 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		}
 		symbols(d, &p);
-		if (sym_elf_has_dwarf(d)) {
-			struct sym_dwarf *dw = sym_dwarf_open(found, bidlen ? bid : NULL, bidlen);
+		if (module_elf_has_dwarf(d)) {
+			struct sym_dwarf *dw = dwarf_open_path(found, bidlen ? bid : NULL, bidlen);
 			struct sym_frame fr[SYM_MAX_INLINE + 1];
 			struct sym_arena a = { 0 };
 			for (size_t i = 0; dw && i < 32; i++)
@@ -124,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elf_file_close(d, dfd);
 	}
 	free(found);
-	m = sym_debug_mini(e, &mini_buf);
+	m = module_mini_debuginfo(e, &mini_buf);
 	if (m) {
 		symbols(m, &p);
 		elf_end(m);

@@ -27,6 +27,8 @@
  */
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
+#include "module/module.h"
+#include "lib/elffile.h"
 
 #include <fcntl.h>
 #include <lzma.h>
@@ -36,6 +38,14 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* sym_dwarf_open() of the file at path (opened as module_open() does). */
+static struct sym_dwarf *dwarf_open_path(const char *path, const uint8_t *bid, size_t n)
+{
+	int fd;
+	Elf *e = elf_file_open(path, &fd);
+	return sym_dwarf_open(e, fd, bid, n);
+}
 
 static char dir[64], path[96], cache_dir[96], stand_in[128];
 
@@ -82,7 +92,7 @@ static void mini_symbols(Elf *m, const uint8_t *data, size_t size)
 static void from_xz(const void *xz, size_t n, const uint8_t *data, size_t size)
 {
 	void *buf;
-	Elf *m = sym_elf_from_xz(xz, n, &buf);
+	Elf *m = module_elf_from_xz(xz, n, &buf);
 	if (!m)
 		return;
 	mini_symbols(m, data, size);
@@ -154,7 +164,7 @@ static void as_cache_image(const uint8_t *data, size_t size)
 	close(fd);
 	if (sym_dwcache_store(&k, data, size))
 		return;
-	d = sym_dwarf_open(stand_in, bid, sizeof(bid));
+	d = dwarf_open_path(stand_in, bid, sizeof(bid));
 	if (!d)
 		return;
 	if (!sym_dwarf_from_cache(d)) {

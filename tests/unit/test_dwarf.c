@@ -15,6 +15,8 @@
  */
 #include "symbol/symbol.h"
 #include "symbol/symbol-private.h"
+#include "module/module.h"
+#include "lib/elffile.h"
 #include "test.h"
 
 #include <dlfcn.h>
@@ -26,6 +28,14 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* sym_dwarf_open() of the file at path (opened as module_open() does). */
+static struct sym_dwarf *dwarf_open_path(const char *path, const uint8_t *bid, size_t n)
+{
+	int fd;
+	Elf *e = elf_file_open(path, &fd);
+	return sym_dwarf_open(e, fd, bid, n);
+}
 
 static const char inl_src[] =
 	"#include <stdio.h>\n"
@@ -203,7 +213,7 @@ static int opened_from_cache(const char *path)
 {
 	uint8_t bid[64];
 	size_t n = sym_read_build_id(path, bid, sizeof(bid));
-	struct sym_dwarf *d = sym_dwarf_open(path, bid, n);
+	struct sym_dwarf *d = dwarf_open_path(path, bid, n);
 	int r = d ? sym_dwarf_from_cache(d) : -1;
 	sym_dwarf_free(d);
 	return r;

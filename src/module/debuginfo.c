@@ -1,8 +1,9 @@
-/* debuginfo.c - a module's symbols outside the module: MiniDebugInfo
- * and debuginfod (a separate debug file by build-id or .gnu_debuglink
- * is lib/debugfile.h's, shared with the unwinder).
+/* debuginfo.c - a module's debug information outside its debug files
+ * on disk: MiniDebugInfo and debuginfod (module.h). A separate debug
+ * file by build-id or .gnu_debuglink is lib/debugfile.h's.
  */
-#include "symbol/symbol-private.h"
+#include "module/module.h"
+#include "lib/cachedir.h"
 #include "lib/elffile.h"
 #include "lib/safefile.h"
 #include "lib/util.h"
@@ -22,7 +23,7 @@
 /* MiniDebugInfo is a small symbol table; refuse to inflate beyond this. */
 #define MINI_MAX (256u << 20)
 
-Elf *sym_debug_mini(Elf *e, void **buf)
+Elf *module_mini_debuginfo(Elf *e, void **buf)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = elf_file_section(e, ".gnu_debugdata", &sh);
@@ -34,10 +35,10 @@ Elf *sym_debug_mini(Elf *e, void **buf)
 	d = elf_rawdata(scn, NULL);
 	if (!d || !d->d_buf || !d->d_size)
 		return NULL;
-	return sym_elf_from_xz(d->d_buf, d->d_size, buf);
+	return module_elf_from_xz(d->d_buf, d->d_size, buf);
 }
 
-Elf *sym_elf_from_xz(const void *xz, size_t size, void **buf)
+Elf *module_elf_from_xz(const void *xz, size_t size, void **buf)
 {
 	lzma_stream strm = LZMA_STREAM_INIT;
 	lzma_ret r;
@@ -66,7 +67,7 @@ Elf *sym_elf_from_xz(const void *xz, size_t size, void **buf)
 	} while (r == LZMA_OK);
 	if (r != LZMA_STREAM_END)
 		goto fail;
-	sym_elf_init();
+	elf_file_init();
 	m = elf_memory((char *)out, strm.total_out);
 	if (!m || elf_kind(m) != ELF_K_ELF) {
 		if (m)
@@ -83,7 +84,7 @@ fail:
 	return NULL;
 }
 
-bool sym_elf_has_dwarf(Elf *e)
+bool module_elf_has_dwarf(Elf *e)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn = e ? elf_file_section(e, ".debug_info", &sh) : NULL;
@@ -145,7 +146,7 @@ static bool down_marked(const char *urls)
 	ssize_t n;
 	int fd, dfd;
 
-	if ((dfd = sym_cache_dir(NULL, false)) < 0)
+	if ((dfd = cache_dir_open(NULL, false)) < 0)
 		return false;
 	fd = openat(dfd, DEBUGINFOD_DOWN_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	close(dfd);
@@ -169,7 +170,7 @@ static void down_mark(const char *urls)
 	char line[32];
 	int dfd, n;
 
-	if ((dfd = sym_cache_dir(NULL, true)) < 0)
+	if ((dfd = cache_dir_open(NULL, true)) < 0)
 		return;
 	n = snprintf(line, sizeof(line), "%016llx\n", (unsigned long long)urls_hash(urls));
 	if (!safe_replace_begin(&r, dfd, DEBUGINFOD_DOWN_FILE, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)) {
@@ -181,7 +182,7 @@ static void down_mark(const char *urls)
 	close(dfd);
 }
 
-char *sym_debuginfod_find(const uint8_t *bid, size_t len)
+char *module_debuginfod_find(const uint8_t *bid, size_t len)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	debuginfod_client *c;
