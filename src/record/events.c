@@ -5,7 +5,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -153,6 +155,28 @@ static bool format_offset(const char *line, const char *name, uint32_t *off)
 	return true;
 }
 
+/* tracefs is mounted on /sys/kernel/tracing at boot on most systems, but
+ * not everywhere (a minimal VM or container): there perf mounts it when
+ * it needs a tracepoint, and so does stax, as root, on that standard
+ * mount point only (an empty directory of sysfs), and leaves it mounted
+ * as perf does. True when it mounted it. */
+#define TRACEFS_DIR "/sys/kernel/tracing"
+#define TRACEFS_MAGIC 0x74726163
+#define SYSFS_MAGIC 0x62656572
+
+static bool mount_tracefs(void)
+{
+	struct statfs sf;
+
+	if (geteuid() != 0 || statfs(TRACEFS_DIR, &sf) || sf.f_type != SYSFS_MAGIC)
+		return false;
+	if (mount("nodev", TRACEFS_DIR, "tracefs", 0, NULL))
+		return false;
+	note("mounted tracefs on " TRACEFS_DIR " (as perf does) to read the sched:sched_waking"
+	     " tracepoint");
+	return true;
+}
+
 int event_waking_format(struct waking_format *wf, char *why, size_t whylen)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
@@ -162,13 +186,17 @@ int event_waking_format(struct waking_format *wf, char *why, size_t whylen)
 	size_t i;
 	FILE *f = NULL;
 
-	for (i = 0; i < ARRAY_SIZE(dirs) && id < 0; i++) {
-		snprintf(path, sizeof(path), "%s/events/sched/sched_waking/id", dirs[i]);
-		id = sysctl_read(path, -1);
+	for (int tries = 0; tries < 2 && id < 0; tries++) {
+		for (i = 0; i < ARRAY_SIZE(dirs) && id < 0; i++) {
+			snprintf(path, sizeof(path), "%s/events/sched/sched_waking/id", dirs[i]);
+			id = sysctl_read(path, -1);
+		}
+		if (id < 0 && (tries || !mount_tracefs()))
+			break;
 	}
 	if (id < 0) {
 		snprintf(why, whylen, "cannot read the sched:sched_waking tracepoint from tracefs"
-			 " (/sys/kernel/tracing: mount it, or run as root)");
+			 " (mount tracefs on /sys/kernel/tracing, or run as root)");
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/events/sched/sched_waking/format", dirs[i - 1]);

@@ -172,4 +172,25 @@ else
 	skip "wakers without the privilege" "needs setpriv with ambient capabilities and the user nobody"
 fi
 
+# --- tracefs not mounted (a minimal VM): root mounts it, as perf does ---
+# In a mount namespace of its own, so the machine's tracefs stays as it is.
+if command -v unshare >/dev/null 2>&1 && unshare -m true 2>/dev/null; then
+	unshare -m sh -c 'umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null
+		if grep -q " /sys/kernel/tracing tracefs" /proc/mounts; then echo still-mounted; exit 0; fi
+		"$1" record --off-cpu -o "$2/t.data" -- "$3/handoff-nofp" 1 >/dev/null 2>"$2/t.err"
+		grep " /sys/kernel/tracing tracefs" /proc/mounts' sh "$STAX" "$T" "$PROG" >"$T/t.mounts" 2>&1
+	stax wakers --comm consumer -n 0 -i "$T/t.data" >"$T/t.txt" 2>&1
+	tw=$(awk '$NF ~ /^producer\/[0-9]+$/ { print $2 + 0 }' "$T/t.txt")
+	if grep -q still-mounted "$T/t.mounts"; then
+		skip "tracefs not mounted" "tracefs could not be unmounted in a mount namespace"
+	elif grep -q tracefs "$T/t.mounts" && grep -q '^stax: mounted tracefs on /sys/kernel/tracing' "$T/t.err" &&
+	     between "${tw:-0}" 80 100; then
+		ok "tracefs not mounted: stax mounted it, said so, and recorded the wakers (producer $tw%)"
+	else
+		fail "tracefs not mounted: mounted and wakers recorded" "mounts '$(tr '\n' '|' <"$T/t.mounts")' err '$(tr '\n' '|' <"$T/t.err" | cut -c1-300)' producer '$tw'"
+	fi
+else
+	skip "tracefs not mounted" "unshare -m is not available here"
+fi
+
 done_testing
