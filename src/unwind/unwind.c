@@ -270,30 +270,51 @@ static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
  * which is checked instead: the frames of a running thread move under
  * the copy's end (a callee writes its results into its caller's
  * frame), but while that return address is in place, the frames above
- * it are the sample's. A deep read that cannot be checked is refused.
- * Returns 0, or -errno (-EPERM: no ptrace access; -ESTALE: the stack
- * changed, or could not be checked). */
+ * it are the sample's, however far above (a frame with a large array, a
+ * stack segment rustc's stacker switched from): a read far from the slot
+ * checks it before and after. A deep read that cannot be checked is
+ * refused. Returns 0, or -errno (-EPERM: no ptrace access; -ESTALE: the
+ * stack changed, or could not be checked). */
 static int xread(struct unwinder *u, const struct unwind_input *in, struct copy *c,
 		 uint64_t addr, bool deep, uint64_t slot)
 {
 	uint64_t from = addr & ~7ull;
 	uint8_t prev[XREAD_CHECK];
 	const uint8_t *want = NULL;
+	uint64_t slot_val = 0, v;
+	bool by_slot = false;
 	size_t check = XREAD_CHECK;
 	long got;
 
 	if (!u->xbuf)
 		u->xbuf = xmalloc(XREAD_SIZE);
+	/* the slot's value as the sample had it: in the copy, or in an
+	 * earlier read checked the same way (the buffer is about to be
+	 * overwritten, so a copy of it) */
+	if (deep && slot && !(slot & 7) && addr >= slot) {
+		if (slot >= c->base && slot + 8 <= c->end) {
+			memcpy(&slot_val, c->stack + (slot - c->base), 8);
+			by_slot = true;
+		} else if (c->x && slot >= c->xbase && slot + 8 <= c->xend) {
+			memcpy(&slot_val, c->x + (slot - c->xbase), 8);
+			by_slot = true;
+		}
+	}
 	if (c->x && addr >= c->xend && addr - c->xend < XREAD_SIZE / 2 &&
 	    c->xend - c->xbase >= XREAD_CHECK) {
 		from = c->xend - XREAD_CHECK;
 		memcpy(prev, c->x + (from - c->xbase), XREAD_CHECK);
 		want = prev;
-	} else if (deep && slot && !(slot & 7) && slot >= c->base && slot + 8 <= c->end &&
-		   addr >= slot && addr - slot < XREAD_SIZE / 2) {
-		from = slot;
-		want = c->stack + (slot - c->base);
-		check = 8;
+	} else if (by_slot) {
+		if (addr - slot < XREAD_SIZE / 2) {
+			from = slot;
+			want = (const uint8_t *)&slot_val;
+			check = 8;
+		} else {
+			/* far: from a little below addr, as a frame's saved
+			 * registers lie below the slot read first */
+			from = (addr & ~7ull) - MIN(addr & ~7ull, (uint64_t)XREAD_CHECK);
+		}
 	} else if (addr >= c->end && addr - c->end < XREAD_SIZE / 2 &&
 		   c->end - c->base >= XREAD_CHECK) {
 		from = c->end - XREAD_CHECK;
@@ -303,14 +324,13 @@ static int xread(struct unwinder *u, const struct unwind_input *in, struct copy 
 	}
 	if (from > UINT64_MAX - XREAD_SIZE)
 		return -EFAULT;
-	if (check == 8) {
+	if (by_slot && want != prev) {
 		/* most deep reads of a busy thread find the frame gone:
 		 * look at the slot alone before reading the rest */
-		uint64_t v;
-		got = in->read_stack(in->find_arg, from, (uint8_t *)&v, 8);
+		got = in->read_stack(in->find_arg, slot, (uint8_t *)&v, 8);
 		if (got < 0)
 			return (int)got;
-		if (got < 8 || memcmp(&v, want, 8) != 0)
+		if (got < 8 || v != slot_val)
 			return got < 8 ? -EFAULT : -ESTALE;
 	}
 	got = in->read_stack(in->find_arg, from, u->xbuf, XREAD_SIZE);
@@ -320,6 +340,9 @@ static int xread(struct unwinder *u, const struct unwind_input *in, struct copy 
 		return -EFAULT;
 	if (want && memcmp(u->xbuf, want, check) != 0)
 		return -ESTALE;
+	if (by_slot && !want &&
+	    (in->read_stack(in->find_arg, slot, (uint8_t *)&v, 8) != 8 || v != slot_val))
+		return -ESTALE; /* gone while the far bytes were read */
 	c->x = u->xbuf;
 	c->xbase = from;
 	c->xend = from + (uint64_t)got;

@@ -13,6 +13,8 @@
 #     stays in place while the leaf runs); with --no-read-stack nothing
 #     can recover them, so the stacks must be reported truncated (never
 #     complete), and what is shown is right.
+#   unwind_far-nofp: the recursion below a 512 KiB frame: the read far
+#     above the copy (checked by the last return address read) reaches main.
 #   unwind_recurse-fp at depth 200: the kernel's chain is capped at
 #     kernel.perf_event_max_stack; stax says so and offers the sysctl.
 . "$(dirname "$0")/lib.sh"
@@ -87,6 +89,19 @@ if [ "$hl" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((hl / 4)) ] && between "$f" 
 	ok "deep dwarf: main;deep x71;leaf_caller;hot_leaf in $f% of $hl hot_leaf stacks ($gn unwound after the program exited), $rd read on from the process"
 else
 	fail "deep dwarf: the stack beyond the copy read from the process" "full in $f% of $hl less $gn exited, read '$rd': $(grep -E 'verdict|read|deep:' "$T/deepdr.info" | tr '\n' ' ')"
+fi
+
+# a 512 KiB frame between main and the recursion (unwind_far-nofp): the
+# read far above the copy is checked by the last return address read, and
+# reaches main (the old check wanted bytes next to what was read)
+rec far hybrid "$PROG/unwind_far-nofp" 0.5
+hl=$(samples "$T/far.folded" ";hot_leaf$K")
+gn=$(gone "$T/far.info")
+f=$(pct "$(samples "$T/far.folded" ";main;far_frame;$(rep deep 41)hot_leaf$K")" "$((hl - ${gn:-0}))")
+if [ "$hl" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((hl / 4)) ] && between "$f" 95 100; then
+	ok "far frame: main;far_frame;deep x41;hot_leaf in $f% of $hl hot_leaf stacks ($gn unwound after the program exited)"
+else
+	fail "far frame: the stack 512 KiB above the copy read from the process" "full in $f% of $hl less $gn exited: $(grep -E 'deep:|stacks:' "$T/far.info" | tr '\n' ' ' | cut -c1-300); top: $(sort -t' ' -k2 -nr "$T/far.folded" | head -n 1 | sed 's/\(deep;\)\{1,\}/deep;...;/' | cut -c1-200)"
 fi
 
 # dwarf with --no-read-stack stops where the copy ends: truncated, and no main
