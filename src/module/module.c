@@ -406,3 +406,56 @@ void module_part_put(struct module *m, enum module_part p)
 	if (obj)
 		pt->free_fn(obj);
 }
+
+/* ---- glibc's makecontext trampoline ---- */
+
+/* Does e's .dynsym define name? */
+static bool defines(Elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+		size_t n = d && d->d_buf && entsize ? d->d_size / entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *s;
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    (s = elf_strptr(e, sh.sh_link, sym.st_name)) && !strcmp(s, name))
+				return true;
+		}
+	}
+	return false;
+}
+
+uint64_t module_elf_start_context(Elf *e, uint64_t *size)
+{
+	/* mov %rbx,%rsp; mov (%rsp),%rdi; test %rdi,%rdi */
+	static const uint8_t code[] = { 0x48, 0x89, 0xdc, 0x48, 0x8b, 0x3c, 0x24, 0x48, 0x85, 0xff };
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	*size = 0;
+	if (!e || !defines(e, "makecontext"))
+		return 0;
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		const uint8_t *p = memmem(d->d_buf, d->d_size, code, sizeof(code));
+		if (!p)
+			continue;
+		/* it ends in hlt after calling exit */
+		size_t off = (size_t)(p - (const uint8_t *)d->d_buf), n = sizeof(code);
+		while (off + n < d->d_size && n < 64 && p[n] != 0xf4)
+			n++;
+		*size = n + 1;
+		return sh.sh_addr + off;
+	}
+	return 0;
+}

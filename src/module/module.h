@@ -99,6 +99,14 @@ void *module_part(struct module *m, enum module_part p, module_build_fn build,
 		  module_free_fn free_fn, void *arg);
 void module_part_put(struct module *m, enum module_part p);
 
+/* glibc's __start_context, the function makecontext() makes a context's
+ * function return into (so its "return address" is the function's first
+ * byte, not the end of a call): found by name where a symbol table has
+ * it, else by its code (x86-64 glibc 2.x: mov %rbx,%rsp; mov (%rsp),%rdi;
+ * test %rdi,%rdi) in a library that defines makecontext, since
+ * distributions strip its local symbol. Its ELF address and size, or 0. */
+uint64_t module_elf_start_context(Elf *e, uint64_t *size);
+
 /* Modules alive now (for tests). */
 size_t module_count(void);
 

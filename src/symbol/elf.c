@@ -7,6 +7,7 @@
  * elf_getdata_rawchunk), and a failed accessor skips the item.
  */
 #include "symbol/symbol-private.h"
+#include "module/module.h"
 #include "unwind/cfi.h"
 #include "lib/elfguard.h"
 #include "lib/util.h"
@@ -487,6 +488,16 @@ size_t sym_elf_add_entry(Elf *e, struct sym_table *t, struct sym_arena *arena)
 		return 0;
 	add_cand(t, eh.e_entry, 0, scn ? &sh : NULL, sym_arena_strdup(arena, "_start"), 3,
 		 SYM_ENTRY_MAX_LEN);
+	return 1;
+}
+
+size_t sym_elf_add_start_context(Elf *e, struct sym_table *t, struct sym_arena *arena)
+{
+	uint64_t size, start = module_elf_start_context(e, &size);
+
+	if (!start)
+		return 0;
+	add_cand(t, start, size, NULL, sym_arena_strdup(arena, "__start_context"), 3, 0);
 	return 1;
 }
 

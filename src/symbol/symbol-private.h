@@ -184,6 +184,10 @@ size_t sym_elf_add_plt(Elf *e, struct sym_table *t, struct sym_arena *arena);
  * within their first 48 bytes too. Returns 1 when added. */
 #define SYM_ENTRY_MAX_LEN 48
 size_t sym_elf_add_entry(Elf *e, struct sym_table *t, struct sym_arena *arena);
+/* Add "__start_context" (module_elf_start_context(): glibc's makecontext
+ * trampoline, whose local symbol distributions strip) as a fallback
+ * candidate. Returns 1 when added. */
+size_t sym_elf_add_start_context(Elf *e, struct sym_table *t, struct sym_arena *arena);
 
 /* dwcache.c: decompressed DWARF on disk, by build-id (layout there) */
 struct buf;

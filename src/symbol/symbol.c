@@ -259,6 +259,7 @@ out:
 	if (e && own_file) {
 		sym_elf_add_plt(e, &m->table, &m->strings);
 		sym_elf_add_entry(e, &m->table, &m->strings);
+		sym_elf_add_start_context(e, &m->table, &m->strings);
 	}
 	/* without a full symbol table, the FDEs still say where each
 	 * function starts and ends */

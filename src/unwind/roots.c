@@ -25,6 +25,9 @@ static const struct {
 	{ "__clone3", ROOT_K_ROOT },
 	{ "_dl_start_user", ROOT_K_ROOT },  /* ld.so running constructors */
 	{ "Py_BytesMain", ROOT_K_ROOT },    /* CPython's main tail-calls it */
+	/* a makecontext() context's stack (coroutines, green threads):
+	 * found by its code where the symbol is stripped (module.h) */
+	{ "__start_context", ROOT_K_CONTEXT },
 	/* Go: goroutines start in goexit's frame, Ms in mstart (threads
 	 * made by runtime.clone) and the first in rt0_go */
 	{ "runtime.goexit", ROOT_K_ROOT },

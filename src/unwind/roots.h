@@ -33,6 +33,10 @@ enum root_kind {
 	ROOT_K_INJECTED,  /* the runtime made it look called from the pc it
 			   * interrupted (Go's asyncPreempt, sigpanic): its
 			   * return address is that exact pc, not a call's end */
+	ROOT_K_CONTEXT,   /* where a stack begins whose first function was made
+			   * to return into its first byte (glibc's
+			   * __start_context, makecontext's trampoline): a
+			   * stack that reaches it is complete */
 };
 
 /* The kind of the function named name (a symbol as the ELF file spells

@@ -673,6 +673,23 @@ static bool find_root_callers(Elf *elf, struct utable *t)
 	return have_symtab;
 }
 
+/* glibc's __start_context where the symbol tables did not name it. */
+static void add_start_context(Elf *elf, struct utable *t)
+{
+	uint64_t start, size;
+	int i;
+
+	for (i = 0; i < t->nroots; i++)
+		if (t->roots[i].kind == ROOT_K_CONTEXT)
+			return;
+	if (t->nroots >= (int)ARRAY_SIZE(t->roots) || !(start = module_elf_start_context(elf, &size)))
+		return;
+	t->roots[t->nroots].start = start;
+	t->roots[t->nroots].end = start + size;
+	t->roots[t->nroots].kind = ROOT_K_CONTEXT;
+	t->nroots++;
+}
+
 static uint64_t stat_mtime_ns(const struct stat *st)
 {
 	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
@@ -804,6 +821,7 @@ struct utable *utable_build(struct module *m)
 		if (de)
 			find_root_callers(de, t);
 	}
+	add_start_context(elf, t);
 	t->build_ns = now_ns() - t0;
 	/* only a table made without complaint: a cached one says nothing */
 	if (use_cache && !warned && !t->err && t->nrows && !elfguard_changed(elf) &&

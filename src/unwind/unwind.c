@@ -371,6 +371,9 @@ static void fp_only(const struct unwind_input *in, struct unwind_frame *frames,
 
 /* ---- frames in code without CFI ---- */
 
+struct walker;
+static void fp_context_end(struct walker *w, struct unwind_result *res);
+
 /* The CPython 3.12/3.13 perf trampoline for x86-64 (Python/asm_trampoline.S,
  * copied into anonymous executable memory once per code object, 11 bytes,
  * optionally after an endbr64):
@@ -572,6 +575,9 @@ struct step {
 	bool injected;            /* pc is in a function the runtime made
 				   * look called (ROOT_K_INJECTED): ra is the
 				   * exact pc it interrupted */
+	bool context;             /* ra is in a context's start function
+				   * (ROOT_K_CONTEXT), made to be returned
+				   * into at its first byte */
 };
 
 /* How a step ended. */
@@ -609,12 +615,14 @@ static bool walk_start(struct walker *w, enum unwind_mode mode)
 	}
 	if (mode == UNWIND_MODE_FP) {
 		fp_only(in, w->frames, w->limit, res);
+		fp_context_end(w, res);
 		return false;
 	}
 	if ((w->valid & ((1u << UNW_RIP) | (1u << UNW_RSP))) != ((1u << UNW_RIP) | (1u << UNW_RSP))) {
 		/* No user registers (e.g. a kernel thread): nothing to unwind. */
 		if (mode == UNWIND_MODE_HYBRID && in->fp_chain_len) {
 			fp_only(in, w->frames, w->limit, res);
+			fp_context_end(w, res);
 			return false;
 		}
 		res->quality = UNWIND_Q_BROKEN;
@@ -703,6 +711,12 @@ static enum step_end step_switch(struct walker *w, struct step *s)
 	int rk = mod && mod->t && mod->t->nroots ? utable_root_kind(mod->t, s->lookup - mod->bias) : 0;
 
 	s->injected = rk == ROOT_K_INJECTED;
+	if (rk == ROOT_K_CONTEXT && w->exact && w->n > 1) {
+		/* the outermost frame of a makecontext() context's stack:
+		 * what lies above it is the context's link, not a caller */
+		w->res->quality = UNWIND_Q_COMPLETE;
+		return STEP_DONE;
+	}
 	if (rk == ROOT_K_SWITCH_CFI && !w->exact)
 		s->switched = w->offstack = true; /* its CFI goes to the other stack */
 	if (rk == ROOT_K_SWITCH && (!w->exact || w->n == 1) &&
@@ -933,6 +947,11 @@ static enum step_end step_check(struct walker *w, struct step *s)
 	s->nmod = seen_module(w->u, w->in, s->signal || s->injected ? s->ra : s->ra - 1);
 	if (!s->nmod && w->in->find)
 		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_NOT_CODE);
+	/* makecontext() makes a context's function return into the first
+	 * byte of its trampoline: that address, not the one before it,
+	 * is the frame's */
+	s->context = !s->signal && !s->injected && s->nmod && s->nmod->t && s->nmod->t->nroots &&
+		     utable_root_kind(s->nmod->t, s->ra - s->nmod->bias) == ROOT_K_CONTEXT;
 	/* ...and, once a step went down (where the CFA no longer
 	 * rises at every step), no (CFA, return address) pair may come
 	 * again. */
@@ -949,7 +968,7 @@ static void step_advance(struct walker *w, const struct step *s)
 {
 	if (s->nmod)
 		w->mod = s->nmod;
-	w->exact = s->signal || s->injected;
+	w->exact = s->signal || s->injected || s->context;
 	w->rbp_by_rule |= s->nrbp != w->rbp || (s->nvalid & ~w->valid & (1u << UNW_RBP)) ||
 			  (s->kind == UR_NORMAL && s->r->rbp == URBP_CFA) || s->kind == UR_SLOW;
 	w->pc = s->ra;
@@ -957,7 +976,7 @@ static void step_advance(struct walker *w, const struct step *s)
 	w->rbp = s->nrbp;
 	w->valid = s->nvalid | (1u << UNW_RIP) | (1u << UNW_RSP);
 	w->frames[w->n].pc = w->pc;
-	w->frames[w->n].flags = s->signal ? UNWIND_F_SIGNAL : s->injected ? 0 : UNWIND_F_RA;
+	w->frames[w->n].flags = s->signal ? UNWIND_F_SIGNAL : s->injected || s->context ? 0 : UNWIND_F_RA;
 	w->cfas[w->n] = s->nsp;
 	w->n++;
 	if (w->c->x && !(s->nsp - 8 >= w->c->base && s->nsp <= w->c->end))
@@ -976,6 +995,32 @@ enum fault_end {
 static bool injected_at(const struct umod *m, uint64_t at)
 {
 	return m && m->t && m->t->nroots && utable_root_kind(m->t, at - m->bias) == ROOT_K_INJECTED;
+}
+
+/* Whether ra (a "return address" in module m) is in a context's start
+ * function (ROOT_K_CONTEXT: glibc's __start_context), which makecontext()
+ * makes a context's function return into at its first byte. Above it
+ * lies the context's link, not a caller: a chain that reaches it ends. */
+static bool context_at(const struct umod *m, uint64_t ra)
+{
+	return m && m->t && m->t->nroots && utable_root_kind(m->t, ra - m->bias) == ROOT_K_CONTEXT;
+}
+
+/* The kernel's chain alone (fp_only()) ends at a context's start: the
+ * rbp chain above it is whatever the context began with (getcontext()'s
+ * caller's frame), not its callers. */
+static void fp_context_end(struct walker *w, struct unwind_result *res)
+{
+	for (size_t i = 1; w->in->find && i < res->n; i++) {
+		const struct umod *m = seen_module(w->u, w->in, w->frames[i].pc - 1);
+		if (!m)
+			return;
+		if (context_at(m, w->frames[i].pc)) {
+			w->frames[i].flags = 0;
+			res->n = i + 1;
+			return;
+		}
+	}
 }
 
 /* Where the kernel's chain goes on from this frame, append it (the
@@ -1025,6 +1070,12 @@ static bool walk_splice(struct walker *w, const struct step *s)
 		w->frames[w->n].pc = in->fp_chain[i];
 		w->frames[w->n].flags = exact ? 0 : UNWIND_F_RA;
 		w->n++;
+		if (!exact && context_at(m, in->fp_chain[i])) {
+			/* rbp above it is whatever the context began with */
+			w->frames[w->n - 1].flags = 0;
+			i = in->fp_chain_len;
+			break;
+		}
 		exact = injected_at(m, at);
 	}
 	res->method = UNWIND_M_SPLICED;
@@ -1037,7 +1088,9 @@ static bool walk_splice(struct walker *w, const struct step *s)
 		res->quality = UNWIND_Q_TRUNCATED;
 		res->stop = UNWIND_STOP_DEPTH;
 		res->stop_pc = w->frames[w->n - 1].pc;
-	} else if (w->n > res->dwarf_frames && is_root(w->u, in, w->frames[w->n - 1].pc)) {
+	} else if (w->n > res->dwarf_frames && (is_root(w->u, in, w->frames[w->n - 1].pc) ||
+						   !w->frames[w->n - 1].flags)) {
+		/* a root, or a context's start (context_at()) */
 		res->quality = UNWIND_Q_COMPLETE;
 	} else {
 		res->quality = UNWIND_Q_TRUNCATED;
@@ -1165,7 +1218,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		s.nrbp = w.rbp;
 		s.nvalid = w.valid;
 		s.nmod = NULL;
-		s.cfa_known = s.signal = s.switched = s.injected = false;
+		s.cfa_known = s.signal = s.switched = s.injected = s.context = false;
 		step_rule(&w, &s);
 		if ((e = step_switch(&w, &s)) != STEP_NEXT || (e = step_by_rule(&w, &s)) != STEP_NEXT)
 			goto end;

@@ -12,11 +12,13 @@
 /* Functions where a stack counts as having reached its root: main (or
  * the libc frames that call it, since Debian's libc has no frame pointers
  * and a chain may end there), thread and process start functions, and
- * each runtime's own (runtime.goexit, ...). The list is unwind/roots.c's,
+ * each runtime's own (runtime.goexit, ...), and where a makecontext()
+ * context's stack begins (__start_context). The list is unwind/roots.c's,
  * which the unwinder uses for its verdicts; bench/roots.awk copies it. */
 bool view_is_root_name(const char *name)
 {
-	return roots_kind(name, SIZE_MAX) == ROOT_K_ROOT;
+	enum root_kind k = roots_kind(name, SIZE_MAX);
+	return k == ROOT_K_ROOT || k == ROOT_K_CONTEXT;
 }
 
 /* The kernel keeps the first 15 bytes of a name (TASK_COMM_LEN 16). */

@@ -86,4 +86,44 @@ else
 		fail "sigaltstack: no other callers of the handler" "$(grep ';handler' "$T/a.folded" | grep -Ev "$AOK" | head -n 2 | cut -c1-200 | tr '\n' '|')"
 	fi
 fi
+# a coroutine on a makecontext() stack (tests/programs/unwind_context.c):
+# its stack begins at glibc's __start_context, which the coroutine
+# "returns" into at its first byte; nothing above it is a caller. Also
+# with a libc whose symbols and debug file cannot be found (a copy
+# without build-id and debuglink): __start_context is found by its code.
+ctx_check() { # NAME PROGRAM [env ...]: hot's stacks begin at __start_context
+	_n=$1 _p=$2
+	shift 2
+	stax record -q -o "$T/$_n.data" -- env "$@" "$_p" 0.5 >/dev/null 2>"$T/$_n.err" &&
+		stax flame -i "$T/$_n.data" --folded --comm unwind_context- >"$T/$_n.folded" 2>>"$T/$_n.err" ||
+		{ echo "record: $(first_line "$T/$_n.err")"; return 1; }
+	n=$(samples "$T/$_n.folded" ";hot$K")
+	g=$(samples "$T/$_n.folded" "^[^;]*;__start_context;coroutine;hot$K")
+	p=$(awk -v g="$g" -v t="$n" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	if [ "$n" -ge 200 ] && between "$p" 95 100; then
+		echo "$p% of $n samples"
+	else
+		echo "$p% of $n: $(sort -t' ' -k2 -nr "$T/$_n.folded" | head -n 2 | cut -c1-200 | tr '\n' '|')"
+		return 1
+	fi
+}
+for v in nofp fp; do
+	if why=$(ctx_check ctx$v "$PROG/unwind_context-$v" STAX_X=1); then
+		ok "makecontext ($v): $why in hot begin at __start_context;coroutine, nothing above"
+	else
+		fail "makecontext ($v): stacks begin at __start_context" "$why"
+	fi
+done
+LIBC=$(ldd "$PROG/unwind_context-nofp" | awk '/libc\.so/ { print $3 }')
+if ! command -v objcopy >/dev/null 2>&1 || [ -z "$LIBC" ]; then
+	skip "makecontext, stripped libc" "objcopy or libc not found"
+elif ! mkdir -p "$T/lib" || ! objcopy --remove-section .note.gnu.build-id --remove-section .gnu_debuglink \
+	--strip-unneeded "$LIBC" "$T/lib/libc.so.6" 2>"$T/objcopy.err"; then
+	fail "makecontext, stripped libc: objcopy" "$(first_line "$T/objcopy.err")"
+elif why=$(ctx_check ctxs "$PROG/unwind_context-nofp" LD_LIBRARY_PATH="$T/lib"); then
+	ok "makecontext, a libc without symbols or debug file: $why in hot begin at __start_context;coroutine"
+else
+	fail "makecontext, stripped libc: stacks begin at __start_context" "$why"
+fi
+
 done_testing
