@@ -38,6 +38,10 @@ total() { awk '/^samples:/ { print $2 }' "$1"; }
 # first (the recorder unwinds the last samples after the program ends)
 gone() { sed -n 's/.* \([0-9]*\) not (the process had exited.*/\1/p' "$1"; }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
+# lpct GOOD ALL GONE: GOOD's share of ALL's stacks less those unwound after
+# the process exited; GONE counts stacks of any function, so ALL - GONE
+# may be less than GOOD (then 100%)
+lpct() { awk -v a="$1" -v n="$2" -v g="${3:-0}" 'BEGIN { b = n - g; if (b < a) b = a; printf "%.1f", b ? 100 * a / b : 0 }'; }
 
 # rep WORD N: WORD; repeated N times (mawk has no {n} intervals)
 rep() { _r=; _i=0; while [ $_i -lt "$2" ]; do _r="$_r$1;"; _i=$((_i + 1)); done; echo "$_r"; }
@@ -82,7 +86,7 @@ fi
 rec deepdr dwarf "$PROG/unwind_deep" 0.5
 hl=$(samples "$T/deepdr.folded" ";hot_leaf$K")
 gn=$(gone "$T/deepdr.info")
-f=$(pct "$(samples "$T/deepdr.folded" "$FULL")" "$((hl - ${gn:-0}))")
+f=$(lpct "$(samples "$T/deepdr.folded" "$FULL")" "$hl" "$gn")
 rd=$(awk '/^ *read:/ { print $2 }' "$T/deepdr.info")
 if [ "$hl" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((hl / 4)) ] && between "$f" 95 100 &&
 	[ "${rd:-0}" -ge $(((hl - gn) * 9 / 10)) ]; then
@@ -97,7 +101,7 @@ fi
 rec far hybrid "$PROG/unwind_far-nofp" 0.5
 hl=$(samples "$T/far.folded" ";hot_leaf$K")
 gn=$(gone "$T/far.info")
-f=$(pct "$(samples "$T/far.folded" ";main;far_frame;$(rep deep 41)hot_leaf$K")" "$((hl - ${gn:-0}))")
+f=$(lpct "$(samples "$T/far.folded" ";main;far_frame;$(rep deep 41)hot_leaf$K")" "$hl" "$gn")
 if [ "$hl" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((hl / 4)) ] && between "$f" 95 100; then
 	ok "far frame: main;far_frame;deep x41;hot_leaf in $f% of $hl hot_leaf stacks ($gn unwound after the program exited)"
 else
@@ -180,9 +184,9 @@ n=$(samples "$T/rnofpr.folded" ";leaf$K")
 g=$(samples "$T/rnofpr.folded" ";main;$(rep recurse 71)leaf$K")
 rd=$(awk '/^ *read:/ { print $2 }' "$T/rnofpr.info")
 gn=$(gone "$T/rnofpr.info")
-if [ "$n" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((n / 4)) ] && between "$(pct "$g" "$((n - gn))")" 95 100 &&
+if [ "$n" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((n / 4)) ] && between "$(lpct "$g" "$n" "$gn")" 95 100 &&
 	[ "${rd:-0}" -ge $(((n - gn) * 9 / 10)) ]; then
-	ok "recurse-nofp read on: main;recurse x71;leaf in $(pct "$g" "$((n - gn))")% of $n less $gn unwound after the program exited, $rd read from the process"
+	ok "recurse-nofp read on: main;recurse x71;leaf in $(lpct "$g" "$n" "$gn")% of $n less $gn unwound after the program exited, $rd read from the process"
 else
 	fail "recurse-nofp read on: complete stacks from the process's memory" "$g of $n less $gn exited, read '$rd': $(grep -E 'verdict|read|deep:' "$T/rnofpr.info" | tr '\n' ' ')"
 fi

@@ -216,7 +216,9 @@ int main(void)
 		execl("/bin/sleep", "sleep", "30", (char *)NULL);
 		_exit(127);
 	}
-	for (i = 0; i < 500 && !exe_is(execd, "sleep"); i++)
+	/* /proc/PID/exe names the new program before the exec has mapped
+	 * it (begin_new_exec, then the ELF loader): wait for both */
+	for (i = 0; i < 500 && !(exe_is(execd, "sleep") && exec_mapping(execd, "sleep")); i++)
 		sleep_ms(10);
 	sleep_pc = exec_mapping(execd, "sleep");
 
