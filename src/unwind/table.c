@@ -524,6 +524,61 @@ static bool is_go_binary(Elf *elf)
 	return false;
 }
 
+/* A range of code without CFI given a rule of its own. */
+struct xrange {
+	uint64_t start, end;
+	uint16_t rule;
+};
+
+/* Rebuild t's rows with x[0..nx) (sorted, each in a gap of the CFI)
+ * inserted, a gap row after each. False when the table cannot hold them
+ * (then t is as it was). */
+static bool insert_ranges(struct utable *t, const struct xrange *x, int nx)
+{
+	uint32_t n = t->nrows + 2 * (uint32_t)nx + 1;
+	uint64_t *abs = xmalloc(n * sizeof(*abs));
+	uint16_t *rule = xmalloc(n * sizeof(*rule));
+	uint32_t k = 0, h = 0;
+	for (uint32_t i = 0; i <= t->nrows; i++) {
+		uint64_t next = i < t->nrows ? t->base + t->addr[i] : UINT64_MAX;
+		while (h < (uint32_t)nx && x[h].start < next) {
+			if (k && abs[k - 1] == x[h].start) {
+				rule[k - 1] = x[h].rule; /* right after the previous range */
+			} else {
+				abs[k] = x[h].start; rule[k++] = x[h].rule;
+			}
+			abs[k] = x[h].end; rule[k++] = UR_FP;
+			h++;
+		}
+		if (i == t->nrows)
+			break;
+		if (k && abs[k - 1] >= next) {
+			/* the range's closing gap row already covers it */
+			if (abs[k - 1] == next)
+				rule[k - 1] = t->rule[i];
+			continue;
+		}
+		abs[k] = next; rule[k++] = t->rule[i];
+	}
+	uint64_t base = abs[0];
+	if (abs[k - 1] - base > 0xffffffffull) {
+		free(abs);
+		free(rule);
+		return false;
+	}
+	free(t->addr);
+	free(t->rule);
+	t->addr = xmalloc(k * sizeof(*t->addr));
+	for (uint32_t i = 0; i < k; i++)
+		t->addr[i] = (uint32_t)(abs[i] - base);
+	free(abs);
+	t->rule = rule;
+	t->nrows = k;
+	t->base = base;
+	utable_build_pages(t);
+	return true;
+}
+
 static void add_trampolines(Elf *elf, struct utable *t)
 {
 	static const uint8_t pat[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
@@ -587,45 +642,116 @@ static void add_trampolines(Elf *elf, struct utable *t)
 	}
 	if (!nhits)
 		return;
-	/* Rebuild the row arrays with the trampoline rows inserted. */
-	uint32_t n = t->nrows + 2 * (uint32_t)nhits;
-	uint64_t *abs = xmalloc(n * sizeof(*abs));
-	uint16_t *rule = xmalloc(n * sizeof(*rule));
-	uint32_t k = 0, h = 0;
-	for (uint32_t i = 0; i <= t->nrows; i++) {
-		uint64_t next = i < t->nrows ? t->base + t->addr[i] : UINT64_MAX;
-		while (h < (uint32_t)nhits && hits[h] - 1 < next) {
-			abs[k] = hits[h] - 1; rule[k++] = UR_SIGNAL;
-			abs[k] = hits[h] + sizeof(pat); rule[k++] = UR_FP;
-			h++;
-		}
-		if (i == t->nrows)
-			break;
-		if (k && abs[k - 1] >= next) {
-			/* the trampoline's closing gap row already covers it */
-			if (abs[k - 1] == next)
-				rule[k - 1] = t->rule[i];
+	struct xrange x[8];
+	for (int i = 0; i < nhits; i++)
+		x[i] = (struct xrange){ hits[i] - 1, hits[i] + sizeof(pat), UR_SIGNAL };
+	if (insert_ranges(t, x, nhits))
+		t->nsignal_tramp = (uint32_t)nhits;
+}
+
+/* The bytes at vaddr in the executable section of elf that holds it (at
+ * most max of them, the count in *len), else NULL. */
+static const uint8_t *code_bytes(Elf *elf, uint64_t vaddr, size_t max, size_t *len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || vaddr < sh.sh_addr)
 			continue;
+		if (!(d = elf_getdata(scn, NULL)) || !d->d_buf || vaddr - sh.sh_addr >= d->d_size)
+			continue;
+		*len = MIN(max, d->d_size - (vaddr - sh.sh_addr));
+		return (const uint8_t *)d->d_buf + (vaddr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+/* The index of rule r in t's dictionary, added when missing. */
+static uint16_t rule_add(struct utable *t, const struct urule *r)
+{
+	for (uint32_t i = UR_NCOMMANDS; i < t->nrules; i++)
+		if (!memcmp(&t->rules[i], r, sizeof(*r)))
+			return (uint16_t)i;
+	if (t->nrules >= 0xffff)
+		return UR_FP;
+	t->rules = xrealloc(t->rules, (t->nrules + 1) * sizeof(*t->rules));
+	t->rules[t->nrules] = *r;
+	return (uint16_t)t->nrules++;
+}
+
+/* glibc's crti.o gives every shared library and executable _init and
+ * _fini (DT_INIT, DT_FINI) without CFI: [endbr64;] sub $8,%rsp; ...;
+ * add $8,%rsp; ret. ld.so calls _init of a library it loads (dlopen), and
+ * _init calls __gmon_start__ when one is defined (a profiled build): a
+ * sample there stopped the stack at _init. Where no CFI covers them and
+ * the code is that, rows for it: CFA = rsp + 8 before the sub and from
+ * the add on, rsp + 16 between. */
+static void add_init_fini(Elf *elf, struct utable *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	uint64_t at[2] = { 0, 0 };
+	struct xrange x[6];
+	int nx = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		size_t entsize = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
+		size_t n = d && d->d_buf && entsize ? d->d_size / entsize : 0;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag == DT_INIT)
+				at[0] = dyn.d_un.d_ptr;
+			else if (dyn.d_tag == DT_FINI)
+				at[1] = dyn.d_un.d_ptr;
 		}
-		abs[k] = next; rule[k++] = t->rule[i];
 	}
-	uint64_t base = abs[0];
-	if (abs[k - 1] - base > 0xffffffffull) {
-		free(abs);
-		free(rule);
-		return;
+	struct urule r = { .kind = UR_NORMAL, .cfa_reg = UNW_RSP, .ra_off = -8, .rbp = URBP_SAME,
+			   .rbx = URBP_SAME };
+	for (int f = 0; f < 2; f++) {
+		static const uint8_t endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa }, sub[] = { 0x48, 0x83, 0xec, 0x08 },
+				     add[] = { 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+		size_t len = 0, pre, a;
+		const uint8_t *c = at[f] ? code_bytes(elf, at[f], 64, &len) : NULL;
+		if (!c || len < sizeof(sub) + sizeof(add))
+			continue;
+		pre = len >= sizeof(endbr) + sizeof(sub) + sizeof(add) && !memcmp(c, endbr, 4) ? 4 : 0;
+		if (memcmp(c + pre, sub, 4))
+			continue;
+		for (a = pre + 4; a + sizeof(add) <= len && memcmp(c + a, add, sizeof(add)); a++)
+			;
+		if (a + sizeof(add) > len)
+			continue;
+		/* in a gap of the CFI, whole */
+		long i0 = utable_row_index(t, at[f]), i1 = utable_row_index(t, at[f] + a + 4);
+		if (t->nrows && (i0 != i1 || (i0 >= 0 && t->rule[i0] != UR_FP)))
+			continue;
+		if (nx && x[nx - 1].end > at[f])
+			continue;
+		r.cfa_off = 8;
+		uint16_t r8 = rule_add(t, &r);
+		r.cfa_off = 16;
+		uint16_t r16 = rule_add(t, &r);
+		x[nx++] = (struct xrange){ at[f], at[f] + pre + 4, r8 };
+		x[nx++] = (struct xrange){ at[f] + pre + 4, at[f] + a + 4, r16 };
+		x[nx++] = (struct xrange){ at[f] + a + 4, at[f] + a + 5, r8 };
 	}
-	free(t->addr);
-	free(t->rule);
-	t->addr = xmalloc(k * sizeof(*t->addr));
-	for (uint32_t i = 0; i < k; i++)
-		t->addr[i] = (uint32_t)(abs[i] - base);
-	free(abs);
-	t->rule = rule;
-	t->nrows = k;
-	t->base = base;
-	utable_build_pages(t);
-	t->nsignal_tramp = (uint32_t)nhits;
+	/* DT_FINI before DT_INIT in the file: sorted */
+	if (nx == 6 && x[0].start > x[3].start)
+		for (int i = 0; i < 3; i++) {
+			struct xrange tmp = x[i];
+			x[i] = x[i + 3];
+			x[i + 3] = tmp;
+		}
+	if (nx)
+		insert_ranges(t, x, nx);
 }
 
 /* Record where the functions of roots.h's list are (roots, and stack
@@ -813,6 +939,7 @@ struct utable *utable_build(struct module *m)
 		t->err = r < 0 ? r : -ENOENT;
 	}
 	add_trampolines(elf, t);
+	add_init_fini(elf, t);
 	/* Distribution libraries keep local symbols (__libc_start_call_main,
 	 * start_thread) only in their separate debug files. */
 	if (!find_root_callers(elf, t) && fd >= 0) {

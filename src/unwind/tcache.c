@@ -77,7 +77,7 @@
 #define TCACHE_HEADER 128
 /* Change when table.c/x86_64.c compile other rows or rules, or the
  * payload's layout changes: older entries are then rebuilt. */
-#define TCACHE_VERSION 2
+#define TCACHE_VERSION 3
 #define TCACHE_MAX_TOTAL (512ull << 20)
 #define TCACHE_MAX_FILE (1ull << 30)
 

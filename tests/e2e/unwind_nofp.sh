@@ -4,6 +4,7 @@
 # each file's comment gives the expected stacks and its build line):
 #   qsort comparator in libc, a hot signal handler (through __restore_rt),
 #   vDSO, calls through the PLT into a .so, an assembly leaf without CFI,
+#   a dlopen()ed library's _init (no CFI) calling into the library,
 # and the point of it all: --unwind fp on a no-frame-pointer build loses
 # the callers, and stax doctor explains that flat profile in one screen.
 # For each program: of the samples whose leaf is the hot function, at
@@ -61,6 +62,12 @@ for b in nofp fp; do
 	check "qsort-$b" "unwind_qsort-$b" ';cmp' "${START}sort_caller;(.*;)?cmp" \
 		"qsort-$b: main;sort_caller;[libc];cmp"
 done
+# a dlopen()ed library's _init (crti.o's code, no CFI) calling its
+# __gmon_start__: main;dlopen;...;call_init;_init;__gmon_start__;gmon_hot
+# (the stacks stopped at _init before stax gave crti's code rows)
+check dlinit "dlinit-nofp" ';gmon_hot' "${START}dlopen;(.*;)?call_init;_init;__gmon_start__;gmon_hot" \
+	"dlinit: main;dlopen;...;_init;__gmon_start__;gmon_hot"
+
 # the libc frames are really there (not a lucky direct link)
 if grep -q ';sort_caller;[^;]*qsort[^;]*;' "$T/qsort-nofp.folded"; then
 	ok "qsort-nofp: libc's sort frames between sort_caller and cmp"
