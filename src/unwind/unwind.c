@@ -42,6 +42,10 @@
  * it). Asking for its first bytes at once overlaps those misses (about
  * 2 ns/frame of 15 on recorded xz and CPython stacks, bench_replay). */
 #define STACK_PREFETCH 1024
+/* Registers a call may change (the System V ABI's caller-saved ones). */
+#define CALLER_SAVED ((1u << UNW_RAX) | (1u << UNW_RDX) | (1u << UNW_RCX) | (1u << UNW_RSI) | \
+		      (1u << UNW_RDI) | (1u << UNW_R8) | (1u << UNW_R9) | (1u << UNW_R10) | \
+		      (1u << UNW_R11))
 
 /* A mapping seen recently, with its table and load bias. */
 struct umod {
@@ -556,6 +560,7 @@ struct walker {
 				   * a stack switch): loops become possible */
 	int xreads;               /* reads of the live process's stack */
 	int xerr;                 /* why the last one failed */
+	int first_kind;           /* the rule kind of the step from the sampled frame */
 };
 
 /* One step, from the frame at (pc, sp, rbp) to its caller's. */
@@ -843,6 +848,22 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_BAD_CFI);
 	s->cfa = 0;
 	e = x86_apply_row(&row, w->regs, w->valid, copy_read_cb, w->c, nr, &s->nvalid, &s->cfa);
+	if (e == -ENODATA && w->n == 2 && (w->first_kind == UR_NORMAL || w->first_kind == UR_PLT)) {
+		/* OpenSSL's assembly (aesni_gcm_encrypt) defines its CFA by a
+		 * caller-saved register (rax) across calls to its own code
+		 * that leaves it alone, whose CFI says nothing of it: the
+		 * caller's value is the sampled one, as unwinders that read
+		 * an unspecified register as the same value find it. Only
+		 * one frame up from the sample, and only through a compiled
+		 * rule, which restores none of these registers. */
+		uint32_t cs = CALLER_SAVED & w->in->regs.valid & ~w->valid;
+		for (int i = 0; i < UNW_NREGS; i++)
+			if (cs & (1u << i))
+				w->regs[i] = w->in->regs.r[i];
+		if (cs)
+			e = x86_apply_row(&row, w->regs, w->valid | cs, copy_read_cb, w->c, nr,
+					  &s->nvalid, &s->cfa);
+	}
 	s->cfa_known = s->cfa != 0;
 	if (e == -ENOENT) {
 		w->res->quality = UNWIND_Q_COMPLETE;
@@ -968,6 +989,8 @@ static void step_advance(struct walker *w, const struct step *s)
 {
 	if (s->nmod)
 		w->mod = s->nmod;
+	if (w->n == 1)
+		w->first_kind = s->kind;
 	w->exact = s->signal || s->injected || s->context;
 	w->rbp_by_rule |= s->nrbp != w->rbp || (s->nvalid & ~w->valid & (1u << UNW_RBP)) ||
 			  (s->kind == UR_NORMAL && s->r->rbp == URBP_CFA) || s->kind == UR_SLOW;
@@ -1202,6 +1225,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	w.exact = true;
 	w.rbp_by_rule = w.offstack = w.back = false;
 	w.xreads = w.xerr = 0;
+	w.first_kind = -1;
 	w.n = 0;
 	if (!walk_start(&w, mode))
 		return;

@@ -5,6 +5,7 @@
 #   qsort comparator in libc, a hot signal handler (through __restore_rt),
 #   vDSO, calls through the PLT into a .so, an assembly leaf without CFI,
 #   a dlopen()ed library's _init (no CFI) calling into the library,
+#   OpenSSL's assembly CFI (CFA by rax; CFA read below the stack pointer),
 # and the point of it all: --unwind fp on a no-frame-pointer build loses
 # the callers, and stax doctor explains that flat profile in one screen.
 # For each program: of the samples whose leaf is the hot function, at
@@ -67,6 +68,24 @@ done
 # (the stacks stopped at _init before stax gave crti's code rows)
 check dlinit "dlinit-nofp" ';gmon_hot' "${START}dlopen;(.*;)?call_init;_init;__gmon_start__;gmon_hot" \
 	"dlinit: main;dlopen;...;_init;__gmon_start__;gmon_hot"
+
+# OpenSSL's CFI shapes (unwind_asmcfa_asm.S): a CFA defined by rax across
+# a call to a leaf that leaves rax alone (aesni_gcm_encrypt) unwinds to
+# main; a CFA read from below the stack pointer (sha512's AVX2 code)
+# cannot be, and the stack ends there with its own reason, nothing
+# invented above it, and doctor says why
+check asmcfa "unwind_asmcfa-nofp" ';rax_leaf' "${START}rax_phase;rax_frame;rax_leaf" \
+	"asm CFA = rax + 8 (OpenSSL's aesni_gcm_encrypt): main;rax_phase;rax_frame;rax_leaf"
+bn=$(samples "$T/asmcfa.folded" ";below_frame$K")
+bx=$(samples "$T/asmcfa.folded" "^[^;]*;below_frame$K")
+br=$(sed -n 's/.*unwind_asmcfa-nofp \([0-9]*\) (a read below the stack pointer).*/\1/p' "$T/asmcfa.info")
+stax doctor -i "$T/asmcfa.data" >"$T/asmcfa.doctor" 2>&1
+if [ "$bn" -ge 100 ] && [ "$bx" -eq "$bn" ] && [ "${br:-0}" -ge $((bn * 9 / 10)) ] &&
+	grep -q 'stop in unwind_asmcfa-nofp: its unwind information reads below the stack pointer' "$T/asmcfa.doctor"; then
+	ok "asm CFA read below the stack pointer (OpenSSL's sha512): $bx of $bn stacks are below_frame alone, $br counted under that reason, doctor says so"
+else
+	fail "asm CFA read below the stack pointer: the stack ends there, counted, explained" "below_frame $bn, alone $bx, reason '$br': $(grep 'stop in' "$T/asmcfa.info") | $(grep -i 'below the stack' "$T/asmcfa.doctor" | cut -c1-200)"
+fi
 
 # the libc frames are really there (not a lucky direct link)
 if grep -q ';sort_caller;[^;]*qsort[^;]*;' "$T/qsort-nofp.folded"; then

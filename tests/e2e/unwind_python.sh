@@ -2,7 +2,7 @@
 # unwind_python.sh - CPython 3.11 (pyenv, built without frame pointers):
 # with the default hybrid unwinding, >= 95% of the interpreter's samples
 # reach Py_BytesMain (CPython's main tail-calls it, so main has no frame;
-# UNWINDING.md trap 11), and --unwind fp fails on the same run (that is
+# UNWINDING.md trap 12), and --unwind fp fails on the same run (that is
 # the point of hybrid). The busy loop is Python code: samples land in
 # libpython's eval loop, long, int and range code. Samples taken while
 # ld.so is still loading (before main: their root is ld.so's _start) are

@@ -3,7 +3,7 @@
  * Fixture functions below have known call graphs; frame-pointer-less
  * ones are built with optimize("omit-frame-pointer"), frame-pointer ones
  * with optimize("no-omit-frame-pointer") (gcc 12 keeps no frame in leaf
- * functions either way, UNWINDING.md trap 12, so leaves here call on).
+ * functions either way, UNWINDING.md trap 13, so leaves here call on).
  * A leaf captures its own registers with inline asm and copies its stack
  * from rsp, exactly what perf's REGS_USER + STACK_USER give the recorder;
  * the unwinder then runs on the copy with a find callback built from
