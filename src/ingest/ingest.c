@@ -799,6 +799,9 @@ void ingest_poll_jit(struct ingest *g)
 void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const struct state_mapping *in)
 {
 	const struct state_mapping *m = state_add_mapping(&g->st, pid, in);
+	/* a big binary's unwind table, compiled before its first sample */
+	if (g->live && g->unwinder)
+		unwind_prefetch(g->unwinder, m->path, m->build_id, m->build_id_size);
 	/* JIT code: read its symbol files while they exist */
 	if (g->live && sym_path_is_anon(m->path))
 		jitfile_note(g, pid, false, NULL);

@@ -12,6 +12,7 @@
 #include "unwind/unwind.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -71,6 +72,23 @@ struct rule_slot {
 
 #define SEEN 8   /* mappings of the current address space kept at hand */
 
+/* Tables compiled ahead of their first sample (unwind_prefetch()): one
+ * helper thread, started on the first request, takes paths off a list
+ * and holds each module's table until unwinder_free(). */
+#define PREFETCH_MIN_BYTES (16u << 20) /* smaller files compile in a few ms */
+#define PREFETCH_MAX 64                /* requests kept at once */
+
+struct prefetch {
+	pthread_mutex_t lock;
+	pthread_cond_t cv;
+	pthread_t thread;
+	bool started, stop;
+	struct { char *path; uint8_t bid[20]; size_t bid_size; } want[PREFETCH_MAX];
+	size_t nwant;
+	struct module **held;
+	size_t nheld, cap_held;
+};
+
 struct unwinder {
 	struct rule_slot cache[RULE_CACHE];
 	/* The mappings the last samples of address space `space` went
@@ -89,19 +107,103 @@ struct unwinder {
 	size_t ntables, cap_tables, cap_mods;
 	struct unwind_stats stats;
 	uint8_t *xbuf;              /* XREAD_SIZE bytes: see xread() */
+	struct prefetch pf;
 };
 
 struct unwinder *unwinder_new(void)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 	hmap_init(&u->by_key);
+	pthread_mutex_init(&u->pf.lock, NULL);
+	pthread_cond_init(&u->pf.cv, NULL);
 	return u;
+}
+
+static void *table_build(struct module *m, void *arg);
+static void table_free(void *t);
+
+static void *prefetch_main(void *arg)
+{
+	struct prefetch *pf = arg;
+
+	pthread_mutex_lock(&pf->lock);
+	for (;;) {
+		while (!pf->stop && !pf->nwant)
+			pthread_cond_wait(&pf->cv, &pf->lock);
+		if (pf->stop)
+			break;
+		char *path = pf->want[0].path;
+		uint8_t bid[20];
+		size_t bid_size = pf->want[0].bid_size;
+		memcpy(bid, pf->want[0].bid, sizeof(bid));
+		memmove(&pf->want[0], &pf->want[1], (pf->nwant - 1) * sizeof(pf->want[0]));
+		pf->nwant--;
+		pthread_mutex_unlock(&pf->lock);
+		/* built once for the process: table_get() of the unwinder
+		 * finds it, or waits for it to be done */
+		struct module *m = module_get(path, bid, bid_size);
+		module_part(m, MODULE_UNWIND, table_build, table_free, NULL);
+		free(path);
+		pthread_mutex_lock(&pf->lock);
+		GROW(pf->held, pf->cap_held, pf->nheld + 1);
+		pf->held[pf->nheld++] = m;
+	}
+	pthread_mutex_unlock(&pf->lock);
+	return NULL;
+}
+
+void unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, size_t bid_size)
+{
+	struct prefetch *pf = &u->pf;
+	struct stat st;
+
+	if (!path || path[0] != '/' || stat(path, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size < PREFETCH_MIN_BYTES || bid_size > sizeof(pf->want[0].bid))
+		return;
+	pthread_mutex_lock(&pf->lock);
+	for (size_t i = 0; i < pf->nwant; i++)
+		if (!strcmp(pf->want[i].path, path))
+			goto out;
+	if (pf->nwant == PREFETCH_MAX)
+		goto out;
+	if (!pf->started) {
+		if (pthread_create(&pf->thread, NULL, prefetch_main, pf))
+			goto out; /* built on first use, as without it */
+		pf->started = true;
+	}
+	pf->want[pf->nwant].path = xstrdup(path);
+	memcpy(pf->want[pf->nwant].bid, bid ? bid : (const uint8_t *)"", bid ? bid_size : 0);
+	pf->want[pf->nwant].bid_size = bid ? bid_size : 0;
+	pf->nwant++;
+	pthread_cond_signal(&pf->cv);
+out:
+	pthread_mutex_unlock(&pf->lock);
+}
+
+static void prefetch_stop(struct prefetch *pf)
+{
+	pthread_mutex_lock(&pf->lock);
+	pf->stop = true;
+	pthread_cond_signal(&pf->cv);
+	pthread_mutex_unlock(&pf->lock);
+	if (pf->started)
+		pthread_join(pf->thread, NULL);
+	for (size_t i = 0; i < pf->nwant; i++)
+		free(pf->want[i].path);
+	for (size_t i = 0; i < pf->nheld; i++) {
+		module_part_put(pf->held[i], MODULE_UNWIND);
+		module_put(pf->held[i]);
+	}
+	free(pf->held);
+	pthread_cond_destroy(&pf->cv);
+	pthread_mutex_destroy(&pf->lock);
 }
 
 void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
+	prefetch_stop(&u->pf);
 	for (int i = 0; i < MOD_SLOTS; i++)
 		free(u->slots[i].path);
 	for (size_t i = 0; i < u->ntables; i++) {

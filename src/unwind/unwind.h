@@ -133,6 +133,13 @@ struct unwinder;
 
 struct unwinder *unwinder_new(void);
 void unwinder_free(struct unwinder *u);
+/* A file was just mapped executable: when it is big (16 MiB or more:
+ * librustc_driver's table takes 150-250 ms to compile, LLVM's as long),
+ * compile its table now on a helper thread, so that the samples that
+ * come first do not wait for it (stacks read from the process must be
+ * read soon after their sample). Live recordings only; never fails (a
+ * table not prefetched is built on first use). */
+void unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, size_t bid_size);
 
 /* Unwind one sample into frames[0..max). mode HYBRID splices the kernel
  * chain where the copy ends; DWARF stops there (truncated). Never fails:
