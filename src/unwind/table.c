@@ -694,7 +694,7 @@ static void add_init_fini(Elf *elf, struct utable *t)
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 	uint64_t at[2] = { 0, 0 };
-	struct xrange x[6];
+	struct xrange x[6] = { { 0, 0, 0 } };
 	int nx = 0;
 
 	while ((scn = elf_nextscn(elf, scn))) {
