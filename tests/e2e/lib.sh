@@ -75,6 +75,10 @@ samples() {
 	END { print t + 0 }' "$1"
 }
 
+# pct PART ALL: PART's share of ALL in percent, one decimal ("0.0" when
+# ALL is 0).
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "0.0"; else printf "%.1f\n", 100 * a / b }'; }
+
 # between VALUE LO HI: true when LO <= VALUE <= HI (decimals allowed).
 between() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v + 0 >= lo + 0 && v + 0 <= hi + 0) }'; }
 

@@ -21,7 +21,6 @@ fi
 # col FILE ROWNAME COLUMN: a column of the threads table, row by NAME
 col() { row_where "$1" NAME "$2" "$3"; }
 # pct A B: 100*A/B with one decimal
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "0.0"; else printf "%.1f\n", 100 * a / b }'; }
 
 # The programs' own numbers are the reference, not the wall-clock split:
 # on a busy machine a thread also waits preempted and, after each wakeup,

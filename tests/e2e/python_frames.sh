@@ -80,7 +80,6 @@ PYEOF
 count() {
 	PAT=$2 awk 'NF { n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); if (s ~ ENVIRON["PAT"]) t += n } END { print t + 0 }' "$1"
 }
-pct() { awk -v m="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * m / t : 0 }'; }
 near() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { x = a - b; if (x < 0) x = -x; exit !(x <= d) }'; }
 
 PYA=';py::main:[^;]*;py::a:[^;]*;py::spin_a:[^;]*'

@@ -51,7 +51,6 @@ ordered() {
 	NF { n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); if (s ~ ENVIRON["L"]) { t += n; if (s ~ ENVIRON["PAT"]) m += n } }
 	END { print m + 0, t + 0 }' "$1"
 }
-pct() { awk -v m="$1" -v t="$2" 'BEGIN { printf "%.1f", t ? 100 * m / t : 0 }'; }
 
 INNER=';py::inner:[^;]*'
 WHOLE=';Py_BytesMain;(.*;)?py::outer:[^;]*;(.*;)?py::inner:[^;]*'

@@ -37,7 +37,6 @@ total() { awk '/^samples:/ { print $2 }' "$1"; }
 # gone INFO: deep stacks not read because their process had exited
 # first (the recorder unwinds the last samples after the program ends)
 gone() { sed -n 's/.* \([0-9]*\) not (the process had exited.*/\1/p' "$1"; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b ? 100 * a / b : 0 }'; }
 # lpct GOOD ALL GONE: GOOD's share of ALL's stacks less those unwound after
 # the process exited; GONE counts stacks of any function, so ALL - GONE
 # may be less than GOOD (then 100%)

@@ -32,7 +32,7 @@ leaf_check() {
 	_n=$1 _leaf=$2 _full=$3 _what=$4
 	_tot=$(samples "$T/$_n.folded" "$_leaf$K")
 	_good=$(samples "$T/$_n.folded" "$_full$K")
-	_pct=$(awk -v g="$_good" -v t="$_tot" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	_pct=$(pct "$_good" "$_tot")
 	if [ "$_tot" -ge "${MIN:-100}" ] && between "$_pct" 99 100; then
 		ok "$_what: $_pct% of $_tot samples"
 		return 0
@@ -126,7 +126,7 @@ done
 LOOP=';(plt_tiny|plt_tiny@plt|plt_loop|unwind_plt-nofp\+0x[0-9a-f]*|libunwind_plt\.so\+0x[0-9a-f]*)'
 all=$(samples "$T/plt.folded" "$LOOP$K")
 good=$(samples "$T/plt.folded" "${START}plt_loop(;[^;]*)?$K")
-pct=$(awk -v g="$good" -v t="$all" 'BEGIN { printf "%.1f", t ? 100 * g / t : 0 }')
+pct=$(pct "$good" "$all")
 if [ "$stub" -ge 3 ] && between "$pct" 99 100; then
 	ok "plt: $stub samples in the PLT stub, $pct% of the $all samples in the loop's code reach main;plt_loop"
 else

@@ -25,7 +25,7 @@ FULL=';_start;(.*;)?main;run_switched;rust_psm_on_stack;on_segment;hot'
 check() {
 	n=$(samples "$T/s.folded" ";hot$K")
 	full=$(samples "$T/s.folded" "$FULL$K")
-	pct=$(awk -v g="$full" -v t="$n" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	pct=$(pct "$full" "$n")
 	[ "$n" -ge 200 ] && between "$pct" 90 100
 }
 rec 1 || fail "record" "$(first_line "$T/s.err")"
@@ -61,7 +61,7 @@ AFULL=';_start;(.*;)?main;interrupted;__restore_rt;handler'
 acheck() {
 	an=$(samples "$T/a.folded" ";handler$K")
 	afull=$(samples "$T/a.folded" "$AFULL$K")
-	apct=$(awk -v g="$afull" -v t="$an" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	apct=$(pct "$afull" "$an")
 	[ "$an" -ge 200 ] && between "$apct" 90 100
 }
 if [ ! -x "$A" ]; then
@@ -99,7 +99,7 @@ ctx_check() { # NAME PROGRAM [env ...]: hot's stacks begin at __start_context
 		{ echo "record: $(first_line "$T/$_n.err")"; return 1; }
 	n=$(samples "$T/$_n.folded" ";hot$K")
 	g=$(samples "$T/$_n.folded" "^[^;]*;__start_context;coroutine;hot$K")
-	p=$(awk -v g="$g" -v t="$n" 'BEGIN { if (t == 0) print "0.0"; else printf "%.1f", 100 * g / t }')
+	p=$(pct "$g" "$n")
 	if [ "$n" -ge 200 ] && between "$p" 95 100; then
 		echo "$p% of $n samples"
 	else

@@ -19,7 +19,6 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 # "ok" when two shares add up to 99-100%
 pct_sum() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + b >= 99 && a + b <= 100.1) ? "ok" : "no" }'; }
-pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "0.0"; else printf "%.1f\n", 100 * a / b }'; }
 
 # --- handoff: the consumers' waits end by the producer's hand_over --------
 rec_handoff() {
