@@ -85,6 +85,7 @@ struct prefetch {
 	bool started, stop;
 	struct { char *path; uint8_t bid[20]; size_t bid_size; } want[PREFETCH_MAX];
 	size_t nwant;
+	struct hmap asked;          /* hash of path and build-id -> 1: asked for once */
 	struct module **held;
 	size_t nheld, cap_held;
 };
@@ -116,6 +117,7 @@ struct unwinder *unwinder_new(void)
 	hmap_init(&u->by_key);
 	pthread_mutex_init(&u->pf.lock, NULL);
 	pthread_cond_init(&u->pf.cv, NULL);
+	hmap_init(&u->pf.asked);
 	return u;
 }
 
@@ -156,15 +158,18 @@ void unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, s
 {
 	struct prefetch *pf = &u->pf;
 	struct stat st;
+	uint32_t one;
+	uint64_t key;
 
-	if (!path || path[0] != '/' || stat(path, &st) || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_size < PREFETCH_MIN_BYTES || bid_size > sizeof(pf->want[0].bid))
+	if (!path || path[0] != '/' || bid_size > sizeof(pf->want[0].bid))
 		return;
+	/* each file once (every process that maps it says so again) */
+	key = hash_mix(hash_bytes(path, strlen(path)), bid ? hash_bytes(bid, bid_size) : 0);
 	pthread_mutex_lock(&pf->lock);
-	for (size_t i = 0; i < pf->nwant; i++)
-		if (!strcmp(pf->want[i].path, path))
-			goto out;
-	if (pf->nwant == PREFETCH_MAX)
+	if (hmap_get(&pf->asked, key, &one) || pf->nwant == PREFETCH_MAX)
+		goto out;
+	hmap_put(&pf->asked, key, 1);
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < PREFETCH_MIN_BYTES)
 		goto out;
 	if (!pf->started) {
 		if (pthread_create(&pf->thread, NULL, prefetch_main, pf))
@@ -195,6 +200,7 @@ static void prefetch_stop(struct prefetch *pf)
 		module_put(pf->held[i]);
 	}
 	free(pf->held);
+	hmap_release(&pf->asked);
 	pthread_cond_destroy(&pf->cv);
 	pthread_mutex_destroy(&pf->lock);
 }
