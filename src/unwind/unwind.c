@@ -58,6 +58,10 @@ struct umod {
 	size_t bid_size;
 	uint64_t found;             /* u->finds when last found (0: never used) */
 	bool used;
+	/* the context start function (ROOT_K_CONTEXT) of the table, as ELF
+	 * addresses [ctx_lo, ctx_hi); 0, 0 when it has none: checked at
+	 * every step, so not by a scan of the roots */
+	uint64_t ctx_lo, ctx_hi;
 };
 
 /* Real profiles revisit the same return addresses all the time, so a
@@ -328,6 +332,12 @@ static const struct umod *module_for(struct unwinder *u, const struct unwind_inp
 	s->t = table_get(u, &m);
 	if (!utable_bias(s->t, m.start, m.pgoff, &s->bias))
 		s->t = NULL;
+	s->ctx_lo = s->ctx_hi = 0;
+	for (int i = 0; s->t && i < s->t->nroots; i++)
+		if (s->t->roots[i].kind == ROOT_K_CONTEXT) {
+			s->ctx_lo = s->t->roots[i].start;
+			s->ctx_hi = s->t->roots[i].end;
+		}
 	if (++u->next_gen >= 0xffff) {
 		memset(u->cache, 0, sizeof(u->cache));
 		u->next_gen = 1;
@@ -577,6 +587,15 @@ static int nocfi_frame(struct unwinder *u, const struct unwind_input *in, struct
 	if (!copy_read(c, rbp + 8, ra) || !copy_read(c, rbp, nrbp))
 		return NOCFI_FAULT;
 	return NOCFI_FP;
+}
+
+/* Whether ra (a "return address" in module m) is in a context's start
+ * function (ROOT_K_CONTEXT: glibc's __start_context), which makecontext()
+ * makes a context's function return into at its first byte. Above it
+ * lies the context's link, not a caller: a chain that reaches it ends. */
+static bool context_at(const struct umod *m, uint64_t ra)
+{
+	return m && m->ctx_hi && ra - m->bias >= m->ctx_lo && ra - m->bias < m->ctx_hi;
 }
 
 /* Is ra (a return address, the last of the kernel's chain) in an
@@ -1079,8 +1098,7 @@ static enum step_end step_check(struct walker *w, struct step *s)
 	/* makecontext() makes a context's function return into the first
 	 * byte of its trampoline: that address, not the one before it,
 	 * is the frame's */
-	s->context = !s->signal && !s->injected && s->nmod && s->nmod->t && s->nmod->t->nroots &&
-		     utable_root_kind(s->nmod->t, s->ra - s->nmod->bias) == ROOT_K_CONTEXT;
+	s->context = !s->signal && !s->injected && context_at(s->nmod, s->ra);
 	/* ...and, once a step went down (where the CFA no longer
 	 * rises at every step), no (CFA, return address) pair may come
 	 * again. */
@@ -1128,14 +1146,6 @@ static bool injected_at(const struct umod *m, uint64_t at)
 	return m && m->t && m->t->nroots && utable_root_kind(m->t, at - m->bias) == ROOT_K_INJECTED;
 }
 
-/* Whether ra (a "return address" in module m) is in a context's start
- * function (ROOT_K_CONTEXT: glibc's __start_context), which makecontext()
- * makes a context's function return into at its first byte. Above it
- * lies the context's link, not a caller: a chain that reaches it ends. */
-static bool context_at(const struct umod *m, uint64_t ra)
-{
-	return m && m->t && m->t->nroots && utable_root_kind(m->t, ra - m->bias) == ROOT_K_CONTEXT;
-}
 
 /* The kernel's chain alone (fp_only()) ends at a context's start: the
  * rbp chain above it is whatever the context began with (getcontext()'s
