@@ -23,38 +23,69 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Write the sample h, parsed as s, to dst (which may be h) with its
+ * stack copy cut to keep bytes (a multiple of 8, less than the copy) and
+ * dyn_size to dyn; keep 0 leaves no copy and no dyn_size. Returns the
+ * record's new size. */
+static size_t write_cut(const struct perf_event_header *h, const struct perf_sample *s, uint8_t *dst,
+			size_t keep, uint64_t dyn)
+{
+	/* u64 size, size bytes, u64 dyn_size: then what follows */
+	const uint8_t *field = (const uint8_t *)s->stack - 8;
+	const uint8_t *tail = (const uint8_t *)s->stack + s->stack_size + 8;
+	size_t head = (size_t)(field - (const uint8_t *)h);
+	size_t rest = (size_t)((const uint8_t *)h + h->size - tail), n;
+	uint64_t sz = keep;
+	struct perf_event_header nh = *h;
+
+	memmove(dst, h, head + (keep ? 8 + keep : 0));
+	memcpy(dst + head, &sz, 8);
+	n = head + 8;
+	if (keep) {
+		n += keep;
+		memcpy(dst + n, &dyn, 8);
+		n += 8;
+	}
+	memmove(dst + n, tail, rest);
+	n += rest;
+	nh.size = (uint16_t)n;
+	memcpy(dst, &nh, sizeof(nh));
+	return n;
+}
+
+/* The sample h with a stack copy, parsed; false for any other record. */
+static bool parse_copy(const struct perf_format *f, const struct perf_event_header *h,
+		       struct perf_sample *s)
+{
+	return h->type == PERF_RECORD_SAMPLE && !perf_sample_parse(f, h, s) && s->stack_size &&
+	       (const uint8_t *)s->stack + s->stack_size + 8 <= (const uint8_t *)h + h->size;
+}
+
 bool rqueue_trim_sample(const struct perf_format *f, struct perf_event_header *h, size_t keep)
 {
 	struct perf_sample s;
-	uint8_t *field, *tail, *end = (uint8_t *)h + h->size;
-	size_t newsz, rest;
 
-	if (h->type != PERF_RECORD_SAMPLE || perf_sample_parse(f, h, &s) || !s.stack_size)
-		return false;
 	keep &= ~(size_t)7;
-	if (keep >= s.stack_size)
+	if (!parse_copy(f, h, &s) || keep >= s.stack_size)
 		return false;
-	/* u64 size, size bytes, u64 dyn_size: then what follows */
-	field = (uint8_t *)s.stack - 8;
-	tail = (uint8_t *)s.stack + s.stack_size + 8;
-	if (tail > end)
-		return false;
-	rest = (size_t)(end - tail);
-	if (keep) {
-		uint64_t sz = keep, dyn = MIN(s.stack_dyn_size, (uint64_t)keep);
-		memcpy(field, &sz, 8);
-		memcpy(field + 8 + keep, &dyn, 8);
-		memmove(field + 16 + keep, tail, rest);
-		newsz = (size_t)(field + 16 + keep - (uint8_t *)h) + rest;
-	} else {
-		uint64_t zero = 0; /* no copy: no dyn_size either */
-		memcpy(field, &zero, 8);
-		memmove(field + 8, tail, rest);
-		newsz = (size_t)(field + 8 - (uint8_t *)h) + rest;
-	}
-	h->size = (uint16_t)newsz;
+	write_cut(h, &s, (uint8_t *)h, keep, MIN(s.stack_dyn_size, (uint64_t)keep));
 	h->misc |= QUEUE_MISC_TRIMMED;
 	return true;
+}
+
+size_t rqueue_copy_record(const struct perf_event_header *h, uint8_t *dst, void *arg)
+{
+	const struct perf_format *f = arg;
+	struct perf_sample s;
+	size_t keep;
+
+	if (parse_copy(f, h, &s)) {
+		keep = (size_t)((s.stack_dyn_size + 7) & ~7ull) + 8;
+		if (keep < s.stack_size)
+			return write_cut(h, &s, dst, keep, s.stack_dyn_size);
+	}
+	memmove(dst, h, h->size);
+	return h->size;
 }
 
 /* Degrade the samples of b[from..) (not counted in the level yet) by
@@ -107,7 +138,7 @@ static void pass(struct rqueue *q, bool wait)
 
 	for (i = 0; i < q->nrings; i++) {
 		size_t from = q->local.len;
-		if (!q->rings[i].base || !ring_read(&q->rings[i], &q->local))
+		if (!q->rings[i].base || !ring_read(&q->rings[i], &q->local, rqueue_copy_record, &q->fmt))
 			continue;
 		degrade(q, &q->local, from);
 		level = __atomic_add_fetch(&q->level, q->local.len - from, __ATOMIC_RELAXED);

@@ -94,5 +94,15 @@ void rqueue_release(struct rqueue *q);
  * QUEUE_MISC_TRIMMED and h->size. Returns false (nothing changed) when
  * the record has no longer copy or does not parse. */
 bool rqueue_trim_sample(const struct perf_format *f, struct perf_event_header *h, size_t keep);
+/* ring_read()'s copier for the drain thread (arg: the struct perf_format
+ * of the records): a sample's stack copy is cut to the bytes the kernel
+ * filled (dyn_size, rounded up to 8) and 8 more. The kernel reserves the
+ * whole copy (--stack-size, 32 KiB by default) in every sample however
+ * little of it the stack used, so a shallow stack's record was mostly
+ * bytes nobody reads, copied out of the ring and through the queue. The
+ * 8 bytes more keep dyn_size below the copy's size where it was below,
+ * so a copy that was full is still told from one that was not. Nothing
+ * is marked: no byte the kernel wrote is lost. */
+size_t rqueue_copy_record(const struct perf_event_header *h, uint8_t *dst, void *arg);
 
 #endif

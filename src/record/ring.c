@@ -35,7 +35,7 @@ void ring_unmap(struct ring *r)
 	r->base = NULL;
 }
 
-size_t ring_read(struct ring *r, struct buf *out)
+size_t ring_read(struct ring *r, struct buf *out, ring_copy_fn copy, void *arg)
 {
 	struct perf_event_mmap_page *pg = r->base;
 	const uint8_t *data;
@@ -66,10 +66,16 @@ size_t ring_read(struct ring *r, struct buf *out)
 			break; /* cannot happen with a sane kernel; stop rather than loop */
 		dst = buf_extend(out, h.size);
 		if (first >= h.size) {
-			memcpy(dst, data + off, h.size);
+			/* read in place: only what the copier keeps is copied */
+			if (copy)
+				out->len -= h.size - copy((const void *)(data + off), dst, arg);
+			else
+				memcpy(dst, data + off, h.size);
 		} else {
 			memcpy(dst, data + off, first);
 			memcpy(dst + first, data, h.size - first);
+			if (copy)
+				out->len -= h.size - copy((const void *)dst, dst, arg);
 		}
 		tail += h.size;
 	}

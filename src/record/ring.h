@@ -14,6 +14,7 @@
 
 #include "lib/buf.h"
 
+#include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,8 +29,13 @@ struct ring {
  * Returns 0 or -errno. */
 int ring_map(struct ring *r, int fd, size_t data_pages);
 void ring_unmap(struct ring *r);
-/* Append the ring's complete records to out; returns bytes appended. */
-size_t ring_read(struct ring *r, struct buf *out);
+/* A record copier: writes the record at src (whole, src->size bytes) to
+ * dst (room for src->size bytes; dst may be src) and returns the bytes it
+ * wrote, at most src->size. */
+typedef size_t (*ring_copy_fn)(const struct perf_event_header *src, uint8_t *dst, void *arg);
+/* Append the ring's complete records to out, each through copy(..., arg)
+ * when copy is not NULL; returns bytes appended. */
+size_t ring_read(struct ring *r, struct buf *out, ring_copy_fn copy, void *arg);
 
 /* The largest ring ring_parse_pages() accepts, in bytes (per cpu). */
 #define RING_MAX_BYTES (1ull << 30)

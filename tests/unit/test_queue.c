@@ -1,7 +1,8 @@
 /* test_queue.c - the recorder's drain thread and bounded queue (queue.h)
  * over a real perf_event ring: samples of this process with 8 KiB stack
- * copies, a queue bound small enough that nobody taking from it makes it
- * pass its high-water mark and its bound. Every record read must still
+ * copies (taken 8 KiB or more below the stack's top, so each is full), a
+ * queue bound small enough that nobody taking from it makes it pass its
+ * high-water mark and its bound. Every record read must still
  * parse; the samples past the high-water mark carry QUEUE_MISC_TRIMMED
  * and a stack copy of QUEUE_TRIM_KEEP bytes or none; past the bound they
  * are dropped and counted; the level matches the bytes handed over. */
@@ -35,6 +36,19 @@ static void spin(unsigned ms)
 		sink += ++i;
 }
 
+/* spin with STACK bytes of this frame between it and the stack's top:
+ * the kernel fills every sample's whole copy (the drain thread keeps
+ * only the bytes it filled) */
+static __attribute__((noinline)) void spin_deep(unsigned ms)
+{
+	volatile uint8_t pad[STACK + 512];
+	/* every page touched: the kernel copies no page it would fault in */
+	for (size_t i = 0; i < sizeof(pad); i += 64)
+		pad[i] = 1;
+	spin(ms);
+	sink += pad[0];
+}
+
 int main(void)
 {
 	const struct event_spec *ev = event_find("cpu-clock");
@@ -65,7 +79,7 @@ int main(void)
 	e = rqueue_start(&q, &ring, 1, &f, 160 << 10);
 	CHECK(e == 0, "queue: the drain thread starts");
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	spin(600); /* about 6,000 samples at 10 kHz of CPU time */
+	spin_deep(600); /* about 6,000 samples at 10 kHz of CPU time */
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	rqueue_stop(&q);
 	t = rqueue_take(&q, &out);
@@ -138,6 +152,44 @@ int main(void)
 		memcpy(&w, b.data + th->size - 8, 8);
 		CHECK(w == 0x1234, "queue: the field after the stack copy follows it");
 		CHECK(!rqueue_trim_sample(&g, th, 64), "queue: a copy no longer than asked is left as it is");
+
+		/* copying out of a ring: the copy cut to dyn_size and 8 more,
+		 * nothing marked; a full copy copied whole */
+		uint8_t out2[256];
+		size_t n;
+		buf_reset(&b);
+		buf_add(&b, &h, sizeof(h));
+		buf_add(&b, pidtid, 8);
+		buf_add(&b, &size, 8);
+		buf_add(&b, stack, 64);
+		buf_add(&b, &dyn, 8);
+		buf_add(&b, &weight, 8);
+		((struct perf_event_header *)b.data)->size = (uint16_t)b.len;
+		n = rqueue_copy_record((void *)b.data, out2, &g);
+		th = (void *)out2;
+		w = 0;
+		memcpy(&w, out2 + n - 8, 8);
+		CHECK(n == 8 + 8 + 8 + 48 + 8 + 8 && th->size == n && !(th->misc & QUEUE_MISC_TRIMMED) &&
+		      !perf_sample_parse(&g, th, &s) && s.stack_size == 48 && s.stack_dyn_size == 40 &&
+		      !memcmp(s.stack, stack, 40) && w == 0x1234,
+		      "queue: a copy of 64 bytes the kernel filled 40 of is copied out as 48, dyn_size 40, unmarked");
+		n = rqueue_copy_record((void *)b.data, b.data, &g);
+		CHECK(n == th->size && !memcmp(b.data, out2, n), "queue: the same copied in place");
+		dyn = 64;
+		buf_reset(&b);
+		buf_add(&b, &h, sizeof(h));
+		buf_add(&b, pidtid, 8);
+		buf_add(&b, &size, 8);
+		buf_add(&b, stack, 64);
+		buf_add(&b, &dyn, 8);
+		buf_add(&b, &weight, 8);
+		((struct perf_event_header *)b.data)->size = (uint16_t)b.len;
+		n = rqueue_copy_record((void *)b.data, out2, &g);
+		CHECK(n == b.len && !memcmp(out2, b.data, n), "queue: a full copy is copied whole");
+		dyn = 60;
+		memcpy(b.data + 8 + 8 + 8 + 64, &dyn, 8);
+		n = rqueue_copy_record((void *)b.data, out2, &g);
+		CHECK(n == b.len, "queue: a copy filled to within 8 bytes of its end is copied whole (dyn_size stays below the size)");
 		buf_release(&b);
 	}
 	rqueue_release(&q);
