@@ -32,6 +32,8 @@ static int write_all(int fd, const void *p, size_t n)
 
 /* Compress and write one chunk of raw records (the compressor thread, or
  * the caller when there is none). Returns 0 or -errno. */
+#define SYMBOLS_LEVEL 6
+
 static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk_kind kind, uint32_t seq)
 {
 	struct store_chunk_header h;
@@ -42,7 +44,14 @@ static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk
 	bound = ZSTD_compressBound(raw->len);
 	buf_reset(&w->comp);
 	buf_extend(&w->comp, sizeof(h) + bound + sizeof(sum));
+	/* symbols are written once, at stop, and are most of a short
+	 * recording of a big program (rustc for 1.6 s: 65% of the file):
+	 * level 6 makes them 8% smaller for 0.04 s a 2 MiB chunk */
+	if (kind == CHUNK_SYMBOLS && w->level >= 3)
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, SYMBOLS_LEVEL);
 	n = ZSTD_compress2(w->cctx, w->comp.data + sizeof(h), bound, raw->data, raw->len);
+	if (kind == CHUNK_SYMBOLS && w->level >= 3)
+		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
 	if (ZSTD_isError(n))
 		BUG("zstd compression failed");
 	h.magic = STORE_CHUNK_MAGIC;
@@ -118,7 +127,8 @@ static void wait_idle(struct store_writer *w)
 
 void store_writer_fast(struct store_writer *w)
 {
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, -3);
+	w->level = -3;
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
 }
 
 int store_sync(struct store_writer *w)
@@ -170,7 +180,8 @@ int store_writer_open_fd(struct store_writer *w, int fd)
 	w->bytes = sizeof(h);
 	w->nodes_first = 1;
 	w->cctx = ZSTD_createCCtx();
-	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, 3);
+	w->level = 3;
+	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_checksumFlag, 1);
 	w->last_flush_ns = now_ns();
 	start_compressor(w);

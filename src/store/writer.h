@@ -36,6 +36,7 @@ struct store_writer {
 	bool open_dirty;       /* open changed since it was last written */
 	struct buf comp;
 	void *cctx;            /* ZSTD_CCtx */
+	int level;             /* zstd level of data chunks: 3, or -3 (fast) */
 	uint64_t last_flush_ns;
 	uint64_t bytes;        /* bytes written to the file so far (by the
 				* compressor thread: read it after store_sync) */
