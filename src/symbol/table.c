@@ -98,10 +98,73 @@ static int cand_cmp(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+/* Sort the candidates as cand_cmp orders them: a stable radix sort of
+ * (start, index) pairs by start, 11 bits a pass, then each run of one
+ * start by cand_cmp. A big library has hundreds of thousands of
+ * candidates; qsort's merge sort of the 48-byte candidates was 15% of
+ * the recorder's CPU in a recording of rustc (librustc_driver, libLLVM). */
+#define RADIX_BITS 11
+
+struct cand_key {
+	uint64_t start;
+	size_t i;
+};
+
+static void sort_cands(struct sym_table *t)
+{
+	size_t n = t->ncand, i, j, *count;
+	struct cand_key *a, *b, *swap;
+	struct sym_cand *out;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	unsigned shift;
+
+	if (n < 2)
+		return;
+	a = xmalloc(n * sizeof(*a));
+	b = xmalloc(n * sizeof(*b));
+	count = xmalloc(((size_t)1 << RADIX_BITS) * sizeof(*count));
+	for (i = 0; i < n; i++) {
+		a[i].start = t->cand[i].start;
+		a[i].i = i;
+		lo = MIN(lo, a[i].start);
+		hi = MAX(hi, a[i].start);
+	}
+	for (shift = 0; shift < 64 && ((hi - lo) >> shift); shift += RADIX_BITS) {
+		size_t sum = 0, c;
+		memset(count, 0, ((size_t)1 << RADIX_BITS) * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[((a[i].start - lo) >> shift) & ((1u << RADIX_BITS) - 1)]++;
+		for (i = 0; i < (size_t)1 << RADIX_BITS; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			b[count[((a[i].start - lo) >> shift) & ((1u << RADIX_BITS) - 1)]++] = a[i];
+		swap = a;
+		a = b;
+		b = swap;
+	}
+	out = xmalloc(n * sizeof(*out));
+	for (i = 0; i < n; i++)
+		out[i] = t->cand[a[i].i];
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && out[j].start == out[i].start; j++)
+			;
+		if (j - i > 1)
+			qsort(out + i, j - i, sizeof(*out), cand_cmp);
+	}
+	free(t->cand);
+	t->cand = out;
+	t->cap_cand = n;
+	free(a);
+	free(b);
+	free(count);
+}
+
 void sym_table_sort(struct sym_table *t)
 {
-	if (t->ncand)
-		qsort(t->cand, t->ncand, sizeof(*t->cand), cand_cmp);
+	sort_cands(t);
 }
 
 const char *sym_table_cand_name(const struct sym_table *t, uint64_t addr)
@@ -124,8 +187,7 @@ void sym_table_finish(struct sym_table *t)
 	size_t i, j, n = 0;
 	uint64_t sized_end = 0; /* the largest end of a sized symbol so far */
 
-	if (t->ncand)
-		qsort(t->cand, t->ncand, sizeof(*t->cand), cand_cmp);
+	sort_cands(t);
 	t->syms = xcalloc(t->ncand ? t->ncand : 1, sizeof(*t->syms));
 	for (i = 0; i < t->ncand; i = j) {
 		const struct sym_cand *best = &t->cand[i];
