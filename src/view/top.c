@@ -83,7 +83,9 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 struct group_row {
 	const char *name;
 	uint32_t pid, tid;
-	uint64_t self, total, stamp;
+	uint64_t self, total;
+	uint64_t stamp; /* modules: the last sample counted (index + 1);
+			 * threads, processes: the time of their last sample */
 };
 
 static int cmp_group(const void *a, const void *b, void *arg)
@@ -148,6 +150,7 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 			g = group_of(p, &idx, &rows, &n, &cap, o->by, s, NULL);
 			rows[g].self++;
 			rows[g].total++;
+			rows[g].stamp = MAX(rows[g].stamp, s->time);
 			continue;
 		}
 		nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
@@ -162,6 +165,12 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 			}
 		}
 	}
+	/* a thread or process is named as at its last sample, as stax
+	 * threads names it: a child that exec()ed shows the program it
+	 * became, not its parent's name it had for its first samples */
+	for (i = 0; o->by != TOP_BY_MODULE && i < n; i++)
+		rows[i].name = profile_comm(p, rows[i].pid, o->by == TOP_BY_THREAD ? rows[i].tid : rows[i].pid,
+					    rows[i].stamp);
 	if (n > 1)
 		qsort_r(rows, n, sizeof(*rows), cmp_group, (void *)&o->sort_total);
 	limit = o->limit && o->limit < n ? o->limit : n;

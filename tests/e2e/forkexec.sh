@@ -97,4 +97,22 @@ else
 	fail "no frame at address 0 or -1" "$z samples, e.g. $(grep -m1 -E '0xffffffffffffffff|;0x0+(;| )' "$T/all.folded" | cut -c1-160)"
 fi
 
+# A process that runs as one program, then exec()s another: its row in
+# top --by process and --by thread is named as at its last sample (the
+# program it became, as stax threads names it), though its first
+# samples were taken under the shell's name.
+stax record -o "$T/x.data" -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; exec "$0" 0.3' \
+	"$PROG/callgraph-fp" >/dev/null 2>"$T/x.err"
+stax script -i "$T/x.data" 2>/dev/null | awk '/^[^\t]/ { print $1 }' | sort | uniq -c >"$T/x.comms"
+stax top --by process -i "$T/x.data" >"$T/x.top" 2>>"$T/x.err"
+stax top --by thread -i "$T/x.data" >"$T/x.topt" 2>>"$T/x.err"
+if grep -q ' sh$' "$T/x.comms" && grep -q ' callgraph-fp$' "$T/x.comms" &&
+	[ "$(grep -c '%  *[0-9]' "$T/x.top")" -eq 1 ] && grep -q '%.* callgraph-fp/[0-9]*$' "$T/x.top" &&
+	grep -q '%.* callgraph-fp/[0-9]* (pid ' "$T/x.topt"; then
+	ok "top --by process|thread: a process that exec()ed is named by the program it became"
+else
+	fail "top --by process|thread: a process that exec()ed is named by the program it became" \
+		"comms $(tr -s ' \n' ' ' <"$T/x.comms"); top: $(tr '\n' '|' <"$T/x.top") $(first_line "$T/x.err")"
+fi
+
 done_testing
