@@ -49,6 +49,26 @@ static __attribute__((noinline)) void spin_deep(unsigned ms)
 	sink += pad[0];
 }
 
+/* A sample record in b: tid, a stack copy of 64 bytes (byte i is i) of
+ * which the kernel filled dyn, then a weight of 0x1234. */
+static void crafted_sample(struct buf *b, uint64_t dyn)
+{
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
+	uint32_t pidtid[2] = { 7, 8 };
+	uint64_t size = 64, weight = 0x1234;
+	uint8_t stack[64];
+	for (int i = 0; i < 64; i++)
+		stack[i] = (uint8_t)i;
+	buf_reset(b);
+	buf_add(b, &h, sizeof(h));
+	buf_add(b, pidtid, 8);
+	buf_add(b, &size, 8);
+	buf_add(b, stack, 64);
+	buf_add(b, &dyn, 8);
+	buf_add(b, &weight, 8);
+	((struct perf_event_header *)b->data)->size = (uint16_t)b->len;
+}
+
 int main(void)
 {
 	const struct event_spec *ev = event_find("cpu-clock");
@@ -126,22 +146,13 @@ int main(void)
 	/* trimming a record in place: what follows the stack copy moves with it */
 	{
 		struct buf b = BUF_INIT;
-		struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 0 };
 		struct perf_format g = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_STACK_USER |
 					 PERF_SAMPLE_WEIGHT };
 		struct perf_sample s;
-		uint32_t pidtid[2] = { 7, 8 };
-		uint64_t size = 64, dyn = 40, weight = 0x1234;
 		uint8_t stack[64];
 		for (int i = 0; i < 64; i++)
 			stack[i] = (uint8_t)i;
-		buf_add(&b, &h, sizeof(h));
-		buf_add(&b, pidtid, 8);
-		buf_add(&b, &size, 8);
-		buf_add(&b, stack, 64);
-		buf_add(&b, &dyn, 8);
-		buf_add(&b, &weight, 8);
-		((struct perf_event_header *)b.data)->size = (uint16_t)b.len;
+		crafted_sample(&b, 40);
 		CHECK(rqueue_trim_sample(&g, (void *)b.data, 16), "queue: a record is trimmed to 16 bytes");
 		struct perf_event_header *th = (void *)b.data;
 		uint64_t w = 0;
@@ -157,14 +168,7 @@ int main(void)
 		 * nothing marked; a full copy copied whole */
 		uint8_t out2[256];
 		size_t n;
-		buf_reset(&b);
-		buf_add(&b, &h, sizeof(h));
-		buf_add(&b, pidtid, 8);
-		buf_add(&b, &size, 8);
-		buf_add(&b, stack, 64);
-		buf_add(&b, &dyn, 8);
-		buf_add(&b, &weight, 8);
-		((struct perf_event_header *)b.data)->size = (uint16_t)b.len;
+		crafted_sample(&b, 40);
 		n = rqueue_copy_record((void *)b.data, out2, &g);
 		th = (void *)out2;
 		w = 0;
@@ -175,19 +179,10 @@ int main(void)
 		      "queue: a copy of 64 bytes the kernel filled 40 of is copied out as 48, dyn_size 40, unmarked");
 		n = rqueue_copy_record((void *)b.data, b.data, &g);
 		CHECK(n == th->size && !memcmp(b.data, out2, n), "queue: the same copied in place");
-		dyn = 64;
-		buf_reset(&b);
-		buf_add(&b, &h, sizeof(h));
-		buf_add(&b, pidtid, 8);
-		buf_add(&b, &size, 8);
-		buf_add(&b, stack, 64);
-		buf_add(&b, &dyn, 8);
-		buf_add(&b, &weight, 8);
-		((struct perf_event_header *)b.data)->size = (uint16_t)b.len;
+		crafted_sample(&b, 64);
 		n = rqueue_copy_record((void *)b.data, out2, &g);
 		CHECK(n == b.len && !memcmp(out2, b.data, n), "queue: a full copy is copied whole");
-		dyn = 60;
-		memcpy(b.data + 8 + 8 + 8 + 64, &dyn, 8);
+		crafted_sample(&b, 60);
 		n = rqueue_copy_record((void *)b.data, out2, &g);
 		CHECK(n == b.len, "queue: a copy filled to within 8 bytes of its end is copied whole (dyn_size stays below the size)");
 		buf_release(&b);
