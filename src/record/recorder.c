@@ -726,11 +726,20 @@ static void summary(struct recorder *r)
 		     " thread%s from /proc: the kernel's records of them were missing",
 		     rc->recovered_procs, rc->recovered_procs == 1 ? "" : "es",
 		     rc->recovered_threads, rc->recovered_threads == 1 ? "" : "s");
-	if (rc->unrecovered_procs)
+	/* a process can also be unknown without a record lost: one that
+	 * started as the recording began, between the scan of /proc and the
+	 * events' start */
+	if (rc->unrecovered_procs && r->ing.lost + r->ing.lost_samples)
 		warn("%" PRIu64 " process%s exited before stax could read what the lost records said"
 		     " from /proc: %" PRIu64 " sample%s no process name and no symbols (raise -m,"
 		     " or lower -F)", rc->unrecovered_procs, rc->unrecovered_procs == 1 ? "" : "es",
 		     rc->unrecovered_samples, rc->unrecovered_samples == 1 ? " has" : "s have");
+	else if (rc->unrecovered_procs)
+		warn("%" PRIu64 " process%s of which the recording had no record (started as it began)"
+		     " exited before stax could read %s from /proc: %" PRIu64 " sample%s no process"
+		     " name and no symbols", rc->unrecovered_procs, rc->unrecovered_procs == 1 ? "" : "es",
+		     rc->unrecovered_procs == 1 ? "it" : "them", rc->unrecovered_samples,
+		     rc->unrecovered_samples == 1 ? " has" : "s have");
 }
 
 /* user+system CPU time of process pid in ns (all its threads), or 0. */
