@@ -30,10 +30,11 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* Compress and write one chunk of raw records (the compressor thread, or
- * the caller when there is none). Returns 0 or -errno. */
+/* The zstd level of symbol chunks (data chunks: w->level). */
 #define SYMBOLS_LEVEL 6
 
+/* Compress and write one chunk of raw records (the compressor thread, or
+ * the caller when there is none). Returns 0 or -errno. */
 static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk_kind kind, uint32_t seq)
 {
 	struct store_chunk_header h;

@@ -110,7 +110,7 @@ struct cand_key {
 	size_t i;
 };
 
-static void sort_cands(struct sym_table *t)
+void sym_table_sort(struct sym_table *t)
 {
 	size_t n = t->ncand, i, j, *count;
 	struct cand_key *a, *b, *swap;
@@ -162,11 +162,6 @@ static void sort_cands(struct sym_table *t)
 	free(count);
 }
 
-void sym_table_sort(struct sym_table *t)
-{
-	sort_cands(t);
-}
-
 const char *sym_table_cand_name(const struct sym_table *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->ncand;
@@ -187,7 +182,7 @@ void sym_table_finish(struct sym_table *t)
 	size_t i, j, n = 0;
 	uint64_t sized_end = 0; /* the largest end of a sized symbol so far */
 
-	sort_cands(t);
+	sym_table_sort(t);
 	t->syms = xcalloc(t->ncand ? t->ncand : 1, sizeof(*t->syms));
 	for (i = 0; i < t->ncand; i = j) {
 		const struct sym_cand *best = &t->cand[i];
