@@ -1146,7 +1146,6 @@ static bool injected_at(const struct umod *m, uint64_t at)
 	return m && m->t && m->t->nroots && utable_root_kind(m->t, at - m->bias) == ROOT_K_INJECTED;
 }
 
-
 /* The kernel's chain alone (fp_only()) ends at a context's start: the
  * rbp chain above it is whatever the context began with (getcontext()'s
  * caller's frame), not its callers. */

@@ -20,7 +20,6 @@ fi
 
 # col FILE ROWNAME COLUMN: a column of the threads table, row by NAME
 col() { row_where "$1" NAME "$2" "$3"; }
-# pct A B: 100*A/B with one decimal
 
 # The programs' own numbers are the reference, not the wall-clock split:
 # on a busy machine a thread also waits preempted and, after each wakeup,
