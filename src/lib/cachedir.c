@@ -5,7 +5,7 @@
  * where the cache goes. So the directories are opened one at a time
  * without following links (a link the user made themselves, such as
  * ~/.cache pointing to another disk, is followed), each must belong to
- * the user stax runs as, stax's own ones (stax/, stax/dwarf/, stax/unwind/) must be
+ * the user stax runs as, stax's own ones (stax/, stax/dwarf/, stax/unwind/, stax/symbols/) must be
  * closed to others, and every file is then opened or created relative
  * to the directory's descriptor. Anything else: no cache, one warning.
  */

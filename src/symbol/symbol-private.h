@@ -116,6 +116,10 @@ struct sym_module {
 	 * code MODULE+0xSTART by its function. */
 	struct sym_range *fdes;
 	size_t nfdes;
+	/* A table from the symbol cache (symcache.c): its names are in
+	 * this mapping of the entry. */
+	void *map;
+	size_t map_size;
 };
 
 #define SYM_DW_BINARY "binary"

@@ -13,8 +13,11 @@
 #include "lib/hash.h"
 #include "lib/util.h"
 #include "module/module.h"
+#include "symbol/symcache.h"
 
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
@@ -80,6 +83,8 @@ static void module_free(void *part)
 	sym_dwarf_free(m->dwarf);
 	free(m->dwarf_path);
 	free(m->fdes);
+	if (m->map)
+		munmap(m->map, m->map_size);
 	free(m);
 }
 
@@ -204,6 +209,9 @@ static void *module_build(struct module *mod, void *arg)
 	void *mini_buf = NULL;
 	int fd = -1, dfd;
 	Elf *e, *d;
+	struct cache_key key;
+	struct stat st;
+	bool use_cache = false;
 
 	m->mod = mod;
 	m->name = sym_arena_strdup(&m->strings, path_base(path));
@@ -223,6 +231,14 @@ static void *module_build(struct module *mod, void *arg)
 			use_debug(d, dfd, m, SYM_SRC_DEBUG_FILE);
 		}
 		goto out;
+	}
+	/* a big file's table, built before: from the symbol cache */
+	use_cache = fd >= 0 && !fstat(fd, &st) && st.st_size >= SYMCACHE_MIN_FILE &&
+		    cache_key_of(e, fd, path, bid, bid_size, &key);
+	if (use_cache && symcache_load(&key, m)) {
+		find_dwarf(m, mod, e, *(const bool *)arg);
+		module_close(e, fd);
+		return m;
 	}
 	m->opened = true;
 	sym_elf_segments(e, m);
@@ -276,6 +292,8 @@ out:
 		m->source = SYM_SRC_NONE;
 	}
 	sym_table_finish(&m->table);
+	if (use_cache && symcache_wanted(m) && !sym_elf_changed(e))
+		symcache_store(&key, m);
 	module_close(e, fd);
 	return m;
 }

@@ -815,43 +815,6 @@ static void add_start_context(Elf *elf, struct utable *t)
 	t->nroots++;
 }
 
-static uint64_t stat_mtime_ns(const struct stat *st)
-{
-	return (uint64_t)st->st_mtim.tv_sec * 1000000000ull + (uint64_t)st->st_mtim.tv_nsec;
-}
-
-/* The cache key of elf (open on fd, t's build-id read): its identity,
- * and that of every file where its separate debug file may be (one
- * installed, removed or changed later makes another key). False when
- * the file cannot be asked for its identity. */
-static bool cache_key(Elf *elf, int fd, const char *path, const struct utable *t,
-		      struct tcache_key *k)
-{
-	struct stat st;
-	char *cand[DEBUG_FILE_MAX_CANDIDATES] = { 0 };
-
-	memset(k, 0, sizeof(*k));
-	if (t->build_id_size > sizeof(k->build_id) || fstat(fd, &st))
-		return false;
-	memcpy(k->build_id, t->build_id, t->build_id_size);
-	k->build_id_size = t->build_id_size;
-	k->dev = (uint64_t)st.st_dev;
-	k->ino = (uint64_t)st.st_ino;
-	k->size = (uint64_t)st.st_size;
-	k->mtime_ns = stat_mtime_ns(&st);
-	size_t n = debug_file_candidates(elf, path, t->build_id, t->build_id_size, cand);
-	for (size_t i = 0; i < n; i++) {
-		if (!stat(cand[i], &st)) {
-			uint64_t h = hash_mix(0xdeb9 + (uint64_t)i, (uint64_t)st.st_dev);
-			h = hash_mix(h, (uint64_t)st.st_ino);
-			h = hash_mix(h, (uint64_t)st.st_size);
-			k->debug_ident = hash_mix(k->debug_ident ^ h, stat_mtime_ns(&st)) | 1;
-		}
-		free(cand[i]);
-	}
-	return true;
-}
-
 /* Find m's debug file (by build-id, else by .gnu_debuglink) once. */
 static Elf *debug_open(struct module *m, int *fd, char **dpath)
 {
@@ -877,7 +840,7 @@ struct utable *utable_build(struct module *m)
 	Elf *elf = NULL, *de = NULL;
 	char *dpath = NULL;
 	uint64_t t0 = now_ns();
-	struct tcache_key key;
+	struct cache_key key;
 	bool use_cache = false, warned = false;
 
 	init_commands(t, &cap);
@@ -887,7 +850,7 @@ struct utable *utable_build(struct module *m)
 		goto out;
 	}
 	t->build_id_size = elf_file_build_id(elf, t->build_id, sizeof(t->build_id));
-	if (fd >= 0 && (use_cache = cache_key(elf, fd, path, t, &key))) {
+	if (fd >= 0 && (use_cache = cache_key_of(elf, fd, path, t->build_id, t->build_id_size, &key))) {
 		struct utable *c = tcache_load(&key);
 		if (c) {
 			utable_free(t);

@@ -13,38 +13,13 @@
  * and later loads of the same file map it instead (the rows used in
  * place, a checksum pass, the page index rebuilt: about 10 ms for
  * librustc_driver on a busy 2-core VM, against 180-250 ms compiled).
- * STAX_NO_CACHE=1 turns it off, as for the other caches; removing the
- * directory clears it.
- *
- * Layout of a cache file (little-endian, x86-64's native layout):
- *
- *   offset size  meaning
- *   0      8     magic "STAXUTC1"
- *   8      4     header size (128)
- *   12     4     UTCACHE_VERSION: the table compiler's version; a stax
- *                whose tables differ writes another number
- *   16     4     build-id size (0..20; 0: the file has none)
- *   20     20    build-id, zero-padded
- *   40     32    the module file's st_dev, st_ino, size, mtime (ns)
- *   72     8     a hash of the identities of the separate debug files
- *                that could be used for it (0 when none is there)
- *   80     8     payload size; 128 + payload size is the file size
- *   88     8     XXH3-64 of the payload
- *   96     32    zero
- *   then the payload (tcache_image()): counts and facts, PT_LOAD
- *   segments, root functions, the CFI's path, the rows (u32 offsets,
- *   u16 rules), the rule dictionary (16 bytes a rule), the SLOW FDEs and
- *   their instruction bytes. The page index is not stored: it is rebuilt
- *   from the rows.
- *
- * A cache file is used only when it is a regular file of ours that others
- * cannot write, its header matches the module (build-id, file identity,
- * debug files, compiler version), the checksum is right and every count,
- * index and offset of the payload is in bounds (tcache_parse()); anything
- * else is ignored and the table compiled and written anew. Files are
- * written to a temporary name and renamed (lib/safefile.c); the least
- * recently used entries are removed once the directory holds more than
- * TCACHE_MAX_TOTAL bytes.
+ * The file, its header and its rules are lib/cachefile.h's; the payload
+ * (tcache_image()) holds counts and facts, PT_LOAD segments, root
+ * functions, the CFI's path, the rows (u32 offsets, u16 rules), the rule
+ * dictionary (16 bytes a rule), the SLOW FDEs and their instruction
+ * bytes. The page index is not stored: it is rebuilt from the rows.
+ * Anything out of bounds or inconsistent in a payload (tcache_parse())
+ * makes the table compiled and written anew.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -52,48 +27,22 @@
 #include "unwind/tcache.h"
 #include "unwind/unwind.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-/* header-only: unwind/ links into the bench programs without -lxxhash */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
 
 #include "lib/buf.h"
-#include "lib/cachedir.h"
-#include "lib/hash.h"
-#include "lib/safefile.h"
 #include "lib/util.h"
 
-#define TCACHE_DIR "unwind"
-#define TCACHE_MAGIC "STAXUTC1"
-#define TCACHE_HEADER 128
-/* Change when table.c/x86_64.c compile other rows or rules, or the
- * payload's layout changes: older entries are then rebuilt. */
+/* Change TCACHE_VERSION when table.c/x86_64.c compile other rows or
+ * rules, or the payload's layout changes: older entries are then
+ * rebuilt. */
 #define TCACHE_VERSION 3
-#define TCACHE_MAX_TOTAL (512ull << 20)
-#define TCACHE_MAX_FILE (1ull << 30)
 
-struct tcache_header {
-	char magic[8];
-	uint32_t header_size;
-	uint32_t version;
-	uint32_t build_id_size;
-	uint8_t build_id[20];
-	uint64_t dev, ino, size, mtime_ns;
-	uint64_t debug_ident;
-	uint64_t payload_size;
-	uint64_t payload_sum;
-	uint64_t zero[4];
+static const struct cache_kind kind = {
+	.dir = "unwind", .magic = "STAXUTC1", .version = TCACHE_VERSION,
+	.max_total = 512ull << 20, .max_file = 1ull << 30,
 };
-_Static_assert(sizeof(struct tcache_header) == TCACHE_HEADER, "tcache header layout");
 
 /* the values t->source takes (table.c) */
 static const char *const sources[] = {
@@ -369,188 +318,52 @@ int tcache_parse(const uint8_t *p, size_t n, struct utable *t)
 
 /* ---- the file ---- */
 
-static void make_header(struct tcache_header *h, const struct tcache_key *k)
-{
-	memset(h, 0, sizeof(*h));
-	memcpy(h->magic, TCACHE_MAGIC, 8);
-	h->header_size = TCACHE_HEADER;
-	h->version = TCACHE_VERSION;
-	h->build_id_size = (uint32_t)MIN(k->build_id_size, sizeof(h->build_id));
-	memcpy(h->build_id, k->build_id, h->build_id_size);
-	h->dev = k->dev;
-	h->ino = k->ino;
-	h->size = k->size;
-	h->mtime_ns = k->mtime_ns;
-	h->debug_ident = k->debug_ident;
-}
-
-static bool key_usable(const struct tcache_key *k)
-{
-	return k->build_id_size <= sizeof(k->build_id) && (k->build_id_size || k->ino);
-}
-
-const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct tcache_key *k,
+const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct cache_key *k,
 			    size_t *payload_size)
 {
-	struct tcache_header h, want;
-
-	if (size < TCACHE_HEADER || !key_usable(k))
-		return NULL;
-	memcpy(&h, data, sizeof(h));
-	make_header(&want, k);
-	want.payload_size = h.payload_size;
-	want.payload_sum = h.payload_sum;
-	if (memcmp(&h, &want, sizeof(h)) || h.payload_size != size - TCACHE_HEADER ||
-	    XXH3_64bits(data + TCACHE_HEADER, h.payload_size) != h.payload_sum)
-		return NULL;
-	*payload_size = h.payload_size;
-	return data + TCACHE_HEADER;
+	return cache_file_check(&kind, data, size, k, payload_size);
 }
 
-/* The entry's name: the build-id in hex; for a file without one, a hash
- * of the file's identity (16 hex digits; the header holds the identity
- * itself). */
-static void entry_name(char out[41], const struct tcache_key *k)
+void tcache_seal(uint8_t *data, size_t size, struct cache_key *k)
 {
-	static const char hex[] = "0123456789abcdef";
-	uint8_t h[8];
-	const uint8_t *id = k->build_id;
-	size_t i, n = k->build_id_size;
-	if (!n) {
-		uint64_t v = hash_mix(hash_mix(hash_mix(hash_mix(0x7cac, k->dev), k->ino), k->size),
-				      k->mtime_ns);
-		memcpy(h, &v, 8);
-		id = h;
-		n = 8;
-	}
-	for (i = 0; i < n; i++) {
-		out[2 * i] = hex[id[i] >> 4];
-		out[2 * i + 1] = hex[id[i] & 15];
-	}
-	out[2 * i] = '\0';
+	cache_file_seal(&kind, data, size, k);
 }
 
-struct utable *tcache_load(const struct tcache_key *k)
+struct utable *tcache_load(const struct cache_key *k)
 {
-	char name[41];
-	struct stat st;
-	uint8_t *data = NULL;
-	struct utable *t = NULL;
-	size_t psize;
-	int dfd, fd;
+	void *map;
+	size_t map_size, psize;
+	/* populated at once: the rows are used in place (a copy, and a
+	 * page fault a page, cost more than the rest of the load on a big
+	 * table) */
+	const uint8_t *payload = cache_file_map(&kind, k, true, &map, &map_size, &psize);
+	struct utable *t;
 
-	if (!key_usable(k))
-		return NULL;
-	entry_name(name, k);
-	if ((dfd = cache_dir_open(TCACHE_DIR, false)) < 0)
-		return NULL;
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW);
-	close(dfd);
-	if (fd < 0)
-		return NULL;
-	/* a regular file of ours, of a size an entry can have */
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
-	    (st.st_mode & 022) || st.st_size < TCACHE_HEADER ||
-	    (uint64_t)st.st_size > TCACHE_MAX_FILE)
-		goto out;
-	/* read-only and populated at once: the rows are used in place (a
-	 * copy, and a page fault a page, cost more than the rest of the
-	 * load on a big table) */
-	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-	if (data == MAP_FAILED) {
-		data = NULL;
-		goto out;
-	}
-	const uint8_t *payload = tcache_check(data, (size_t)st.st_size, k, &psize);
 	if (!payload)
-		goto out;
+		return NULL;
 	t = xcalloc(1, sizeof(*t));
-	t->map = data;
-	t->map_size = (size_t)st.st_size;
-	data = NULL; /* the table's now */
+	t->map = map; /* the table's now */
+	t->map_size = map_size;
 	if (parse(payload, psize, t, true)) {
 		utable_free(t);
-		t = NULL;
-		goto out;
+		return NULL;
 	}
 	memcpy(t->build_id, k->build_id, k->build_id_size);
 	t->build_id_size = k->build_id_size;
 	t->cached = true;
-	futimens(fd, NULL); /* used: keep it when the directory is trimmed */
-out:
-	if (data)
-		munmap(data, (size_t)st.st_size);
-	close(fd);
 	return t;
 }
 
-/* The names this directory's files get: a build-id in lowercase hex (2
- * to 40 digits), and while written, that with ".stax-XXXXXXXX.tmp"
- * after it (lib/safefile.c). Returns 1 for an entry, 2 for a temporary
- * file, 0 for any other name. */
-static int named(const char *s)
+int tcache_store(const struct utable *t, const struct cache_key *k)
 {
-	size_t n = strspn(s, "0123456789abcdef");
-	if (n < 2 || n > 40)
-		return 0;
-	if (!s[n])
-		return 1;
-	if (strncmp(s + n, ".stax-", 6) || strlen(s + n + 6) != 12 || strcmp(s + n + 14, ".tmp"))
-		return 0;
-	for (size_t i = n + 6; i < n + 14; i++)
-		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'z') ||
-		      (s[i] >= 'A' && s[i] <= 'Z')))
-			return 0;
-	return 2;
-}
-
-int tcache_store(const struct utable *t, const struct tcache_key *k)
-{
-	struct tcache_header h;
-	struct safe_replace r;
 	struct buf b = BUF_INIT;
-	char name[41];
-	size_t off = 0;
-	int dfd, ret;
+	int ret;
 
-	if (!key_usable(k) || !t->nrows)
+	if (!t->nrows)
 		return -EINVAL;
-	buf_extend(&b, TCACHE_HEADER);
+	buf_extend(&b, CACHE_FILE_HEADER);
 	tcache_image(t, &b);
-	if (b.len > TCACHE_MAX_FILE) {
-		ret = -EFBIG;
-		goto out_buf;
-	}
-	make_header(&h, k);
-	h.payload_size = b.len - TCACHE_HEADER;
-	h.payload_sum = XXH3_64bits(b.data + TCACHE_HEADER, h.payload_size);
-	memcpy(b.data, &h, sizeof(h));
-	entry_name(name, k);
-	if ((dfd = cache_dir_open(TCACHE_DIR, true)) < 0) {
-		ret = -ENOENT;
-		goto out_buf;
-	}
-	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)))
-		goto out;
-	while (off < b.len) {
-		ssize_t w = write(r.fd, b.data + off, b.len - off);
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	if (off != b.len) {
-		safe_replace_abort(&r);
-		ret = -EIO;
-		goto out;
-	}
-	if (safe_replace_commit(&r)) {
-		ret = -EIO;
-		goto out;
-	}
-	cache_dir_trim(dfd, TCACHE_MAX_TOTAL, named);
-out:
-	close(dfd);
-out_buf:
+	ret = cache_file_store(&kind, k, &b);
 	buf_release(&b);
 	return ret;
 }

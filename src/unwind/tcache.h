@@ -9,24 +9,15 @@
 #include <stdint.h>
 
 #include "lib/buf.h"
+#include "lib/cachefile.h"
 #include "unwind/table.h"
-
-/* What a cache entry must match: the module's build-id (size 0: none), its file's
- * identity, and the identities of the separate debug files that could
- * be used for it (a hash; 0 when there are none). */
-struct tcache_key {
-	uint8_t build_id[20];
-	size_t build_id_size;
-	uint64_t dev, ino, size, mtime_ns;
-	uint64_t debug_ident;
-};
 
 /* The entry for k, parsed into a new table (t->cached set), or NULL: no
  * cache, no entry, or one that does not match or is damaged. */
-struct utable *tcache_load(const struct tcache_key *k);
+struct utable *tcache_load(const struct cache_key *k);
 /* Write t as the entry for k (replacing an older one), then trim the
  * directory. 0 or -errno; nothing is printed. */
-int tcache_store(const struct utable *t, const struct tcache_key *k);
+int tcache_store(const struct utable *t, const struct cache_key *k);
 
 /* Exposed for tests and fuzzing. */
 /* Append t's payload to b. */
@@ -37,7 +28,10 @@ void tcache_image(const struct utable *t, struct buf *b);
 int tcache_parse(const uint8_t *p, size_t n, struct utable *t);
 /* The payload of the cache file data[0..size) when its header matches k
  * and its checksum is right (size of it in *payload_size), else NULL. */
-const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct tcache_key *k,
+const uint8_t *tcache_check(const uint8_t *data, size_t size, const struct cache_key *k,
 			    size_t *payload_size);
+/* Set the header of data[0..size) right for its payload and take its
+ * key into *k (fuzzing: inputs then reach the parser). */
+void tcache_seal(uint8_t *data, size_t size, struct cache_key *k);
 
 #endif

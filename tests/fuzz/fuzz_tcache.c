@@ -11,7 +11,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xxhash.h>
 
 #include "unwind/cfi.h"
 #include "unwind/table.h"
@@ -20,28 +19,15 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enum { HDR = 128 };
-	struct tcache_key k;
+	struct cache_key k;
 	size_t psize;
-	uint32_t bsz;
 	uint64_t v;
 
 	if (size < HDR)
 		return 0;
 	uint8_t *d = malloc(size);
 	memcpy(d, data, size);
-	v = size - HDR;
-	memcpy(d + 80, &v, 8);
-	v = XXH3_64bits(d + HDR, size - HDR);
-	memcpy(d + 88, &v, 8);
-	memset(&k, 0, sizeof(k));
-	memcpy(&bsz, d + 16, 4);
-	k.build_id_size = bsz;
-	memcpy(k.build_id, d + 20, bsz <= 20 ? bsz : 20);
-	memcpy(&k.dev, d + 40, 8);
-	memcpy(&k.ino, d + 48, 8);
-	memcpy(&k.size, d + 56, 8);
-	memcpy(&k.mtime_ns, d + 64, 8);
-	memcpy(&k.debug_ident, d + 72, 8);
+	tcache_seal(d, size, &k);
 	const uint8_t *p = tcache_check(d, size, &k, &psize);
 	/* the payload alone too, whatever the header says */
 	const uint8_t *q[2] = { p, d + HDR };
