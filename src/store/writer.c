@@ -30,9 +30,6 @@ static int write_all(int fd, const void *p, size_t n)
 	return 0;
 }
 
-/* The zstd level of symbol chunks (data chunks: w->level). */
-#define SYMBOLS_LEVEL 6
-
 /* Compress and write one chunk of raw records (the compressor thread, or
  * the caller when there is none). Returns 0 or -errno. */
 static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk_kind kind, uint32_t seq)
@@ -45,14 +42,7 @@ static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk
 	bound = ZSTD_compressBound(raw->len);
 	buf_reset(&w->comp);
 	buf_extend(&w->comp, sizeof(h) + bound + sizeof(sum));
-	/* symbols are written once, at stop, and are most of a short
-	 * recording of a big program (rustc for 1.6 s: 65% of the file):
-	 * level 6 makes them 8% smaller for 0.04 s a 2 MiB chunk */
-	if (kind == CHUNK_SYMBOLS && w->level >= 3)
-		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, SYMBOLS_LEVEL);
 	n = ZSTD_compress2(w->cctx, w->comp.data + sizeof(h), bound, raw->data, raw->len);
-	if (kind == CHUNK_SYMBOLS && w->level >= 3)
-		ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, w->level);
 	if (ZSTD_isError(n))
 		BUG("zstd compression failed");
 	h.magic = STORE_CHUNK_MAGIC;
