@@ -118,8 +118,9 @@ int symcache_image(const struct sym_module *m, struct buf *b)
 		buf_add_u8(&names, 0);
 	buf_add(b, offs, t->nsyms * sizeof(*offs));
 	pad8(b);
+	uint64_t names_len = names.len;
 	buf_add(b, names.data, names.len);
-	memcpy(b->data + names_at, &(uint64_t){ names.len }, 8);
+	memcpy(b->data + names_at, &names_len, 8);
 	pad8(b);
 	free(offs);
 	buf_release(&names);
@@ -216,6 +217,7 @@ bad:
 
 bool symcache_load(const struct cache_key *k, struct sym_module *m)
 {
+	struct sym_module got;
 	void *map;
 	size_t map_size, psize;
 	/* populated at once: the checksum reads it all (page by page, the
@@ -224,16 +226,21 @@ bool symcache_load(const struct cache_key *k, struct sym_module *m)
 
 	if (!payload)
 		return false;
-	if (symcache_parse(payload, psize, m)) {
-		free(m->segs);
-		free(m->fdes);
-		sym_table_release(&m->table);
-		m->segs = NULL;
-		m->fdes = NULL;
-		m->nsegs = m->nfdes = 0;
+	memset(&got, 0, sizeof(got));
+	if (symcache_parse(payload, psize, &got)) {
+		free(got.segs);
+		free(got.fdes);
+		sym_table_release(&got.table);
 		munmap(map, map_size);
 		return false;
 	}
+	m->source = got.source;
+	m->opened = got.opened;
+	m->segs = got.segs;
+	m->nsegs = got.nsegs;
+	m->fdes = got.fdes;
+	m->nfdes = got.nfdes;
+	m->table = got.table;
 	m->map = map;
 	m->map_size = map_size;
 	return true;
