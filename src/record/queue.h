@@ -40,17 +40,17 @@
 
 struct rqueue {
 	struct ring *rings;       /* nrings of them; a ring without base is skipped */
-	uint32_t poll_ms;         /* longest sleep between passes (rqueue_set_poll_ms) */
 	size_t nrings;
 	struct perf_format fmt;
 	size_t cap, high, higher; /* bound, high-water mark, no stack copy above */
 	pthread_t thread;
 	bool started, stopped;
 	pthread_mutex_t mu;
+	pthread_mutex_t pass_mu;  /* one pass at a time: the drain thread's or rqueue_pass()'s */
 	bool inited;
 	struct buf pending;       /* read, not taken yet (under mu) */
 	struct buf spare;         /* the main thread's: the next pending */
-	struct buf local;         /* the drain thread's: read, not in pending yet */
+	struct buf local;         /* the pass's (under pass_mu): read, not in pending yet */
 	uint64_t pass_ns;         /* start of the last whole pass over the rings (under mu) */
 	int wake[2];              /* to the drain thread: stop */
 	int notify[2];            /* to the main thread: records are waiting */
@@ -72,10 +72,16 @@ int rqueue_start(struct rqueue *q, struct ring *rings, size_t nrings, const stru
 		 size_t cap);
 /* The fd that is readable when records wait to be taken (for poll). */
 int rqueue_fd(const struct rqueue *q);
-/* Sleep at most ms between two passes (0: the default, 50): the recorder
- * reads Python frames from the processes when it ingests their samples,
- * which must then come soon after the samples were taken. */
-void rqueue_set_poll_ms(struct rqueue *q, uint32_t ms);
+/* Pass over the rings now, from the calling thread, unless the drain
+ * thread is at it: the recorder's main thread does at every wakeup, so
+ * that what it takes is every record written up to then (and while it
+ * reads the processes, Python frames and deep stacks, it wakes every few
+ * ms to take samples soon after they were taken: one wakeup a pass
+ * instead of two, the drain thread's and then its own). The drain thread
+ * keeps its own pace (every 200 ms, or when a ring is a quarter full),
+ * so draining still never waits for unwinding. No-op without the
+ * thread. */
+void rqueue_pass(struct rqueue *q);
 /* Stop the drain thread after one last pass over the rings; then the
  * rings may be unmapped. Idempotent; a no-op when not started. */
 void rqueue_stop(struct rqueue *q);

@@ -39,10 +39,11 @@ struct recorder {
 	struct err *err;         /* record_run()'s: why it failed */
 	const struct event_spec *ev;
 	bool kernel;
-	/* drain passes every READ_POLL_MS (read_pace()): since
-	 * read_window_ns, when read_samples of the ingest's samples read
-	 * the process (read_all of them in all) */
+	/* while read_fast, the main thread reads the rings itself every
+	 * read_ms (read_pace()): since read_window_ns, when read_samples of
+	 * the ingest's samples read the process (read_all of them in all) */
 	bool read_fast, read_seen;
+	uint32_t read_ms;
 	uint64_t read_window_ns, read_samples, read_all;
 	struct perm_facts perm;  /* what this process may record (lib/perm.h) */
 	int ncpus;
@@ -461,6 +462,11 @@ static uint64_t drain(struct recorder *r, bool all)
 		/* nothing sorted is waiting: take what the drain thread read
 		 * (it read every ring after pass began) */
 		buf_reset(&r->batch);
+		/* read the rings from this thread too: whenever it wakes
+		 * (every few ms while reading the processes, read_pace();
+		 * when a chunk is due) it so takes every record written up
+		 * to now, not only what the drain thread's last pass read */
+		rqueue_pass(&r->q);
 		pass = rqueue_take(&r->q, &r->batch);
 		margin = r->read_fast ? DRAIN_MARGIN_FAST_NS : DRAIN_MARGIN_NS;
 		r->safe = all ? UINT64_MAX : pass > margin ? pass - margin : 0;
@@ -791,10 +797,13 @@ static void track_cpu(struct recorder *r)
  * ingested: the sooner after the sample, the likelier the thread is
  * still where the sample saw it (pyframes.h; a deep stack is read only
  * while the copy's outermost return address is in place). So from the
- * first such sample the drain thread passes every READ_POLL_MS and
- * records wait only DRAIN_MARGIN_FAST_NS to be sorted: a rustc recording
- * read 26 ms after the sample on average, 2.5 ms so, and rooted 89-92%
- * of its stacks, 94-95% so. Each pass is a wakeup of the recorder:
+ * first such sample the main thread wakes every READ_POLL_MS, reads the
+ * rings itself (rqueue_pass(): one wakeup, where the drain thread's pass
+ * and then the main thread woken by it were two) and records wait only
+ * DRAIN_MARGIN_FAST_NS to be sorted: a rustc recording read 26 ms after
+ * the sample on average, 2.5 ms so, and rooted 89-92% of its stacks,
+ * 94-95% so. The drain thread keeps its own pace meanwhile, so a main
+ * thread busy unwinding still loses nothing. Each pass is a wakeup:
  * while fewer than 1 in 20 of the last second's samples read the
  * process (a system-wide recording of a machine where a Python daemon
  * idles), it passes at the default pace again; 500 wakeups a second
@@ -805,7 +814,7 @@ static uint64_t reads_of(const struct ingest *g)
 	       g->deep_stale + g->deep_gone;
 }
 
-/* The drain thread's pace while samples read the process: one pass per
+/* The pace while samples read the process: one pass per
  * sample expected (the last second's samples of all kinds), at least
  * READ_POLL_MS and at most READ_POLL_MAX_MS apart. A pass more often than
  * samples arrive mostly finds the rings empty: a system-wide recording
@@ -835,14 +844,13 @@ static void read_pace(struct recorder *r)
 	now = now_ns();
 	if (!r->read_seen) {
 		r->read_seen = r->read_fast = true;
-		rqueue_set_poll_ms(&r->q, READ_POLL_MS);
+		r->read_ms = READ_POLL_MS;
 	} else if (now - r->read_window_ns < 1000000000ull) {
 		return;
 	} else {
 		fast = (reads - r->read_samples) * 20 >= g->samples - r->read_all &&
 		       reads > r->read_samples;
-		rqueue_set_poll_ms(&r->q, fast ? read_poll_ms(g->samples - r->read_all,
-							       now - r->read_window_ns) : 0);
+		r->read_ms = fast ? read_poll_ms(g->samples - r->read_all, now - r->read_window_ns) : 0;
 		r->read_fast = fast;
 	}
 	r->read_window_ns = now;
@@ -1274,7 +1282,9 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		pfds[np++].events = POLLIN;
 		pfds[np].fd = rqueue_fd(&r->q);
 		pfds[np++].events = POLLIN;
-		poll(pfds, (nfds_t)np, r->pos < r->nrefs ? 0 : store_ms_to_flush(&r->w, 100));
+		poll(pfds, (nfds_t)np, r->pos < r->nrefs ? 0 :
+		     r->read_fast ? (int)MIN((uint32_t)store_ms_to_flush(&r->w, 100), r->read_ms) :
+		     store_ms_to_flush(&r->w, 100));
 		if (pfds[0].revents & POLLIN) {
 			char tmp[64];
 			while (read(sig_pipe[0], tmp, sizeof(tmp)) > 0)
