@@ -73,34 +73,43 @@ static void crafted_sample(struct buf *b, uint64_t dyn)
 	((struct perf_event_header *)b->data)->size = (uint16_t)b->len;
 }
 
+/* A cpu-clock event of this thread at 10 kHz with stack copies of stack
+ * bytes (disabled), and the format of its records; -1 when it cannot be
+ * opened. */
+static int open_event(size_t stack, struct perf_format *f)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	event_attr(&attr, event_find("cpu-clock"), 10000, false, false, 0xff01ffull, stack);
+	attr.disabled = 1;
+	attr.inherit = 0; /* a ring of one task on any cpu: no inherit */
+	fd = event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	memset(f, 0, sizeof(*f));
+	f->sample_type = attr.sample_type;
+	f->read_format = attr.read_format;
+	f->regs_user_mask = attr.sample_regs_user;
+	f->sample_id_all = attr.sample_id_all;
+	return fd;
+}
+
 /* The main thread passing (rqueue_pass()) beside the drain thread: 512
  * bytes of stack copy a sample, so that a quarter of the 1 MiB ring
  * (what wakes the drain thread) holds hundreds of samples. */
 static void test_main_passes(void)
 {
-	const struct event_spec *ev = event_find("cpu-clock");
-	struct perf_event_attr attr;
 	struct perf_format f;
 	struct ring ring;
 	struct rqueue q;
 	struct buf out = BUF_INIT;
 	size_t off, samples = 0, takes = 0, filled = 0, bad = 0, disorder = 0;
 	uint64_t last = 0, end;
-	int fd;
+	int fd = open_event(512, &f);
 
-	event_attr(&attr, ev, 10000, false, false, 0xff01ffull, 512);
-	attr.disabled = 1;
-	attr.inherit = 0;
-	fd = event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		SKIP("queue: the main thread passing", strerror(errno));
 		return;
 	}
-	memset(&f, 0, sizeof(f));
-	f.sample_type = attr.sample_type;
-	f.read_format = attr.read_format;
-	f.regs_user_mask = attr.sample_regs_user;
-	f.sample_id_all = attr.sample_id_all;
 	if (ring_map(&ring, fd, 256) || rqueue_start(&q, &ring, 1, &f, 64 << 20)) {
 		CHECK(0, "queue: the main thread passing: a ring and a queue");
 		close(fd);
@@ -151,29 +160,18 @@ static void test_main_passes(void)
 
 int main(void)
 {
-	const struct event_spec *ev = event_find("cpu-clock");
-	struct perf_event_attr attr;
 	struct perf_format f;
 	struct ring ring;
 	struct rqueue q;
 	struct buf out = BUF_INIT;
 	size_t off, samples = 0, whole = 0, cut = 0, none = 0, bad = 0, other = 0;
 	uint64_t t;
-	int fd, e;
+	int fd = open_event(STACK, &f), e;
 
-	event_attr(&attr, ev, 10000, false, false, 0xff01ffull, STACK);
-	attr.disabled = 1;
-	attr.inherit = 0; /* a ring of one task on any cpu: no inherit */
-	fd = event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		SKIP("queue: a real ring", strerror(errno));
 		TEST_DONE();
 	}
-	memset(&f, 0, sizeof(f));
-	f.sample_type = attr.sample_type;
-	f.read_format = attr.read_format;
-	f.regs_user_mask = attr.sample_regs_user;
-	f.sample_id_all = attr.sample_id_all;
 	CHECK(ring_map(&ring, fd, 256) == 0, "queue: a 1 MiB ring maps");
 	/* a bound of 160 KiB: about 20 whole samples */
 	e = rqueue_start(&q, &ring, 1, &f, 160 << 10);

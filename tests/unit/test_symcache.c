@@ -16,6 +16,7 @@
 #define _GNU_SOURCE
 #endif
 #include "test.h"
+#include "cachetest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,30 +36,8 @@ static uint8_t bid[64];
 static size_t bid_size;
 static uint64_t big_size, code_size; /* the copy's, and the test program's */
 
-/* The one entry file of the cache directory. */
-static bool entry_path(char *out, size_t n)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "ls %s 2>/dev/null | head -n 1", sdir);
-	FILE *p = popen(cmd, "r");
-	char name[128] = "";
-	bool ok = p && fgets(name, sizeof(name), p);
-	if (p)
-		pclose(p);
-	name[strcspn(name, "\n")] = 0;
-	if (!ok || !name[0])
-		return false;
-	snprintf(out, n, "%s/%s", sdir, name);
-	return true;
-}
-
-static void clear_cache(void)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", sdir);
-	if (system(cmd) != 0)
-		printf("# %s failed\n", cmd);
-}
+static bool entry_path(char *out, size_t n) { return cache_entry_path(sdir, out, n); }
+static void clear_cache(void) { cache_clear(sdir); }
 
 /* What a session answers at every 4th byte of the program, as one string
  * per address joined (names, offsets, function addresses); and the

@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #endif
 #include "test.h"
+#include "cachetest.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,30 +29,8 @@
 
 static char dir[256], udir[320];
 
-/* The one entry file of the cache directory (tests keep one at a time). */
-static bool entry_path(char *out, size_t n)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "ls %s 2>/dev/null | head -n 1", udir);
-	FILE *p = popen(cmd, "r");
-	char name[128] = "";
-	bool ok = p && fgets(name, sizeof(name), p);
-	if (p)
-		pclose(p);
-	name[strcspn(name, "\n")] = 0;
-	if (!ok || !name[0])
-		return false;
-	snprintf(out, n, "%s/%s", udir, name);
-	return true;
-}
-
-static void clear_cache(void)
-{
-	char cmd[512];
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", udir);
-	if (system(cmd) != 0)
-		printf("# %s failed\n", cmd);
-}
+static bool entry_path(char *out, size_t n) { return cache_entry_path(udir, out, n); }
+static void clear_cache(void) { cache_clear(udir); }
 
 static bool same_tables(const struct utable *a, const struct utable *b)
 {
