@@ -211,7 +211,7 @@ static int named(const char *s)
 	return 2;
 }
 
-int cache_file_store(const struct cache_kind *c, const struct cache_key *k, struct buf *b)
+int cache_file_store(struct cache_kind *c, const struct cache_key *k, struct buf *b)
 {
 	struct cache_header h;
 	struct safe_replace r;
@@ -247,7 +247,12 @@ int cache_file_store(const struct cache_kind *c, const struct cache_key *k, stru
 		ret = -EIO;
 		goto out;
 	}
-	cache_dir_trim(dfd, c->max_total, named);
+	/* unswept starts at 0: the first write trims */
+	uint64_t was = __atomic_fetch_add(&c->unswept, b->len, __ATOMIC_RELAXED);
+	if (!was || was > c->max_total / 16) {
+		__atomic_store_n(&c->unswept, 1, __ATOMIC_RELAXED);
+		cache_dir_trim(dfd, c->max_total, named);
+	}
 out:
 	close(dfd);
 	return ret;

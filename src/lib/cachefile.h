@@ -59,6 +59,7 @@ struct cache_kind {
 	uint32_t version;
 	uint64_t max_total;    /* the directory is trimmed to this */
 	uint64_t max_file;     /* an entry is at most this */
+	uint64_t unswept;      /* (atomic) bytes written since the last trim, +1 */
 };
 
 /* The key of elf (the binary at path, open on fd, build-id bid): its
@@ -77,11 +78,14 @@ bool cache_key_of(Elf *elf, int fd, const char *path, const uint8_t *bid, size_t
 const uint8_t *cache_file_map(const struct cache_kind *c, const struct cache_key *k,
 			      bool populate, void **map, size_t *map_size, size_t *payload_size);
 
-/* Write the entry for k (replacing an older one), then trim the
- * directory. b holds CACHE_FILE_HEADER bytes of room (any contents)
+/* Write the entry for k (replacing an older one); trim the directory
+ * at a process's first write and after every max_total / 16 bytes
+ * written (a trim reads the whole directory: a system-wide recording of
+ * a build machine writes an entry for each of thousands of new
+ * binaries). b holds CACHE_FILE_HEADER bytes of room (any contents)
  * followed by the payload; the header is written into that room. 0 or
  * -errno; nothing is printed. */
-int cache_file_store(const struct cache_kind *c, const struct cache_key *k, struct buf *b);
+int cache_file_store(struct cache_kind *c, const struct cache_key *k, struct buf *b);
 
 /* The payload of the entry bytes data[0..size) when its header matches
  * k and c and its checksum is right (its size in *payload_size), else

@@ -40,7 +40,7 @@
  * or the payload's layout changes: older entries are then rebuilt. */
 #define SYMCACHE_VERSION 1
 
-static const struct cache_kind kind = {
+static struct cache_kind kind = {
 	.dir = "symbols", .magic = "STAXSYM1", .version = SYMCACHE_VERSION,
 	.max_total = 512ull << 20, .max_file = 1ull << 30,
 };

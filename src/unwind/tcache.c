@@ -39,7 +39,7 @@
  * rebuilt. */
 #define TCACHE_VERSION 3
 
-static const struct cache_kind kind = {
+static struct cache_kind kind = {
 	.dir = "unwind", .magic = "STAXUTC1", .version = TCACHE_VERSION,
 	.max_total = 512ull << 20, .max_file = 1ull << 30,
 };

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/buf.h"
@@ -228,6 +229,42 @@ static void test_no_cache(const char *path)
 	unsetenv("STAX_NO_CACHE");
 }
 
+/* An entry of 600 MiB (sparse: no disk), used two hours ago: a trim
+ * of the directory (to 512 MiB) removes it. */
+static void plant_big(const char *name, char *path, size_t n)
+{
+	struct timespec old[2] = { { time(NULL) - 7200, 0 }, { time(NULL) - 7200, 0 } };
+	char cmd[512];
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s", udir);
+	if (system(cmd) != 0)
+		printf("# %s failed\n", cmd);
+	snprintf(path, n, "%s/%s", udir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd >= 0) {
+		if (ftruncate(fd, 600ll << 20))
+			printf("# ftruncate failed\n");
+		futimens(fd, old);
+		close(fd);
+	}
+}
+
+/* The directory is trimmed at the first write of a process, not at
+ * every write: a trim reads every entry. */
+static void test_trim(const char *path, bool first)
+{
+	char big[512];
+	struct stat st;
+	plant_big(first ? "0a0a0a0a" : "0b0b0b0b", big, sizeof(big));
+	utable_free(utable_load(path));
+	if (first)
+		CHECK(stat(big, &st) != 0, "the first entry a process writes trims the directory"
+		      " (an old entry past the 512 MiB limit is removed)");
+	else
+		CHECK(stat(big, &st) == 0, "a later entry does not trim it again (the old entry"
+		      " past the limit stays)");
+	unlink(big);
+}
+
 int main(void)
 {
 	char self[4096];
@@ -243,12 +280,15 @@ int main(void)
 	setenv("XDG_CACHE_HOME", dir, 1);
 	unsetenv("STAX_NO_CACHE");
 
+	test_trim("/lib64/ld-linux-x86-64.so.2", true);
 	test_file("/lib/x86_64-linux-gnu/libc.so.6", "libc");
 	test_file("/lib64/ld-linux-x86-64.so.2", "ld.so");
 	test_file(self, "test_tcache itself");
 	test_parse_damage("/lib64/ld-linux-x86-64.so.2");
 	test_link(self);
 	test_no_cache(self);
+	clear_cache();
+	test_trim("/lib64/ld-linux-x86-64.so.2", false);
 
 	char cmd[512];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
