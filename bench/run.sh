@@ -807,21 +807,25 @@ tsv N 9 "switches: stax, the off-CPU intervals in its closing summary (its file 
 fi # switch
 
 # --- 10: a long recording: bounded memory (issue 16) -----------------------
-# Two recordings of LONG_S seconds (60; QUICK 2) at the defaults: one
-# program (spin-fp), and the whole machine (-a) while spin-fp spins and
-# short programs (callgraph-fp 0.01) start and exit all along. The
-# recorder's resident memory (VmRSS) is read every 0.5 s: after a quarter
-# of the run (start-up done: /proc seeded, the first tables built) and at
-# the last reading before the recording stops (the symbols written at
-# stop come after). Target (issue 16): flat memory.
+# Three recordings of LONG_S seconds (60; QUICK 2): one program (spin-fp)
+# at the defaults, and the whole machine (-a) at the defaults and at 99
+# Hz while spin-fp spins and short programs (callgraph-fp 0.01) start and
+# exit all along. The recorder's resident memory (VmRSS) and CPU time
+# (utime + stime of /proc/PID/stat, all its threads) are read every 0.2
+# s: after a quarter of the run (start-up done: /proc seeded, the first
+# tables built) and at the last reading before the recording stops (the
+# symbols written at stop come after). Targets: flat memory (issue 16);
+# -a at 99 Hz under 1% of one CPU (issue 22).
 if want long; then
 : >"$W/rows10"
-for mode in one all; do
+for mode in one all all99; do
 	out=$W/long.$mode.data
 	rm -f "$out" "$out.old" "$W/long.$mode.rss" "$W/long.churn"
+	lf=999
+	[ "$mode" = all99 ] && lf=99
 	case $mode in
 	one) c="$STAX record -o $out -- $PROG/spin-fp $LONG_S" ;;
-	all) c="$STAX record -a --duration $LONG_S -o $out"
+	all*) c="$STAX record -a -F $lf --duration $LONG_S -o $out"
 	     "$PROG/spin-fp" $((LONG_S + 10)) >/dev/null 2>&1 &
 	     lspin=$!
 	     : >"$W/long.run"
@@ -834,17 +838,20 @@ for mode in one all; do
 	if [ "$mode" = one ]; then
 		"$STAX" record -o "$out" -- "$PROG/spin-fp" "$LONG_S" >/dev/null 2>"$W/long.$mode.err" &
 	else
-		"$STAX" record -a --duration "$LONG_S" -o "$out" >/dev/null 2>"$W/long.$mode.err" &
+		"$STAX" record -a -F "$lf" --duration "$LONG_S" -o "$out" >/dev/null 2>"$W/long.$mode.err" &
 	fi
 	lrec=$!
 	while kill -0 "$lrec" 2>/dev/null; do
 		r=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$lrec/status" 2>/dev/null)
-		[ -n "$r" ] && echo "$((($(date +%s%N) - t0) / 1000000)) $r" >>"$W/long.$mode.rss"
+		# utime + stime in clock ticks (fields 14 and 15; the name in
+		# field 2 is "stax", without spaces)
+		k=$(awk '{ print $14 + $15 }' "/proc/$lrec/stat" 2>/dev/null)
+		[ -n "$r" ] && [ -n "$k" ] && echo "$((($(date +%s%N) - t0) / 1000000)) $r $k" >>"$W/long.$mode.rss"
 		sleep 0.2
 	done
 	wait "$lrec"
 	lst=$?
-	if [ "$mode" = all ]; then
+	if [ "$mode" != one ]; then
 		rm -f "$W/long.run"
 		wait "$lchurn" 2>/dev/null
 		kill "$lspin" 2>/dev/null
@@ -854,41 +861,50 @@ for mode in one all; do
 	lsamples=$(samples_of "$W/long.$mode.err")
 	llost=$(sed -n 's/^stax: recorded .* samples .*, \([0-9]*\) lost,.*/\1/p' "$W/long.$mode.err" | tail -n 1 | grep . || echo -)
 	lprocs=1
-	[ "$mode" = all ] && lprocs=$(cat "$W/long.churn" 2>/dev/null || echo -)
+	[ "$mode" != one ] && lprocs=$(cat "$W/long.churn" 2>/dev/null || echo -)
+	case $mode in
+	one) what="one program" ;;
+	all) what="the whole machine (-a), $lf Hz" ;;
+	*) what="the whole machine (-a), $lf Hz (CPU target)" ;;
+	esac
 	awk -v d="$LONG_S" -v st="$lst" -v n="$lsamples" -v lost="$llost" -v procs="$lprocs" \
-	    -v what="$([ "$mode" = one ] && echo "one program" || echo "the whole machine (-a)")" -v c="$c" '
-	{ t[NR] = $1 / 1000; r[NR] = $2 }
+	    -v what="$what" -v c="$c" -v tck="$(getconf CLK_TCK)" -v cput="$([ "$mode" = all99 ] && echo 1 || echo 0)" '
+	{ t[NR] = $1 / 1000; r[NR] = $2; k[NR] = $3 }
 	END {
 		for (i = 1; i <= NR; i++) {
-			if (first == "" && t[i] >= d / 4) { first = r[i]; ft = t[i] }
-			if (t[i] <= d) { last = r[i]; lt = t[i]; if (r[i] > peak) peak = r[i] }
+			if (first == "" && t[i] >= d / 4) { first = r[i]; ft = t[i]; fk = k[i] }
+			if (t[i] <= d) { last = r[i]; lt = t[i]; lk = k[i]; if (r[i] > peak) peak = r[i] }
 		}
 		# a loaded machine can leave fewer than two readings inside the
 		# nominal duration (slow start-up): measure over the observed life
 		if (NR >= 2 && (first == "" || last == "" || lt <= ft)) {
 			first = ""; peak = 0
 			for (i = 1; i <= NR; i++) {
-				if (first == "" && t[i] >= t[NR] / 4) { first = r[i]; ft = t[i] }
-				last = r[i]; lt = t[i]; if (r[i] > peak) peak = r[i]
+				if (first == "" && t[i] >= t[NR] / 4) { first = r[i]; ft = t[i]; fk = k[i] }
+				last = r[i]; lt = t[i]; lk = k[i]; if (r[i] > peak) peak = r[i]
 			}
 		}
 		if (st != 0 || first == "" || last == "" || lt <= ft) {
-			printf "R\t10\t%s\t%s\t%s\t%s\t%s\t-\t-\t-\t-\t-\tnot met (no readings)\t%s\n", what, d, n, lost, procs, c
+			printf "R\t10\t%s\t%s\t%s\t%s\t%s\t-\t-\t-\t-\t-\t-\tnot met (no readings)\t%s\n", what, d, n, lost, procs, c
 			exit
 		}
 		grow = (last - first) / 1024
-		printf "R\t10\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\n", what, d, n, lost, procs,
-			first / 1024, last / 1024, grow, grow / ((lt - ft) / 60), peak / 1024,
-			last <= first * 1.1 + 4096 ? "met" : "not met", c
+		cpu = 100 * (lk - fk) / tck / (lt - ft)
+		ok = last <= first * 1.1 + 4096
+		why = ok ? "" : ", memory grows"
+		if (cput && cpu >= 1) { ok = 0; why = why ", cpu >= 1% of one CPU" }
+		printf "R\t10\t%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%s\t%s\n", what, d, n, lost, procs,
+			first / 1024, last / 1024, grow, grow / ((lt - ft) / 60), peak / 1024, cpu,
+			ok ? "met" : "not met (" substr(why, 3) ")", c
 	}' "$W/long.$mode.rss" >>"$W/rows10"
 	rm -f "$out" "$out.old"
 done
 m10=$(grep -c '	met	' "$W/rows10")
 tsv S 10 "10. Long recording: bounded memory (issue 16)"
-tsv T 10 "flat memory while recording: the recorder's resident memory at the end of a $LONG_S s recording within 10% (+4 MiB) of what it was after a quarter of it" "$(verdict "$m10" 2)"
-tsv C 10 recording:s "seconds:n" samples:n lost:n "programs:n" "RSS MiB at 1/4:n" "RSS MiB at end:n" "growth MiB:n" "MiB per minute:n" "peak RSS MiB:n" verdict:s command:s
+tsv T 10 "flat memory while recording: the recorder's resident memory at the end of a $LONG_S s recording within 10% (+4 MiB) of what it was after a quarter of it; the whole machine at 99 Hz under 1% of one CPU from a quarter of the run to its end" "$(verdict "$m10" 3)"
+tsv C 10 recording:s "seconds:n" samples:n lost:n "programs:n" "RSS MiB at 1/4:n" "RSS MiB at end:n" "growth MiB:n" "MiB per minute:n" "peak RSS MiB:n" "cpu % of one CPU:n" verdict:s command:s
 cat "$W/rows10" >>"$TSV"
-tsv N 10 "one program: $PROG/spin-fp $LONG_S. The whole machine: while recording, spin-fp spins and a loop runs $PROG/callgraph-fp 0.01 again and again (programs: how many ran), so processes, mappings and stacks keep coming; every other process of the machine is recorded too, so samples and memory depend on the load. RSS: VmRSS of the recorder (the ring buffers are not in it) read every 0.5 s; at 1/4: the first reading after a quarter of the run; at end: the last reading before it stopped; peak: the largest reading while recording (the symbols written after the stop are not in it). What a recording keeps grows with what it sees: each new process image has its mappings and its own stack nodes."
+tsv N 10 "one program: $PROG/spin-fp $LONG_S. cpu %: the recorder's user and system time (all its threads, /proc/PID/stat) from the first reading after a quarter of the run to the last before it stopped, over that time (the start-up and the symbols written at stop are not in it). The whole machine: while recording, spin-fp spins and a loop runs $PROG/callgraph-fp 0.01 again and again (programs: how many ran), so processes, mappings and stacks keep coming; every other process of the machine is recorded too, so samples and memory depend on the load. RSS: VmRSS of the recorder (the ring buffers are not in it) read every 0.5 s; at 1/4: the first reading after a quarter of the run; at end: the last reading before it stopped; peak: the largest reading while recording (the symbols written after the stop are not in it). What a recording keeps grows with what it sees: each new process image has its mappings and its own stack nodes."
 fi # long
 
 # --- 11: crash safety -------------------------------------------------------
