@@ -91,6 +91,15 @@ void ingest_release(struct ingest *g)
 }
 
 #define JIT_POLL_NS 50000000ull   /* sample time between reads of JIT files */
+/* A JIT candidate (a process with anonymous executable memory) whose
+ * file is not there is asked less and less often, up to this: most such
+ * processes never write one (sanitizer runtimes, libffi trampolines),
+ * and each ask is a stat of /proc/PID and an open. A runtime that writes
+ * its map late and deletes it before it exits has it read if it lives
+ * this long after writing it. */
+#define JIT_POLL_MAX_NS 400000000ull
+
+static void poll_jit(struct ingest *g, uint64_t now);
 
 static void offcpu_out_sample(struct ingest *g, const struct perf_sample *s,
 			      const struct rec_sample *rs, size_t nu, bool unwound, size_t nk);
@@ -697,7 +706,7 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	g->samples++;
 	if (g->njitfiles && g->live && rs.time - g->jit_polled >= JIT_POLL_NS) {
 		g->jit_polled = rs.time;
-		ingest_poll_jit(g);
+		poll_jit(g, rs.time);
 	}
 	if (!g->first_time || rs.time < g->first_time)
 		g->first_time = rs.time;
@@ -718,6 +727,7 @@ static void jitfile_note(struct ingest *g, uint32_t pid, bool dump, const char *
 	}
 	if ((jf = (struct ingest_jitfile *)ingest_jitfile(g, pid, dump, path))) {
 		jf->done = false; /* the pid came back: another process */
+		jf->next = jf->gap = 0;
 		jf->uid = -1;
 		return;
 	}
@@ -745,7 +755,7 @@ const struct ingest_jitfile *ingest_jitfile(const struct ingest *g, uint32_t pid
  * file, not writable by others, owned by root, by us, or by the user of
  * the process it describes); one that fails is left for the reading at
  * stop to warn about. JIT files only grow: a shorter one is read anew. */
-static void jitfile_poll(struct ingest_jitfile *jf)
+static void jitfile_poll(struct ingest_jitfile *jf, uint64_t now)
 {
 	struct stat st;
 	char why[512], proc[32];
@@ -753,7 +763,7 @@ static void jitfile_poll(struct ingest_jitfile *jf)
 	bool alive;
 	int fd;
 
-	if (jf->done)
+	if (jf->done || now < jf->next)
 		return;
 	/* read once more after the process exited (it may have written
 	 * its last lines at exit), then no more: a system-wide recording
@@ -764,8 +774,13 @@ static void jitfile_poll(struct ingest_jitfile *jf)
 		jf->uid = (long)st.st_uid;
 	jf->done = !alive;
 	fd = open(jf->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return; /* not there (yet, or any more): keep what was read */
+	if (fd < 0) {
+		/* not there (yet, or any more): keep what was read, ask later */
+		jf->gap = jf->gap ? MIN(2 * jf->gap, JIT_POLL_MAX_NS) : JIT_POLL_NS;
+		jf->next = now + jf->gap;
+		return;
+	}
+	jf->gap = 0;
 	if (fstat(fd, &st) || sym_jit_check_file(jf->path, &st, jf->uid, why, sizeof(why)) < 0 ||
 	    (size_t)st.st_size == jf->len)
 		goto out;
@@ -786,12 +801,18 @@ out:
 	close(fd);
 }
 
-void ingest_poll_jit(struct ingest *g)
+/* The JIT files due at sample time now (UINT64_MAX: all of them). */
+static void poll_jit(struct ingest *g, uint64_t now)
 {
 	if (!g->live)
 		return;
 	for (size_t i = 0; i < g->njitfiles; i++)
-		jitfile_poll(&g->jitfiles[i]);
+		jitfile_poll(&g->jitfiles[i], now);
+}
+
+void ingest_poll_jit(struct ingest *g)
+{
+	poll_jit(g, UINT64_MAX);
 }
 
 /* ---- processes, names, mappings ---- */

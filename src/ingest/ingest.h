@@ -156,6 +156,9 @@ struct ingest {
 		/* its process has exited and what the file held was read:
 		 * not polled again (noted again if the pid comes back) */
 		bool done;
+		/* while the file is not there, polled every gap ns (doubling
+		 * from JIT_POLL_NS to JIT_POLL_MAX_NS), from sample time next */
+		uint64_t next, gap;
 	} *jitfiles;
 	size_t njitfiles, jitfilecap;
 	uint64_t jit_polled;             /* sample time of the last poll */

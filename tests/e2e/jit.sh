@@ -36,6 +36,21 @@ if between "$s_dump" 25 75; then
 else
 	fail "jitdump names JIT code" "jit_dump_loop $s_dump% (want ~50)"
 fi
+# JIT code without a perf map (a sanitizer runtime's, libffi's): the
+# recorder asks for the map less and less often, not every 50 ms
+if command -v strace >/dev/null 2>&1; then
+	strace -f -qq -e trace=openat -o "$T/nm.trace" "$STAX" record -o "$T/nm.data" -- "$T/jitmap" 3 --no-maps \
+		>/dev/null 2>"$T/nm.err" || fail "record jitmap --no-maps" "$(first_line "$T/nm.err")"
+	asks=$(grep -c 'perf-[0-9]*\.map' "$T/nm.trace")
+	# 3 s at one ask per 50 ms: 60; doubling to 400 ms: about 10
+	if [ "$asks" -ge 1 ] && [ "$asks" -le 20 ]; then
+		ok "a JIT process without a perf map: the map asked for $asks times in 3 s (backing off)"
+	else
+		fail "a JIT process without a perf map is asked for it less and less often" "$asks opens of its perf map in 3 s (want 1-20)"
+	fi
+else
+	skip "a JIT process without a perf map is asked for it less and less often" "strace is not installed"
+fi
 # after /tmp is cleaned the recording still names them (symbols chunk)
 if stax top -n 3 -i "$T/j.data" 2>/dev/null | grep -q jit_map_loop; then
 	ok "names survive removing the map files"

@@ -7,11 +7,12 @@
  *                   record), found through the file's executable marker
  *                   mapping, as perf's jitdump convention has it
  * Expected stacks: main;run_jitted;jit_map_loop and ...;jit_dump_loop.
- * usage: jitmap [SECONDS] [--open-map | --delete-maps]   --open-map makes
- *        the perf map writable by everyone (a profiler must then refuse to
- *        read it); --delete-maps removes the perf map and the jitdump before
- *        exiting, as runtimes do at exit (a profiler must read them while
- *        they exist)
+ * usage: jitmap [SECONDS] [--open-map | --delete-maps | --no-maps]
+ *        --open-map makes the perf map writable by everyone (a profiler
+ *        must then refuse to read it); --delete-maps removes the perf map
+ *        and the jitdump before exiting, as runtimes do at exit (a
+ *        profiler must read them while they exist); --no-maps writes
+ *        neither (JIT code nothing names, as a sanitizer runtime's)
  * x86-64 only. Build: see Makefile (jitmap-fp, jitmap-nofp).
  */
 #define _GNU_SOURCE
@@ -114,6 +115,15 @@ int main(int argc, char **argv)
 	b = (void (*)(void))(void *)(mem + 4096);
 
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	if (argc > 2 && !strcmp(argv[2], "--no-maps")) {
+		end = now() + secs;
+		while (now() < end) {
+			run_jitted(a);
+			run_jitted(b);
+		}
+		printf("done\n");
+		return 0;
+	}
 	f = fopen(path, "w");
 	if (!f) {
 		perror(path);
