@@ -66,7 +66,7 @@ secs = {s["id"]: s for s in d["sections"]}
 py = d["run"].get("python", "none") != "none"
 nw = 6 if py else 5
 want = {"1": nw * 2 * 6, "2": nw * 2 * 5, "3": (3 if py else 2) * 8, "4": 3,
-        "5": 5, "5b": 4, "6": 20, "7": 16 if py else 9, "8": 6, "9": 5, "10": 2, "11": 3,
+        "5": 5, "5b": 4, "6": 20, "7": 16 if py else 9, "8": 6, "9": 5, "10": 3, "11": 3,
         "12b": 3}
 bad = []
 # 12: every program has its three recorders (perf -g, perf DWARF, stax),
