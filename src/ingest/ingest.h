@@ -257,8 +257,9 @@ size_t ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, 
  * after a flush; the caller flushes the CHUNK_SYMBOLS chunk). */
 void ingest_put_symbols(struct ingest *g);
 /* Read what the JIT symbol files of the recorded processes gained since
- * the last call (live recordings; the sample path calls it every 50 ms
- * of sample time, and ingest_put_symbols once more). */
+ * the last call, every one of them (live recordings: ingest_put_symbols
+ * calls it once more at the end; the sample path polls every 50 ms of
+ * sample time, a file that is not there less and less often). */
 void ingest_poll_jit(struct ingest *g);
 /* The kept copy of pid's perf map or jitdump path (NULL: none). */
 const struct ingest_jitfile *ingest_jitfile(const struct ingest *g, uint32_t pid, bool dump,
