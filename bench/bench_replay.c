@@ -565,7 +565,7 @@ int main(int argc, char **argv)
 	double secs = 1, *t;
 	uint64_t nf = 0, t0, cold, bytes = 0;
 	size_t complete = 0, same = 0, k, i;
-	char err[512];
+	struct err err = { 0 };
 	int fd, opt;
 
 	while ((opt = getopt(argc, argv, "t:")) != -1) {
@@ -575,9 +575,9 @@ int main(int argc, char **argv)
 	if (optind + 1 != argc)
 		die("usage: bench_replay [-t SECONDS] PERF.DATA");
 
-	fd = perfdata_to_memfd(argv[optind], &o, err, sizeof(err));
+	fd = perfdata_to_memfd(argv[optind], &o, &err);
 	if (fd < 0)
-		die("cannot import %s: %s", argv[optind], err);
+		die("cannot import %s: %s", argv[optind], err.msg);
 	close(fd);
 	if (!nsamples)
 		die("%s: no sample has registers and a stack copy (record with --call-graph dwarf)",

@@ -53,7 +53,7 @@ int cmd_annotate(int argc, char **argv)
 	const char *what = NULL;
 	struct opt_parser op;
 	int id, color = -1;
-	char err[1024];
+	struct err err;
 
 	query_init(&q);
 	opt_begin(&op, &cmd_annotate_spec, argc, argv);
@@ -77,8 +77,8 @@ int cmd_annotate(int argc, char **argv)
 	query_load(&q, &p);
 	if (color < 0)
 		color = isatty(STDOUT_FILENO) && !q.json;
-	if (view_annotate(&p, &q.filter, what, q.json, color, stdout, err, sizeof(err)))
-		die("annotate: %s", err);
+	if (view_annotate(&p, &q.filter, what, q.json, color, stdout, &err))
+		die("annotate: %s", err.msg);
 	profile_release(&p);
 	return 0;
 }

@@ -66,7 +66,7 @@ static int peek_main(const struct cmd_spec *spec, bool callees, int argc, char *
 	struct peek_opts o = { .callees = callees, .limit = 20 };
 	struct profile p;
 	const char *what = NULL;
-	char err[2048];
+	struct err err;
 	struct opt_parser op;
 	int id;
 
@@ -87,8 +87,8 @@ static int peek_main(const struct cmd_spec *spec, bool callees, int argc, char *
 		die("%s: which function? (stax %s NAME; stax top lists them)", cmd, cmd);
 	o.json = q.json;
 	query_load(&q, &p);
-	if (view_peek(&p, &q.filter, what, &o, stdout, err, sizeof(err)))
-		die("%s: %s", cmd, err);
+	if (view_peek(&p, &q.filter, what, &o, stdout, &err))
+		die("%s: %s", cmd, err.msg);
 	profile_release(&p);
 	return 0;
 }

@@ -22,12 +22,12 @@ const struct opt query_opts_filter[] = {
 bool filter_opt(struct prof_filter *f, const struct opt_parser *op, int id)
 {
 	const char *cmd = op->spec->name;
-	char err[512];
+	struct err err;
 
 	switch (id) {
 	case QOPT_TIME:
-		if (profile_filter_parse_time(f, op->arg, err, sizeof(err)))
-			die("%s: %s (see 'stax help %s')", cmd, err, cmd);
+		if (profile_filter_parse_time(f, op->arg, &err))
+			die("%s: %s (see 'stax help %s')", cmd, err.msg, cmd);
 		break;
 	case QOPT_FOCUS:
 		f->focus = op->arg;
@@ -44,14 +44,14 @@ bool filter_opt(struct prof_filter *f, const struct opt_parser *op, int id)
 	default:
 		return false;
 	}
-	if (profile_filter_check(f, err, sizeof(err)))
-		die("%s: %s (POSIX extended syntax, as grep -E)", cmd, err);
+	if (profile_filter_check(f, &err))
+		die("%s: %s (POSIX extended syntax, as grep -E)", cmd, err.msg);
 	return true;
 }
 
 void filter_apply(const struct prof_filter *f, const char *cmd, struct profile *p)
 {
-	char err[512];
-	if (profile_filter_active(f) && profile_filter(p, f, err, sizeof(err)))
-		die("%s: %s", cmd, err);
+	struct err err;
+	if (profile_filter_active(f) && profile_filter(p, f, &err))
+		die("%s: %s", cmd, err.msg);
 }

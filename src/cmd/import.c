@@ -56,7 +56,8 @@ int cmd_import(int argc, char **argv)
 	struct store_writer w;
 	struct cmd_output co;
 	const char *input = NULL, *output = "stax.data";
-	char err[512], size[32];
+	char size[32];
+	struct err err;
 	bool quiet = false;
 	struct opt_parser op;
 	int id, e;
@@ -112,10 +113,10 @@ int cmd_import(int argc, char **argv)
 		die("cannot create %s: %s (choose another path with -o)", output, strerror(-e));
 	}
 	store_put_meta(&w, "stax_version", stax_version);
-	if (perfdata_import(input, &w, &o, &st, err, sizeof(err))) {
+	if (perfdata_import(input, &w, &o, &st, &err)) {
 		store_writer_close(&w);
 		cmd_output_abort(&co);
-		die("%s", err);
+		die("%s", err.msg);
 	}
 	if (store_writer_close(&w)) {
 		cmd_output_abort(&co);

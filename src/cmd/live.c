@@ -90,7 +90,7 @@ static uint64_t snapshot(const char *path, uint64_t since_ns, size_t rows,
 	struct prof_filter pf;
 	struct profile p;
 	uint64_t last, start;
-	char *whole = NULL, err[256];
+	char *whole = NULL;
 	size_t len = 0;
 	FILE *mem;
 	struct err e;
@@ -118,7 +118,7 @@ static uint64_t snapshot(const char *path, uint64_t since_ns, size_t rows,
 		pf.has_time = true;
 		pf.t_start = (since_ns - start) / 1e9 + 1e-9;
 		pf.t_end = INFINITY;
-		profile_filter(&p, &pf, err, sizeof(err));
+		profile_filter(&p, &pf, &e);
 	}
 	if (pf.has_time)
 		fprintf(out, "\nsince the previous snapshot (%.1f s):\n", last > since_ns ? (last - since_ns) / 1e9 : 0.0);

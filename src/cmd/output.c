@@ -8,16 +8,16 @@
 
 void cmd_output_open(struct cmd_output *o, const char *cmd, const char *path, const char *mode)
 {
-	char why[512];
+	struct err why;
 	int e;
 	memset(o, 0, sizeof(*o));
 	o->cmd = cmd;
 	o->path = path;
-	if ((e = safe_replace_begin(&o->r, AT_FDCWD, path, 0, 0, why, sizeof(why)))) {
+	if ((e = safe_replace_begin(&o->r, AT_FDCWD, path, 0, 0, &why))) {
 		if (e == -EEXIST)
 			die("%s: cannot write %s: %s (stax replaces only regular files, and leaves this"
-			    " as it is; choose a file name, or -o - for standard output)", cmd, path, why);
-		die("%s: cannot write %s: %s (check the directory exists and is writable)", cmd, path, why);
+			    " as it is; choose a file name, or -o - for standard output)", cmd, path, why.msg);
+		die("%s: cannot write %s: %s (check the directory exists and is writable)", cmd, path, why.msg);
 	}
 	if (!mode)
 		return;

@@ -111,10 +111,10 @@ void query_load(const struct query_opts *q, struct profile *p)
 	struct err e;
 	if (perfdata_path_is_perfdata(q->input)) {
 		struct perfdata_opts po = { .progress = show_progress() };
-		char err[512], path[64];
-		int fd = perfdata_to_memfd(q->input, &po, err, sizeof(err));
+		char path[64];
+		int fd = perfdata_to_memfd(q->input, &po, &e);
 		if (fd < 0)
-			die("%s", err);
+			die("%s", e.msg);
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		if (profile_load_err(p, path, &e))
 			die("%s", e.msg);

@@ -301,9 +301,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		}
 		case 'm': {
-			char why[160];
-			if (ring_parse_pages(v, (size_t)sysconf(_SC_PAGESIZE), &o.mmap_pages, why, sizeof(why)))
-				die("record: -m '%s': %s", v, why);
+			struct err why;
+			if (ring_parse_pages(v, (size_t)sysconf(_SC_PAGESIZE), &o.mmap_pages, &why))
+				die("record: -m '%s': %s", v, why.msg);
 			break;
 		}
 		case REC_OFF_CPU:

@@ -42,7 +42,7 @@ int cmd_symbolize(int argc, char **argv)
 	bool in_set = false;
 	struct cmd_output co;
 	struct resym_stats st;
-	char err[1024];
+	struct err err;
 	struct opt_parser op;
 	int id, fd;
 
@@ -71,9 +71,9 @@ int cmd_symbolize(int argc, char **argv)
 	cmd_output_open(&co, "symbolize", out ? out : in, NULL);
 	fd = co.r.fd;
 	co.r.fd = -1; /* the store writer closes it */
-	if (profile_resymbolize(in, fd, &st, err, sizeof(err))) {
+	if (profile_resymbolize(in, fd, &st, &err)) {
 		cmd_output_abort(&co);
-		die("symbolize: %s", err);
+		die("symbolize: %s", err.msg);
 	}
 	cmd_output_close(&co);
 	note("symbolized %s: %" PRIu64 " of %" PRIu64 " user-space addresses named (%" PRIu64 " before)%s%s",

@@ -224,7 +224,7 @@ static const struct utable *jit_table(void *arg, uint64_t pc)
 	uint64_t now;
 	size_t i, size;
 	void *data;
-	char why[256], err[256];
+	struct err why;
 	int ret;
 
 	for (i = 0; i < g->njitdumps && !d; i++)
@@ -238,16 +238,16 @@ static const struct utable *jit_table(void *arg, uint64_t pc)
 	if (d->checked && now - d->checked < 10000000ull)
 		return NULL;
 	d->checked = now;
-	ret = sym_jit_read_file(d->path, &data, &size, why, sizeof(why));
+	ret = sym_jit_read_file(d->path, &data, &size, &why);
 	if (ret < 0) {
 		if (ret != -ENOENT && !d->warned)
-			warn("not unwinding with %s: %s", d->path, ret == -EPERM ? why : strerror(-ret));
+			warn("not unwinding with %s: %s", d->path, ret == -EPERM ? why.msg : strerror(-ret));
 		d->warned = true;
 		return NULL;
 	}
-	if (size != d->size && jit_cfi_add(d->cfi, data, size, &d->off, err, sizeof(err)) < 0 &&
+	if (size != d->size && jit_cfi_add(d->cfi, data, size, &d->off, &why) < 0 &&
 	    !d->warned) {
-		warn("not unwinding with %s: %s", d->path, err);
+		warn("not unwinding with %s: %s", d->path, why.msg);
 		d->warned = true;
 	}
 	d->size = size;
@@ -758,7 +758,7 @@ const struct ingest_jitfile *ingest_jitfile(const struct ingest *g, uint32_t pid
 static void jitfile_poll(struct ingest_jitfile *jf, uint64_t now)
 {
 	struct stat st;
-	char why[512], proc[32];
+	char proc[32];
 	size_t want;
 	bool alive;
 	int fd;
@@ -781,7 +781,7 @@ static void jitfile_poll(struct ingest_jitfile *jf, uint64_t now)
 		return;
 	}
 	jf->gap = 0;
-	if (fstat(fd, &st) || sym_jit_check_file(jf->path, &st, jf->uid, why, sizeof(why)) < 0 ||
+	if (fstat(fd, &st) || sym_jit_check_file(jf->path, &st, jf->uid, NULL) < 0 ||
 	    (size_t)st.st_size == jf->len)
 		goto out;
 	if ((size_t)st.st_size < jf->len)

@@ -41,37 +41,38 @@ int cache_dir_open(const char *sub, bool create)
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
 	const char *ne = getenv("STAX_NO_CACHE");
 	int flags = create ? SAFE_DIR_CREATE : 0, base, top, dir;
-	char where[4400], why[400];
+	char where[4400];
+	struct err why;
 
 	if (ne && *ne && strcmp(ne, "0"))
 		return -1;
 	if (xdg && *xdg == '/') {
 		snprintf(where, sizeof(where), "%s", xdg);
-		base = safe_dir_open(AT_FDCWD, xdg, flags | SAFE_DIR_LINK_OK, why, sizeof(why));
+		base = safe_dir_open(AT_FDCWD, xdg, flags | SAFE_DIR_LINK_OK, &why);
 	} else if (home && *home == '/') {
 		int h = open(home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (h < 0)
 			return -1;
 		snprintf(where, sizeof(where), "%s/.cache", strcmp(home, "/") ? home : "");
-		base = safe_dir_open(h, ".cache", flags | SAFE_DIR_LINK_OK, why, sizeof(why));
+		base = safe_dir_open(h, ".cache", flags | SAFE_DIR_LINK_OK, &why);
 		close(h);
 	} else {
 		return -1;
 	}
 	if (base < 0)
-		return cache_unusable(base, where, why);
+		return cache_unusable(base, where, why.msg);
 	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/stax");
-	top = safe_dir_open(base, "stax", flags | SAFE_DIR_PRIVATE, why, sizeof(why));
+	top = safe_dir_open(base, "stax", flags | SAFE_DIR_PRIVATE, &why);
 	close(base);
 	if (top < 0)
-		return cache_unusable(top, where, why);
+		return cache_unusable(top, where, why.msg);
 	if (!sub)
 		return top;
 	snprintf(where + strlen(where), sizeof(where) - strlen(where), "/%s", sub);
-	dir = safe_dir_open(top, sub, flags | SAFE_DIR_PRIVATE, why, sizeof(why));
+	dir = safe_dir_open(top, sub, flags | SAFE_DIR_PRIVATE, &why);
 	close(top);
 	if (dir < 0)
-		return cache_unusable(dir, where, why);
+		return cache_unusable(dir, where, why.msg);
 	return dir;
 }
 

@@ -230,7 +230,7 @@ int cache_file_store(struct cache_kind *c, const struct cache_key *k, struct buf
 	entry_name(name, k);
 	if ((dfd = cache_dir_open(c->dir, true)) < 0)
 		return -ENOENT;
-	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)))
+	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL)))
 		goto out;
 	while (off < b->len) {
 		ssize_t w = write(r.fd, b->data + off, b->len - off);

@@ -1,4 +1,5 @@
 /* jitdump.c - read the jitdump format (jitdump.h). */
+#include "lib/err.h"
 #include "lib/jitdump.h"
 
 #include <errno.h>
@@ -10,7 +11,7 @@
 #define HEADER_MIN 40
 #define REC_HEADER 16
 
-int jitdump_header(const void *data, size_t size, char *err, size_t errlen)
+int jitdump_header(const void *data, size_t size, struct err *err)
 {
 	struct cursor c;
 	uint32_t magic, version, hsize;
@@ -20,12 +21,12 @@ int jitdump_header(const void *data, size_t size, char *err, size_t errlen)
 	version = cur_u32(&c);
 	hsize = cur_u32(&c);
 	if (c.bad || magic != JITDUMP_MAGIC) {
-		snprintf(err, errlen, "not a jitdump file%s (magic at offset 0)",
+		err_set(err, -1, "not a jitdump file%s (magic at offset 0)",
 			 !c.bad && magic == JITDUMP_MAGIC_SWAPPED ? " of this byte order" : "");
 		return -EINVAL;
 	}
 	if (version < 1 || version > 2 || hsize < HEADER_MIN || hsize > size) {
-		snprintf(err, errlen, "unsupported jitdump header (version %u, size %u at offset 4)",
+		err_set(err, -1, "unsupported jitdump header (version %u, size %u at offset 4)",
 			 version, hsize);
 		return -EINVAL;
 	}
@@ -33,7 +34,7 @@ int jitdump_header(const void *data, size_t size, char *err, size_t errlen)
 }
 
 int jitdump_next(const void *data, size_t size, size_t *pos, struct jitdump_rec *r,
-		 char *err, size_t errlen)
+		 struct err *err)
 {
 	const uint8_t *base = data;
 	size_t at = *pos;
@@ -48,7 +49,7 @@ int jitdump_next(const void *data, size_t size, size_t *pos, struct jitdump_rec 
 	r->time = cur_u64(&c);
 	r->off = at;
 	if (total < REC_HEADER) {
-		snprintf(err, errlen, "bad jitdump record size %u at offset %#zx", total, at);
+		err_set(err, -1, "bad jitdump record size %u at offset %#zx", total, at);
 		return -EINVAL;
 	}
 	if (total > size - at)

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err; /* lib/err.h */
+
 enum {
 	JITDUMP_CODE_LOAD = 0,
 	JITDUMP_CODE_MOVE = 1,
@@ -28,7 +30,7 @@ enum {
 /* The header of data[0..size): the offset of the first record, or
  * -EINVAL with the reason in err (not a jitdump file, another byte
  * order, an unsupported version or header size). */
-int jitdump_header(const void *data, size_t size, char *err, size_t errlen);
+int jitdump_header(const void *data, size_t size, struct err *err);
 
 struct jitdump_rec {
 	uint32_t id;             /* JITDUMP_CODE_* (others are skipped by callers) */
@@ -41,7 +43,7 @@ struct jitdump_rec {
  * record left, or JITDUMP_CODE_CLOSE, which *pos moves past), -EINVAL
  * when its size is impossible (err says where; *pos stays). */
 int jitdump_next(const void *data, size_t size, size_t *pos, struct jitdump_rec *r,
-		 char *err, size_t errlen);
+		 struct err *err);
 
 /* JITDUMP_CODE_LOAD's body: false when it is cut short or its name is not
  * terminated inside the record. */

@@ -30,17 +30,6 @@ const char *safe_file_kind(mode_t mode)
 	}
 }
 
-static void say(char *why, size_t whylen, const char *fmt, ...) PRINTF(3, 4);
-static void say(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-	if (!why || !whylen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-}
-
 /* rename that never replaces: renameat2(RENAME_NOREPLACE), or where the
  * file system lacks it, a check just before a plain rename. */
 static int rename_noreplace(int dfd, const char *from, const char *to)
@@ -59,7 +48,7 @@ static int rename_noreplace(int dfd, const char *from, const char *to)
 
 /* ---- a file written in place ---- */
 
-int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why, size_t whylen)
+int safe_create(struct safe_created *c, const char *path, mode_t mode, struct err *err)
 {
 	struct stat st;
 	char *old = NULL;
@@ -68,12 +57,12 @@ int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why
 	memset(c, 0, sizeof(*c));
 	if (!lstat(path, &st)) {
 		if (!S_ISREG(st.st_mode)) {
-			say(why, whylen, "it is %s, not a regular file", safe_file_kind(st.st_mode));
+			err_set(err, -1, "it is %s, not a regular file", safe_file_kind(st.st_mode));
 			return -EEXIST;
 		}
 		old = xasprintf("%s.old", path);
 		if (!lstat(old, &st) && !S_ISREG(st.st_mode)) {
-			say(why, whylen, "the previous file would be kept as %s, which is %s, not a regular file",
+			err_set(err, -1, "the previous file would be kept as %s, which is %s, not a regular file",
 			    old, safe_file_kind(st.st_mode));
 			c->bad_old = true;
 			free(old);
@@ -81,22 +70,22 @@ int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why
 		}
 		if (rename(path, old)) {
 			e = errno;
-			say(why, whylen, "cannot keep the previous file as %s: %s", old, strerror(e));
+			err_set(err, -1, "cannot keep the previous file as %s: %s", old, strerror(e));
 			free(old);
 			return -e;
 		}
 	} else if (errno != ENOENT) {
 		e = errno;
-		say(why, whylen, "%s", strerror(e));
+		err_set(err, -1, "%s", strerror(e));
 		return -e;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (fd < 0 || fstat(fd, &st)) {
 		e = errno;
 		if (e == EEXIST)
-			say(why, whylen, "something else appeared there meanwhile");
+			err_set(err, -1, "something else appeared there meanwhile");
 		else
-			say(why, whylen, "%s", strerror(e));
+			err_set(err, -1, "%s", strerror(e));
 		if (fd >= 0)
 			close(fd);
 		if (old)
@@ -334,7 +323,7 @@ static bool replaceable(const struct stat *st, int flags)
 }
 
 int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode_t mode,
-		       int flags, char *why, size_t whylen)
+		       int flags, struct err *err)
 {
 	struct stat st;
 	mode_t keep = 0;
@@ -348,7 +337,7 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 		r->fd = fcntl(1, F_DUPFD_CLOEXEC, 3);
 		if (r->fd < 0) {
 			e = errno;
-			say(why, whylen, "standard output: %s", strerror(e));
+			err_set(err, -1, "standard output: %s", strerror(e));
 			return -e;
 		}
 		r->name = xstrdup(name);
@@ -356,14 +345,14 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 	}
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (!replaceable(&st, flags)) {
-			say(why, whylen, "it is %s, not a regular file", safe_file_kind(st.st_mode));
+			err_set(err, -1, "it is %s, not a regular file", safe_file_kind(st.st_mode));
 			return -EEXIST;
 		}
 		if (S_ISREG(st.st_mode))
 			keep = st.st_mode & 0777;
 	} else if (errno != ENOENT) {
 		e = errno;
-		say(why, whylen, "%s", strerror(e));
+		err_set(err, -1, "%s", strerror(e));
 		return -e;
 	}
 	remove_stale(dirfd, name);
@@ -394,7 +383,7 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 		r->lockfd = fcntl(r->fd, F_DUPFD_CLOEXEC, 3);
 	if (r->fd < 0 || r->lockfd < 0 || fstat(r->fd, &st)) {
 		e = errno;
-		say(why, whylen, "cannot create a temporary file beside it: %s", strerror(e));
+		err_set(err, -1, "cannot create a temporary file beside it: %s", strerror(e));
 		if (r->fd >= 0) {
 			close(r->fd);
 			unlinkat(dirfd, r->tmp, 0);
@@ -476,7 +465,7 @@ static int parent_stat(int dirfd, const char *name, struct stat *st)
 	return ret;
 }
 
-int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whylen)
+int safe_dir_open(int dirfd, const char *name, int flags, struct err *err)
 {
 	struct stat st;
 	uid_t uid = geteuid();
@@ -486,31 +475,31 @@ int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whyl
 		struct stat pst;
 		e = errno;
 		if (e != ENOENT || !(flags & SAFE_DIR_CREATE)) {
-			say(why, whylen, "%s", e == ENOENT ? "it does not exist" : strerror(e));
+			err_set(err, -1, "%s", e == ENOENT ? "it does not exist" : strerror(e));
 			return -e;
 		}
 		if (parent_stat(dirfd, name, &pst)) {
 			e = errno;
-			say(why, whylen, "%s", strerror(e));
+			err_set(err, -1, "%s", strerror(e));
 			return -e;
 		}
 		if (pst.st_uid != uid) {
-			say(why, whylen, "it does not exist, and the directory it would go in belongs to"
+			err_set(err, -1, "it does not exist, and the directory it would go in belongs to"
 			    " another user (uid %u)", (unsigned)pst.st_uid);
 			return -EPERM;
 		}
 		if (mkdirat(dirfd, name, 0700) && errno != EEXIST) {
 			e = errno;
-			say(why, whylen, "cannot create it: %s", strerror(e));
+			err_set(err, -1, "cannot create it: %s", strerror(e));
 			return -e;
 		}
 	} else if (S_ISLNK(st.st_mode)) {
 		if (!(flags & SAFE_DIR_LINK_OK)) {
-			say(why, whylen, "it is a symbolic link, not a directory");
+			err_set(err, -1, "it is a symbolic link, not a directory");
 			return -ENOTDIR;
 		}
 		if (st.st_uid != uid) {
-			say(why, whylen, "it is a symbolic link that belongs to another user (uid %u)",
+			err_set(err, -1, "it is a symbolic link that belongs to another user (uid %u)",
 			    (unsigned)st.st_uid);
 			return -EPERM;
 		}
@@ -520,25 +509,25 @@ int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whyl
 	if (fd < 0) {
 		e = errno;
 		if (e == ELOOP || e == ENOTDIR) {
-			say(why, whylen, "%s", e == ELOOP ? "it is a symbolic link, not a directory"
+			err_set(err, -1, "%s", e == ELOOP ? "it is a symbolic link, not a directory"
 							  : "it is not a directory");
 			e = ENOTDIR;
 		} else {
-			say(why, whylen, "%s", strerror(e));
+			err_set(err, -1, "%s", strerror(e));
 		}
 		return -e;
 	}
 	if (fstat(fd, &st)) {
 		e = errno;
 		close(fd);
-		say(why, whylen, "%s", strerror(e));
+		err_set(err, -1, "%s", strerror(e));
 		return -e;
 	}
 	if (st.st_uid != uid || ((flags & SAFE_DIR_PRIVATE) && (st.st_mode & 022))) {
 		if (st.st_uid != uid)
-			say(why, whylen, "it belongs to another user (uid %u)", (unsigned)st.st_uid);
+			err_set(err, -1, "it belongs to another user (uid %u)", (unsigned)st.st_uid);
 		else
-			say(why, whylen, "others may write in it (mode %03o)", (unsigned)(st.st_mode & 0777));
+			err_set(err, -1, "others may write in it (mode %03o)", (unsigned)(st.st_mode & 0777));
 		close(fd);
 		return -EPERM;
 	}

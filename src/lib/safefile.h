@@ -15,8 +15,8 @@
  *     is a real directory owned by the user (euid) that others cannot
  *     write, opened without following a symbolic link.
  *
- * Functions return 0 or a file descriptor, or -errno and, where a why
- * buffer is given, the reason in words: "it is a directory, not a regular
+ * Functions return 0 or a file descriptor, or -errno and, where a struct
+ * err is given, the reason in words: "it is a directory, not a regular
  * file". No message is printed here.
  */
 #ifndef STAX_LIB_SAFEFILE_H
@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+struct err; /* lib/err.h */
 
 /* "a directory", "a character device", "a FIFO", "a symbolic link", ...
  * for a st_mode that is not a regular file's. */
@@ -43,10 +45,10 @@ struct safe_created {
 /* Create path as a new regular file for writing (mode before umask) and
  * return its descriptor (close-on-exec). A regular file already at path is
  * first renamed to path.old (as perf does), replacing a regular file
- * there. -errno with the reason in why when path or path.old is anything
+ * there. -errno with the reason in err when path or path.old is anything
  * but a regular file or absent (-EEXIST, c->bad_old telling which; both
  * are left as they were), or when the file cannot be created. */
-int safe_create(struct safe_created *c, const char *path, mode_t mode, char *why, size_t whylen);
+int safe_create(struct safe_created *c, const char *path, mode_t mode, struct err *err);
 /* Undo a safe_create() whose file is not wanted after all (nothing was
  * written to it): remove the file if it is still the one made, and move
  * path.old back. Then release c. */
@@ -77,7 +79,7 @@ enum {
  * to name by safe_replace_commit(). "-" (with AT_FDCWD) means standard
  * output: r->fd is a duplicate of 1 and nothing is renamed. mode 0 gives
  * the permissions of the regular file being replaced, else 0666 before
- * umask; any other mode is set exactly. -errno with the reason in why
+ * umask; any other mode is set exactly. -errno with the reason in err
  * when something other than a regular file is at name (-EEXIST; see
  * flags), or the temporary file cannot be made.
  *
@@ -94,7 +96,7 @@ enum {
  * file not yet committed or aborted is removed if the process exits
  * (die(), exit()). */
 int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode_t mode,
-		       int flags, char *why, size_t whylen);
+		       int flags, struct err *err);
 /* Close r->fd (when still open) and rename the temporary file to name.
  * 0, or -errno (-EEXIST when something other than a regular file was put
  * at name meanwhile), the temporary file removed and anything at name
@@ -117,9 +119,9 @@ enum {
  * AT_FDCWD name may be a path, and only its last component is checked)
  * without following a symbolic link there (unless flags say so), and only
  * when it is owned by the user (euid). Returns its descriptor (O_RDONLY,
- * O_DIRECTORY, close-on-exec), or -errno with the reason in why: not
+ * O_DIRECTORY, close-on-exec), or -errno with the reason in err: not
  * there (-ENOENT), a symbolic link or not a directory (-ENOTDIR), owned by
  * another user or writable by others (-EPERM), or what mkdir or open said. */
-int safe_dir_open(int dirfd, const char *name, int flags, char *why, size_t whylen);
+int safe_dir_open(int dirfd, const char *name, int flags, struct err *err);
 
 #endif

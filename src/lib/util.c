@@ -147,18 +147,6 @@ void note_progress_clear(void)
 	fputs("\r\033[K", stderr);
 }
 
-int err_set(struct err *e, int code, const char *fmt, ...)
-{
-	va_list ap;
-	if (e) {
-		e->code = code;
-		va_start(ap, fmt);
-		vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
-
 void bug_at(const char *file, int line, const char *msg)
 {
 	fprintf(stderr, "stax: BUG at %s:%d: %s\n", file, line, msg);
@@ -226,21 +214,18 @@ void format_size_exact(char *out, size_t n, uint64_t bytes)
 }
 
 int load_library(const char *soname, size_t n, const char *const names[], void *fns[],
-		 char *err, size_t errlen)
+		 struct err *e)
 {
 	void *h = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
 	size_t i;
-	if (!h) {
-		snprintf(err, errlen, "%s", dlerror());
-		return -1;
-	}
+	if (!h)
+		return err_set(e, -ENOENT, "%s", dlerror());
 	for (i = 0; i < n; i++) {
 		fns[i] = dlsym(h, names[i]);
 		if (!fns[i]) {
-			snprintf(err, errlen, "%s has no %s", soname, names[i]);
 			memset(fns, 0, n * sizeof(*fns));
 			dlclose(h);
-			return -1;
+			return err_set(e, -ENOENT, "%s has no %s", soname, names[i]);
 		}
 	}
 	return 0;

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 
+#include "lib/err.h"
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 #define MAX(a, b) ((a) > (b) ? (a) : (b))
@@ -39,14 +41,6 @@ void grow_array(void **p, size_t *cap, size_t need, size_t elem);
  * err) and leave printing to the command; the recorder's progress and
  * summary lines come through note() and note_progress(). */
 
-/* A failure a library layer returns: the -errno code and a message the
- * caller prints ("what failed: why (what to do)"). */
-struct err {
-	int code;          /* -errno, or -1 */
-	char msg[512];
-};
-/* Fill e (when not NULL) and return code, for `return err_set(e, ...)`. */
-int err_set(struct err *e, int code, const char *fmt, ...) PRINTF(3, 4);
 
 /* "stax: error: <msg>" on stderr, exit(1). */
 void die(const char *fmt, ...) PRINTF(1, 2) __attribute__((noreturn));
@@ -86,8 +80,8 @@ void format_size_exact(char *out, size_t n, uint64_t bytes);
 /* Open the shared library soname and look up names[0..n) into fns[0..n):
  * for libraries only some commands use, so that the others do not pay
  * for loading and relocating them at every start. 0 when all were found;
- * else -1 with the reason in err[0..errlen), and fns[0..n) all NULL. */
+ * else -ENOENT with the reason in e, and fns[0..n) all NULL. */
 int load_library(const char *soname, size_t n, const char *const names[], void *fns[],
-		 char *err, size_t errlen);
+		 struct err *e);
 
 #endif

@@ -113,9 +113,9 @@ static void dfd_load(void)
 {
 	static const char *const names[] = { "debuginfod_begin", "debuginfod_find_debuginfo",
 					     "debuginfod_end" };
-	char err[256];
-	if (load_library(DEBUGINFOD_SONAME, ARRAY_SIZE(names), names, (void **)&dfd, err, sizeof(err)))
-		warn("DEBUGINFOD_URLS is set, but %s (install libdebuginfod1)", err);
+	struct err e;
+	if (load_library(DEBUGINFOD_SONAME, ARRAY_SIZE(names), names, (void **)&dfd, &e))
+		warn("DEBUGINFOD_URLS is set, but %s (install libdebuginfod1)", e.msg);
 }
 
 /* Servers that do not answer (a timeout, a refused connection) are not
@@ -173,7 +173,7 @@ static void down_mark(const char *urls)
 	if ((dfd = cache_dir_open(NULL, true)) < 0)
 		return;
 	n = snprintf(line, sizeof(line), "%016llx\n", (unsigned long long)urls_hash(urls));
-	if (!safe_replace_begin(&r, dfd, DEBUGINFOD_DOWN_FILE, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)) {
+	if (!safe_replace_begin(&r, dfd, DEBUGINFOD_DOWN_FILE, 0600, SAFE_REPLACE_OWN_DIR, NULL)) {
 		if (write(r.fd, line, (size_t)n) == n)
 			safe_replace_commit(&r);
 		else

@@ -49,7 +49,7 @@ static int parse_bound(const char *s, size_t n, bool *pct, double *out, bool *op
 	return 0;
 }
 
-int profile_filter_parse_time(struct prof_filter *f, const char *arg, char *err, size_t errlen)
+int profile_filter_parse_time(struct prof_filter *f, const char *arg, struct err *err)
 {
 	const char *comma = strchr(arg, ',');
 	bool pa = false, pb = false, oa, ob;
@@ -57,19 +57,19 @@ int profile_filter_parse_time(struct prof_filter *f, const char *arg, char *err,
 
 	if (!comma || parse_bound(arg, (size_t)(comma - arg), &pa, &a, &oa) ||
 	    parse_bound(comma + 1, strlen(comma + 1), &pb, &b, &ob) || (oa && ob)) {
-		snprintf(err, errlen, "--time takes START,END in seconds from the start of the recording"
+		err_set(err, -1, "--time takes START,END in seconds from the start of the recording"
 			 " (e.g. 1.5,3) or percent of it (e.g. 0%%,50%%), not '%s'", arg);
 		return -1;
 	}
 	if ((!oa && !ob && pa != pb)) {
-		snprintf(err, errlen, "--time '%s' mixes seconds and percent (give both in one unit)", arg);
+		err_set(err, -1, "--time '%s' mixes seconds and percent (give both in one unit)", arg);
 		return -1;
 	}
 	f->time_pct = pa || pb;
 	if (ob)
 		b = f->time_pct ? 100 : INFINITY;
 	if (b < a || (f->time_pct && b > 100)) {
-		snprintf(err, errlen, "--time '%s' is not a range (START <= END%s)", arg,
+		err_set(err, -1, "--time '%s' is not a range (START <= END%s)", arg,
 			 f->time_pct ? ", percent at most 100" : "");
 		return -1;
 	}
@@ -79,19 +79,19 @@ int profile_filter_parse_time(struct prof_filter *f, const char *arg, char *err,
 	return 0;
 }
 
-static int compile(regex_t *re, const char *opt, const char *pat, char *err, size_t errlen)
+static int compile(regex_t *re, const char *opt, const char *pat, struct err *err)
 {
 	int rc = regcomp(re, pat, REG_EXTENDED | REG_NOSUB);
 	if (rc) {
 		char why[256];
 		regerror(rc, re, why, sizeof(why));
-		snprintf(err, errlen, "%s '%s' is not a regular expression: %s", opt, pat, why);
+		err_set(err, -1, "%s '%s' is not a regular expression: %s", opt, pat, why);
 		return -1;
 	}
 	return 0;
 }
 
-int profile_filter_check(const struct prof_filter *f, char *err, size_t errlen)
+int profile_filter_check(const struct prof_filter *f, struct err *err)
 {
 	const char *opt[3] = { "--focus", "--exclude", "--hide" };
 	const char *pat[3] = { f->focus, f->exclude, f->hide };
@@ -100,7 +100,7 @@ int profile_filter_check(const struct prof_filter *f, char *err, size_t errlen)
 		regex_t re;
 		if (!pat[i])
 			continue;
-		if (compile(&re, opt[i], pat[i], err, errlen))
+		if (compile(&re, opt[i], pat[i], err))
 			return -1;
 		regfree(&re);
 	}
@@ -222,7 +222,7 @@ static bool rewrite_stack(struct rewrite *w, uint32_t *stack)
 	return true;
 }
 
-int profile_filter(struct profile *p, const struct prof_filter *f, char *err, size_t errlen)
+int profile_filter(struct profile *p, const struct prof_filter *f, struct err *err)
 {
 	regex_t re[3];
 	const char *pat[3] = { f->focus, f->exclude, f->hide };
@@ -237,7 +237,7 @@ int profile_filter(struct profile *p, const struct prof_filter *f, char *err, si
 	for (i = 0; i < 3; i++) {
 		if (!pat[i])
 			continue;
-		if (compile(&re[i], opt[i], pat[i], err, errlen))
+		if (compile(&re[i], opt[i], pat[i], err))
 			goto out;
 		have[i] = true;
 	}

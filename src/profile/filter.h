@@ -33,12 +33,12 @@ struct prof_filter {
 bool profile_filter_active(const struct prof_filter *f);
 /* Parse "START,END" (seconds, each may be empty: from the start / to the
  * end) or "N%,M%" into f. Returns -1 with a message in err. */
-int profile_filter_parse_time(struct prof_filter *f, const char *arg, char *err, size_t errlen);
+int profile_filter_parse_time(struct prof_filter *f, const char *arg, struct err *err);
 /* Check the regular expressions compile. Returns -1 with a message in err. */
-int profile_filter_check(const struct prof_filter *f, char *err, size_t errlen);
+int profile_filter_check(const struct prof_filter *f, struct err *err);
 /* Apply f to p (see above). Returns -1 with a message in err when a
  * regular expression does not compile; p is unchanged then. */
-int profile_filter(struct profile *p, const struct prof_filter *f, char *err, size_t errlen);
+int profile_filter(struct profile *p, const struct prof_filter *f, struct err *err);
 /* Nanoseconds the recording's time axis starts at: the recorder's start
  * (META start_ns) or the first sample, whichever is earlier. */
 uint64_t profile_start_ns(const struct profile *p);

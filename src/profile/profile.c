@@ -40,10 +40,9 @@ struct loader {
 
 static int corrupt(struct loader *l, const struct store_record *rec, const char *what)
 {
-	snprintf(l->r.err, sizeof(l->r.err),
+	return err_set(&l->r.err, -1,
 		 "%s: corrupt %s record at offset %" PRIu64 "+%zu (the file is damaged; record again)",
 		 l->r.path, what, rec->chunk_offset, rec->offset);
-	return -1;
 }
 
 /* After damage, the nodes a lost chunk defined are missing, and later
@@ -413,7 +412,7 @@ static int load(struct loader *l)
 				break;
 			}
 		if (rr < 0)
-			store_reader_damaged(&l->r, &ch, it.off, l->r.err);
+			store_reader_damaged(&l->r, &ch, it.off, l->r.err.msg);
 	}
 	if (last)
 		note_progress_clear();
@@ -448,10 +447,10 @@ int profile_load_err(struct profile *p, const char *path, struct err *e)
 	int ret;
 	profile_init(p, path);
 	if (store_reader_open(&l.r, path))
-		return err_set(e, -1, "%s", l.r.err);
+		return err_set(e, -1, "%s", l.r.err.msg);
 	ret = load(&l);
 	if (ret)
-		err_set(e, -1, "%s", l.r.err);
+		err_set(e, -1, "%s", l.r.err.msg);
 	store_reader_close(&l.r);
 	free(l.open);
 	free(l.thr);
@@ -459,18 +458,18 @@ int profile_load_err(struct profile *p, const char *path, struct err *e)
 }
 
 int profile_load_mem(struct profile *p, const char *name, const void *data,
-		     size_t size, char *err, size_t errlen)
+		     size_t size, struct err *err)
 {
 	struct loader l = { .p = p };
 	int ret;
 	profile_init(p, name);
 	if (store_reader_open_mem(&l.r, name, data, size)) {
-		snprintf(err, errlen, "%s", l.r.err);
+		err_set(err, -1, "%s", l.r.err.msg);
 		return -1;
 	}
 	ret = load(&l);
 	if (ret)
-		snprintf(err, errlen, "%s", l.r.err);
+		err_set(err, -1, "%s", l.r.err.msg);
 	store_reader_close(&l.r);
 	free(l.open);
 	free(l.thr);

@@ -167,7 +167,7 @@ struct profile {
 int profile_load_err(struct profile *p, const char *path, struct err *e);
 /* Load from memory (fuzzing); returns -1 with the message in err. */
 int profile_load_mem(struct profile *p, const char *name, const void *data,
-		     size_t size, char *err, size_t errlen);
+		     size_t size, struct err *err);
 void profile_release(struct profile *p);
 
 /* What every view of p must warn about (warnings.c). */

@@ -86,7 +86,7 @@ static int keep_records(struct store_reader *r, const struct store_chunk *c, str
 	return n;
 }
 
-int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, char *err, size_t errlen)
+int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, struct err *err)
 {
 	struct store_reader r;
 	struct store_writer w;
@@ -105,34 +105,34 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 	memset(&keep, 0, sizeof(keep));
 	hmap_init(&done);
 	if (profile_load_err(&p, path, &e)) {
-		snprintf(err, errlen, "%s", e.msg);
+		err_set(err, -1, "%s", e.msg);
 		close(out_fd);
 		hmap_release(&done);
 		return -1;
 	}
 	have_p = true;
 	if (p.live) {
-		snprintf(err, errlen, "%s is still being recorded (symbolize it once the recording has stopped)",
+		err_set(err, -1, "%s is still being recorded (symbolize it once the recording has stopped)",
 			 path);
 		goto fail_fd;
 	}
 	if (p.partial) {
-		snprintf(err, errlen, "%s has no end chunk (the recorder was killed or the file cut): its"
+		err_set(err, -1, "%s has no end chunk (the recorder was killed or the file cut): its"
 			 " addresses are resolved from the binaries at every query already", path);
 		goto fail_fd;
 	}
 	if (p.damage.chunks || p.damage.regions) {
-		snprintf(err, errlen, "%s has damaged chunks (see stax info); symbolize copies whole"
+		err_set(err, -1, "%s has damaged chunks (see stax info); symbolize copies whole"
 			 " recordings only", path);
 		goto fail_fd;
 	}
 	if (store_reader_open(&r, path)) {
-		snprintf(err, errlen, "%s", r.err);
+		err_set(err, -1, "%s", r.err.msg);
 		goto fail_fd;
 	}
 	have_r = true;
 	if (store_writer_open_fd(&w, out_fd)) {
-		snprintf(err, errlen, "cannot write the new recording");
+		err_set(err, -1, "cannot write the new recording");
 		goto out;
 	}
 	have_w = true;
@@ -142,12 +142,12 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 			buf_add(&w.raw, c.data, c.size);
 			store_flush(&w, CHUNK_DATA);
 		} else if (c.kind == CHUNK_SYMBOLS && keep_records(&r, &c, &keep) < 0) {
-			snprintf(err, errlen, "%s: %s", path, r.err);
+			err_set(err, -1, "%s: %s", path, r.err.msg);
 			goto out;
 		}
 	}
 	if (got < 0) {
-		snprintf(err, errlen, "%s", r.err);
+		err_set(err, -1, "%s", r.err.msg);
 		goto out;
 	}
 	/* the user-space addresses, once each */
@@ -215,7 +215,7 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, ch
 	store_flush(&w, CHUNK_SYMBOLS);
 	have_w = false;
 	if (store_writer_close(&w)) {
-		snprintf(err, errlen, "cannot write the new recording (is the disk full?)");
+		err_set(err, -1, "cannot write the new recording (is the disk full?)");
 		goto out;
 	}
 	ret = 0;

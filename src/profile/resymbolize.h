@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err; /* lib/err.h */
+
 struct resym_stats {
 	uint64_t addrs;        /* user-space addresses resolved */
 	uint64_t known_before; /* of them, named in the old symbols */
@@ -26,6 +28,6 @@ struct resym_stats {
  * without an end chunk (its symbols are read from the binaries at every
  * query anyway) and one with damaged chunks (copying would drop them).
  * out_fd is taken over (closed). */
-int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, char *err, size_t errlen);
+int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, struct err *err);
 
 #endif

@@ -177,7 +177,7 @@ static bool mount_tracefs(void)
 	return true;
 }
 
-int event_waking_format(struct waking_format *wf, char *why, size_t whylen)
+int event_waking_format(struct waking_format *wf, struct err *err)
 {
 	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
 	char path[128], line[256];
@@ -195,7 +195,7 @@ int event_waking_format(struct waking_format *wf, char *why, size_t whylen)
 			break;
 	}
 	if (id < 0) {
-		snprintf(why, whylen, "cannot read the sched:sched_waking tracepoint from tracefs"
+		err_set(err, -1, "cannot read the sched:sched_waking tracepoint from tracefs"
 			 " (mount tracefs on /sys/kernel/tracing, or run as root)");
 		return -1;
 	}
@@ -208,7 +208,7 @@ int event_waking_format(struct waking_format *wf, char *why, size_t whylen)
 	if (f)
 		fclose(f);
 	if (!have_flags || !have_pid) {
-		snprintf(why, whylen, "%s has no common_flags and pid fields", path);
+		err_set(err, -1, "%s has no common_flags and pid fields", path);
 		return -1;
 	}
 	wf->id = (uint64_t)id;

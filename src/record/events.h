@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err; /* lib/err.h */
+
 struct event_spec {
 	uint32_t type;
 	uint64_t config;
@@ -58,7 +60,7 @@ struct waking_format {
 };
 /* Read it (/sys/kernel/tracing, else /sys/kernel/debug/tracing); 0, or
  * -1 with why (a phrase) in why. */
-int event_waking_format(struct waking_format *wf, char *why, size_t whylen);
+int event_waking_format(struct waking_format *wf, struct err *err);
 /* The wake-up event from the sampling attribute main (same sample_type,
  * so that its samples read like the others): sched_waking with period 1,
  * kernel and user stacks (stack_user bytes). */

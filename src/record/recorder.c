@@ -93,7 +93,7 @@ struct recorder {
 	bool wakers;
 	struct perf_event_attr wkattr;
 	struct waking_format wf;
-	char wakers_why[300];
+	struct err wakers_why;   /* why wakers are not recorded */
 };
 
 /* ---- signals: a self-pipe wakes the poll loop ---- */
@@ -329,8 +329,8 @@ static int open_switch(struct recorder *r, struct perf_event_attr *attr,
 		 * once, and record the waits without wakers then */
 		int fd = event_open(&r->wkattr, pid, 0, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0 && errno != ENODEV) {
-			snprintf(r->wakers_why, sizeof(r->wakers_why),
-				 "the kernel refused the sched:sched_waking tracepoint: %s", strerror(errno));
+			err_set(&r->wakers_why, -errno,
+				"the kernel refused the sched:sched_waking tracepoint: %s", strerror(errno));
 			r->wakers = false;
 			return 0;
 		}
@@ -666,7 +666,7 @@ static void put_header_meta(struct recorder *r)
 		store_put_meta(&r->w, "off_cpu", "1");
 		store_put_meta(&r->w, "wakers", r->wakers ? "1" : "0");
 		if (!r->wakers)
-			store_put_meta(&r->w, "wakers_why", r->wakers_why);
+			store_put_meta(&r->w, "wakers_why", r->wakers_why.msg);
 	}
 	if (o->system_wide)
 		store_put_meta(&r->w, "system_wide", "1");
@@ -1124,11 +1124,11 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		 * raw fields (in every event's samples, so they read alike) */
 		struct waking_format wf;
 		if (o->no_wakers)
-			snprintf(r->wakers_why, sizeof(r->wakers_why), "--no-wakers");
+			err_set(&r->wakers_why, -1, "--no-wakers");
 		else if (r->perm.privileged != 1)
-			snprintf(r->wakers_why, sizeof(r->wakers_why),
-				 "it needs root or CAP_PERFMON (the sched:sched_waking tracepoint)");
-		else if (!event_waking_format(&wf, r->wakers_why, sizeof(r->wakers_why)))
+			err_set(&r->wakers_why, -EPERM,
+				"it needs root or CAP_PERFMON (the sched:sched_waking tracepoint)");
+		else if (!event_waking_format(&wf, &r->wakers_why))
 			r->wakers = true;
 		if (r->wakers)
 			attr.sample_type |= PERF_SAMPLE_RAW;
@@ -1146,16 +1146,16 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	/* like perf: keep the previous recording as FILE.old; but only ever
 	 * move or replace regular files, before anything starts */
 	{
-		char why[600];
-		int fd = o->output_fd > 0 ? o->output_fd : safe_create(&r->out, o->output, 0644, why, sizeof(why)), e;
+		struct err why;
+		int fd = o->output_fd > 0 ? o->output_fd : safe_create(&r->out, o->output, 0644, &why), e;
 		if (fd == -EEXIST && r->out.bad_old)
 			return err_set(r->err, -1, "cannot record into %s: %s (stax leaves both as they are; move %s.old"
-				     " away, or choose another file with -o)", o->output, why, o->output);
+				     " away, or choose another file with -o)", o->output, why.msg, o->output);
 		if (fd == -EEXIST)
 			return err_set(r->err, -1, "cannot record into %s: %s (stax writes only regular files, and leaves"
-				     " this as it is; choose a file with -o)", o->output, why);
+				     " this as it is; choose a file with -o)", o->output, why.msg);
 		if (fd < 0)
-			return err_set(r->err, -1, "cannot create %s: %s (choose another path with -o)", o->output, why);
+			return err_set(r->err, -1, "cannot create %s: %s (choose another path with -o)", o->output, why.msg);
 		e = store_writer_open_fd(&r->w, fd);
 		if (e) {
 			safe_create_undo(&r->out);
@@ -1254,7 +1254,7 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 		note("recording user-space frames only: %s", perm_why(PERM_KERNEL, &r->perm, 0, why, sizeof(why)));
 	if (o->off_cpu && !r->wakers && !o->no_wakers)
 		note("recording the waits without who ended them (stax wakers shows them as not recorded): %s",
-		     r->wakers_why);
+		     r->wakers_why.msg);
 	if (o->duration > 0)
 		deadline = r->start_ns + (uint64_t)(o->duration * 1e9);
 	oom_rec = r;

@@ -96,7 +96,7 @@ static uint64_t roundup_pow2(uint64_t v)
 	return p;
 }
 
-int ring_parse_pages(const char *s, size_t page, size_t *pages, char *why, size_t whylen)
+int ring_parse_pages(const char *s, size_t page, size_t *pages, struct err *err)
 {
 	uint64_t v, mult = 0, bytes;
 	char *end;
@@ -105,12 +105,12 @@ int ring_parse_pages(const char *s, size_t page, size_t *pages, char *why, size_
 	format_size_exact(max, sizeof(max), RING_MAX_BYTES);
 	errno = 0;
 	if (!s || !(*s >= '0' && *s <= '9')) {
-		snprintf(why, whylen, "not a number of pages or a size (like 512, 512K or 8M)");
+		err_set(err, -1, "not a number of pages or a size (like 512, 512K or 8M)");
 		return -EINVAL;
 	}
 	v = strtoull(s, &end, 10);
 	if (errno) {
-		snprintf(why, whylen, "too large (at most %s per cpu)", max);
+		err_set(err, -1, "too large (at most %s per cpu)", max);
 		return -EINVAL;
 	}
 	if (*end) {
@@ -121,36 +121,36 @@ int ring_parse_pages(const char *s, size_t page, size_t *pages, char *why, size_
 		case 'G': case 'g': mult = 1ull << 30; break;
 		}
 		if (!mult || end[1]) {
-			snprintf(why, whylen, "not a number of pages or a size (like 512, 512K or 8M;"
+			err_set(err, -1, "not a number of pages or a size (like 512, 512K or 8M;"
 				 " suffixes B, K, M, G)");
 			return -EINVAL;
 		}
 	}
 	if (!v) {
-		snprintf(why, whylen, "a ring needs at least one page");
+		err_set(err, -1, "a ring needs at least one page");
 		return -EINVAL;
 	}
 	if (mult) {
 		if (v > RING_MAX_BYTES / mult) {
-			snprintf(why, whylen, "too large (at most %s per cpu)", max);
+			err_set(err, -1, "too large (at most %s per cpu)", max);
 			return -EINVAL;
 		}
 		bytes = v * mult;
 		*pages = (size_t)roundup_pow2((bytes + page - 1) / page);
 		if ((uint64_t)*pages * page > RING_MAX_BYTES) {
-			snprintf(why, whylen, "too large (at most %s per cpu)", max);
+			err_set(err, -1, "too large (at most %s per cpu)", max);
 			return -EINVAL;
 		}
 		return 0;
 	}
 	if (v > RING_MAX_BYTES / page) {
-		snprintf(why, whylen, "too large (at most %" PRIu64 " pages, %s per cpu)",
+		err_set(err, -1, "too large (at most %" PRIu64 " pages, %s per cpu)",
 			 (uint64_t)(RING_MAX_BYTES / page), max);
 		return -EINVAL;
 	}
 	if (!is_pow2(v)) {
 		uint64_t lo = roundup_pow2(v) >> 1;
-		snprintf(why, whylen, "the number of pages must be a power of two (%" PRIu64 " or %" PRIu64
+		err_set(err, -1, "the number of pages must be a power of two (%" PRIu64 " or %" PRIu64
 			 "), or give a size like %" PRIu64 "K", lo, lo * 2, v * (page / 1024));
 		return -EINVAL;
 	}

@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err; /* lib/err.h */
+
 struct ring {
 	int fd;
 	void *base;          /* the mapped control page + data */
@@ -51,7 +53,7 @@ size_t ring_read(struct ring *r, struct buf *out, ring_copy_fn copy, void *arg);
  * "640K"), rounded up to a power-of-two number of pages of page bytes.
  * Returns 0 with *pages set, or -EINVAL with the reason in why[0..whylen)
  * (not a number, 0, not a power of two, above RING_MAX_BYTES). */
-int ring_parse_pages(const char *s, size_t page, size_t *pages, char *why, size_t whylen);
+int ring_parse_pages(const char *s, size_t page, size_t *pages, struct err *err);
 
 /* The default data pages of a sample ring: room for RING_DEFAULT_MS ms of
  * samples of record_bytes each at freq Hz (a cpu takes at most freq

@@ -83,7 +83,7 @@ struct server {
 	size_t nwarn;
 	unsigned warned;         /* the kinds of warning last printed */
 	bool load_failed;        /* err is profile_load_err()'s message */
-	char err[512];
+	struct err err;
 };
 
 /* Load the recording when it is new or changed; false when it cannot be
@@ -93,7 +93,7 @@ static bool refresh(struct server *s)
 	struct stat st;
 	struct err e;
 	if (stat(s->o->path, &st)) {
-		snprintf(s->err, sizeof(s->err), "cannot read %s: %s", s->o->path, strerror(errno));
+		err_set(&s->err, -errno, "cannot read %s: %s", s->o->path, strerror(errno));
 		return false;
 	}
 	if (s->loaded && st.st_size == s->st.st_size && st.st_mtim.tv_sec == s->st.st_mtim.tv_sec &&
@@ -103,7 +103,7 @@ static bool refresh(struct server *s)
 		profile_release(&s->p);
 	s->loaded = false;
 	if (profile_load_err(&s->p, s->o->path, &e)) {
-		snprintf(s->err, sizeof(s->err), "%s", e.msg);
+		s->err = e;
 		s->load_failed = true;
 		if (s->port) /* serving: the terminal hears of it as it happens */
 			error("%s", e.msg);
@@ -111,7 +111,7 @@ static bool refresh(struct server *s)
 	}
 	profile_symbolize(&s->p, s->o->demangle);
 	if (profile_filter_active(&s->o->filter) &&
-	    profile_filter(&s->p, &s->o->filter, s->err, sizeof(s->err))) {
+	    profile_filter(&s->p, &s->o->filter, &s->err)) {
 		profile_release(&s->p);
 		return false;
 	}
@@ -295,7 +295,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		}
 	}
 	if (!refresh(s))
-		return text_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, s->err);
+		return text_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, s->err.msg);
 
 	out = open_memstream(&body, &len);
 	if (!out)
@@ -342,7 +342,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		view_timeline(&s->p, &f, &to, out);
 	} else {
 		const char *fn = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "func");
-		char err[512];
+		struct err err;
 		if (!fn || !*fn) {
 			fclose(out);
 			free(body);
@@ -355,22 +355,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			view_wakers(&s->p, &f, &wo, out);
 		} else if (!strcmp(url, "/api/callers") || !strcmp(url, "/api/callees")) {
 			struct peek_opts po = { .callees = !strcmp(url, "/api/callees"), .json = true, .limit = 30 };
-			if (view_peek(&s->p, &f, fn, &po, out, err, sizeof(err))) {
+			if (view_peek(&s->p, &f, fn, &po, out, &err)) {
 				fflush(out);
 				rewind(out);
 				fputs(JSON_OPEN "\"error\":", out);
-				json_str(out, err);
+				json_str(out, err.msg);
 				fputs("}\n", out);
 				fclose(out);
 				return reply(c, MHD_HTTP_NOT_FOUND, type, body, strlen(body));
 			}
-		} else if (view_annotate(&s->p, &f, fn, true, false, out, err, sizeof(err))) {
+		} else if (view_annotate(&s->p, &f, fn, true, false, out, &err)) {
 			const char *holder = inline_holder(&s->p, fn);
 			/* drop what view_annotate wrote before it failed */
 			fflush(out);
 			rewind(out);
 			fputs(JSON_OPEN "\"error\":", out);
-			json_str(out, err);
+			json_str(out, err.msg);
 			if (holder) {
 				fputs(",\"inlined_into\":", out);
 				json_str(out, holder);
@@ -392,17 +392,16 @@ int serve_run(const struct serve_opts *o, struct err *e)
 	struct MHD_Daemon *d;
 	sigset_t set;
 	int sig, fd, one = 1;
-	char err[256];
+	struct err le;
 
-	if (load_library(MICROHTTPD_SONAME, ARRAY_SIZE(mhd_names), mhd_names, (void **)&mhd,
-			 err, sizeof(err)))
-		return err_set(e, -1, "serve: %s (install it: apt-get install libmicrohttpd12)", err);
+	if (load_library(MICROHTTPD_SONAME, ARRAY_SIZE(mhd_names), mhd_names, (void **)&mhd, &le))
+		return err_set(e, -1, "serve: %s (install it: apt-get install libmicrohttpd12)", le.msg);
 	memset(&s, 0, sizeof(s));
 	s.o = o;
 	if (!refresh(&s)) {
 		if (s.load_failed)
-			return err_set(e, -1, "%s", s.err);
-		return err_set(e, -1, "serve: %s (record first: stax record -o %s -- CMD)", s.err, o->path);
+			return err_set(e, -1, "%s", s.err.msg);
+		return err_set(e, -1, "serve: %s (record first: stax record -o %s -- CMD)", s.err.msg, o->path);
 	}
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;

@@ -100,8 +100,7 @@ struct pd {
 	const char *name;
 	const struct perfdata_opts *o;
 	struct perfdata_stats *st;
-	char *err;
-	size_t errlen;
+	struct err *err;               /* the caller's, may be NULL */
 	struct pd_in in;
 	struct store_writer *w;
 	struct ingest *g;

@@ -28,13 +28,12 @@
 
 int pd_fail(struct pd *pd, uint64_t off, const char *fmt, ...)
 {
-	char msg[384];
+	char msg[sizeof(pd->err->msg)];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(pd->err, pd->errlen, "%s: %s at offset %" PRIu64, pd->name, msg, off);
-	return -1;
+	return err_set(pd->err, -1, "%s: %s at offset %" PRIu64, pd->name, msg, off);
 }
 
 void pd_warn(struct pd *pd, const char *fmt, ...)
@@ -423,7 +422,7 @@ static int start(struct pd *pd, uint64_t off)
 			for (i = 0; i < pd->nattrs; i++)
 				buf_printf(&b, "%s%s", i ? ", " : "", pd->attrs[i].name);
 			buf_add_u8(&b, 0);
-			snprintf(pd->err, pd->errlen, "%s: no event '%s' in the file (it has: %s)",
+			err_set(pd->err, -1, "%s: no event '%s' in the file (it has: %s)",
 				 pd->name, pd->o->event, (char *)b.data);
 			buf_release(&b);
 			return -1;
@@ -1064,8 +1063,8 @@ static int import(struct pd *pd)
 	hmap_init(&pd->ids);
 	hmap_init(&pd->bid_index);
 	memset(pd->st, 0, sizeof(*pd->st));
-	if (pd->err && pd->errlen)
-		pd->err[0] = 0;
+	if (pd->err)
+		pd->err->msg[0] = 0;
 	ret = run(pd);
 	free(last_event);
 	last_event = pd->st->event ? xstrdup(pd->st->event) : NULL;
@@ -1076,7 +1075,7 @@ static int import(struct pd *pd)
 
 int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 		       const struct perfdata_opts *o, struct perfdata_stats *st,
-		       char *err, size_t errlen)
+		       struct err *err)
 {
 	struct pd pd;
 	struct stat sb;
@@ -1085,7 +1084,6 @@ int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 	pd.o = o;
 	pd.st = st;
 	pd.err = err;
-	pd.errlen = errlen;
 	pd.w = w;
 	pd.in.fd = fd;
 	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode)) {
@@ -1145,7 +1143,7 @@ static void *prefault_main(void *arg)
 
 static int import_mem(const void *data, size_t size, bool mapped, const char *name,
 		      struct store_writer *w, const struct perfdata_opts *o,
-		      struct perfdata_stats *st, char *err, size_t errlen)
+		      struct perfdata_stats *st, struct err *err)
 {
 	struct pd pd;
 	memset(&pd, 0, sizeof(pd));
@@ -1153,7 +1151,6 @@ static int import_mem(const void *data, size_t size, bool mapped, const char *na
 	pd.o = o;
 	pd.st = st;
 	pd.err = err;
-	pd.errlen = errlen;
 	pd.w = w;
 	pd.in.fd = -1;
 	pd.in.mem = data;
@@ -1177,23 +1174,23 @@ static int import_mem(const void *data, size_t size, bool mapped, const char *na
 
 int perfdata_import_mem(const void *data, size_t size, const char *name,
 			struct store_writer *w, const struct perfdata_opts *o,
-			struct perfdata_stats *st, char *err, size_t errlen)
+			struct perfdata_stats *st, struct err *err)
 {
-	return import_mem(data, size, false, name, w, o, st, err, errlen);
+	return import_mem(data, size, false, name, w, o, st, err);
 }
 
 int perfdata_import(const char *path, struct store_writer *w,
 		    const struct perfdata_opts *o, struct perfdata_stats *st,
-		    char *err, size_t errlen)
+		    struct err *err)
 {
 	int fd, ret;
 	struct stat sb;
 	void *map;
 	if (!strcmp(path, "-"))
-		return perfdata_import_fd(0, "standard input", w, o, st, err, errlen);
+		return perfdata_import_fd(0, "standard input", w, o, st, err);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+		err_set(err, -1, "cannot open %s: %s", path, strerror(errno));
 		memset(st, 0, sizeof(*st));
 		return -1;
 	}
@@ -1203,11 +1200,11 @@ int perfdata_import(const char *path, struct store_writer *w,
 	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
 	    (map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) != MAP_FAILED) {
 		close(fd);
-		ret = import_mem(map, (size_t)sb.st_size, true, path, w, o, st, err, errlen);
+		ret = import_mem(map, (size_t)sb.st_size, true, path, w, o, st, err);
 		munmap(map, (size_t)sb.st_size);
 		return ret;
 	}
-	ret = perfdata_import_fd(fd, path, w, o, st, err, errlen);
+	ret = perfdata_import_fd(fd, path, w, o, st, err);
 	close(fd);
 	return ret;
 }
@@ -1236,7 +1233,7 @@ bool perfdata_path_is_perfdata(const char *path)
 	return n == (ssize_t)sizeof(b) && perfdata_is_magic(b, sizeof(b));
 }
 
-int perfdata_to_memfd(const char *path, const struct perfdata_opts *o, char *err, size_t errlen)
+int perfdata_to_memfd(const char *path, const struct perfdata_opts *o, struct err *err)
 {
 	struct store_writer w;
 	struct perfdata_stats st;
@@ -1244,24 +1241,24 @@ int perfdata_to_memfd(const char *path, const struct perfdata_opts *o, char *err
 	int fd = memfd_create("stax-perfdata", MFD_CLOEXEC), e;
 
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot create an in-memory file: %s", strerror(errno));
+		err_set(err, -1, "cannot create an in-memory file: %s", strerror(errno));
 		return -1;
 	}
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	e = store_writer_open(&w, proc);
 	if (e) {
-		snprintf(err, errlen, "cannot create an in-memory file: %s", strerror(-e));
+		err_set(err, -1, "cannot create an in-memory file: %s", strerror(-e));
 		close(fd);
 		return -1;
 	}
 	store_writer_fast(&w);
-	if (perfdata_import(path, &w, o, &st, err, errlen)) {
+	if (perfdata_import(path, &w, o, &st, err)) {
 		store_writer_close(&w);
 		close(fd);
 		return -1;
 	}
 	if (store_writer_close(&w)) {
-		snprintf(err, errlen, "cannot write an in-memory file: %s", strerror(ENOMEM));
+		err_set(err, -1, "cannot write an in-memory file: %s", strerror(ENOMEM));
 		close(fd);
 		return -1;
 	}

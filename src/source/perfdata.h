@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err; /* lib/err.h */
+
 #define PERFDATA_QUEUE_MAX (256ull << 20)
 
 struct perfdata_opts {
@@ -88,20 +90,20 @@ bool perfdata_path_is_perfdata(const char *path);
  * end_ns), then the symbols chunk. The caller closes w. */
 int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 		       const struct perfdata_opts *o, struct perfdata_stats *st,
-		       char *err, size_t errlen);
+		       struct err *err);
 /* The same from memory (fuzzing, tests). */
 int perfdata_import_mem(const void *data, size_t size, const char *name,
 			struct store_writer *w, const struct perfdata_opts *o,
-			struct perfdata_stats *st, char *err, size_t errlen);
+			struct perfdata_stats *st, struct err *err);
 /* Open path ("-": standard input) and import it into w. */
 int perfdata_import(const char *path, struct store_writer *w,
 		    const struct perfdata_opts *o, struct perfdata_stats *st,
-		    char *err, size_t errlen);
+		    struct err *err);
 
 /* Import path into an anonymous in-memory file and return its fd (the
  * caller closes it; read it as "/proc/self/fd/N"), or -1 with err. Used
  * by the query commands to read perf.data directly. */
 int perfdata_to_memfd(const char *path, const struct perfdata_opts *o,
-		      char *err, size_t errlen);
+		      struct err *err);
 
 #endif

@@ -20,9 +20,12 @@ static int fail(struct store_reader *r, const char *fmt, ...)
 static int fail(struct store_reader *r, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(r->err, sizeof(r->err), "%s: ", r->path);
+	err_set(&r->err, -1, "%s: ", r->path);
 	va_start(ap, fmt);
-	vsnprintf(r->err + n, sizeof(r->err) - (size_t)n, fmt, ap);
+	{
+		size_t n = strlen(r->err.msg);
+		vsnprintf(r->err.msg + n, sizeof(r->err.msg) - n, fmt, ap);
+	}
 	va_end(ap);
 	return -1;
 }
@@ -36,8 +39,7 @@ bool store_is_recording(const void *head, size_t n)
  * every command gives for a file that is neither. */
 static int not_recording(struct store_reader *r, const char *why)
 {
-	snprintf(r->err, sizeof(r->err), "%s is not a stax recording or perf.data (%s)", r->path, why);
-	return -1;
+	return err_set(&r->err, -1, "%s is not a stax recording or perf.data (%s)", r->path, why);
 }
 
 static int check_header(struct store_reader *r)

@@ -17,6 +17,7 @@
 #define STAX_STORE_READER_H
 
 #include "lib/buf.h"
+#include "lib/err.h"
 #include "store/format.h"
 
 #include <stdbool.h>
@@ -48,7 +49,7 @@ struct store_reader {
 	uint64_t tail;        /* bytes after the last complete chunk (a chunk being written, or cut) */
 	uint64_t data_bytes;  /* file bytes of the data chunks read */
 	struct store_damage damage;
-	char err[512];
+	struct err err;       /* why the last call failed ("PATH: what") */
 };
 
 struct store_chunk {

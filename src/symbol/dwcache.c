@@ -436,7 +436,7 @@ int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t
 	h.image_sum = sym_dwcache_sum(image, size);
 	head = xcalloc(1, DWCACHE_IMAGE_OFF);
 	memcpy(head, &h, sizeof(h));
-	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)))
+	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL)))
 		goto out;
 	while (off < total) {
 		if (off < DWCACHE_IMAGE_OFF) {

@@ -97,7 +97,7 @@ static bool hex_field(const char **p, const char *end, uint64_t *v)
 }
 
 int sym_jit_add_perfmap(struct sym_jit *j, const char *data, size_t size, const char *what,
-			char *err, size_t errlen)
+			struct err *err)
 {
 	const char *p = data, *end = data + size;
 	size_t lineno = 0, bad = 0, added = 0;
@@ -123,7 +123,7 @@ int sym_jit_add_perfmap(struct sym_jit *j, const char *data, size_t size, const 
 			}
 		} else if (eol > p) {
 			if (!bad && err)
-				snprintf(err, errlen, "%s: line %zu is not \"START SIZE NAME\"", what, lineno);
+				err_set(err, -1, "%s: line %zu is not \"START SIZE NAME\"", what, lineno);
 			bad++;
 		}
 		p = eol + (eol < end);
@@ -133,24 +133,24 @@ int sym_jit_add_perfmap(struct sym_jit *j, const char *data, size_t size, const 
 }
 
 int sym_jit_add_jitdump(struct sym_jit *j, const void *data, size_t size, const char *what,
-			char *err, size_t errlen)
+			struct err *err)
 {
-	char why[160];
-	int hsize = jitdump_header(data, size, why, sizeof(why));
+	struct err why;
+	int hsize = jitdump_header(data, size, &why);
 	size_t added = 0, pos;
 	struct hmap names; /* code_index -> candidate index, for moves */
 	struct jitdump_rec r;
 	uint32_t idx;
 
 	if (hsize < 0) {
-		snprintf(err, errlen, "%s: %s", what, why);
+		err_set(err, -1, "%s: %s", what, why.msg);
 		return -EINVAL;
 	}
 	pos = (size_t)hsize;
 	hmap_init(&names);
 	/* a record of impossible size ends the reading: what came before it
 	 * is kept */
-	while (jitdump_next(data, size, &pos, &r, why, sizeof(why)) > 0) {
+	while (jitdump_next(data, size, &pos, &r, &why) > 0) {
 		struct jitdump_load l;
 		struct jitdump_move m;
 		const char *name;
@@ -190,31 +190,30 @@ const char *sym_jit_source(const struct sym_jit *j)
 	return j->source ? j->source : "";
 }
 
-int sym_jit_check_file(const char *path, const struct stat *st, long also_uid, char *why,
-		       size_t whylen)
+int sym_jit_check_file(const char *path, const struct stat *st, long also_uid, struct err *err)
 {
 	if (!S_ISREG(st->st_mode)) {
-		snprintf(why, whylen, "ignoring %s: not a regular file", path);
+		err_set(err, -1, "ignoring %s: not a regular file", path);
 		return -EINVAL;
 	}
 	if (st->st_uid != 0 && st->st_uid != geteuid() &&
 	    (also_uid < 0 || st->st_uid != (uid_t)also_uid)) {
-		snprintf(why, whylen, "ignoring %s: owned by uid %u, not by you, root or the process's"
+		err_set(err, -1, "ignoring %s: owned by uid %u, not by you, root or the process's"
 			 " user (perf's rule)", path, (unsigned)st->st_uid);
 		return -EPERM;
 	}
 	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
-		snprintf(why, whylen, "ignoring %s: writable by other users (chmod go-w %s)", path, path);
+		err_set(err, -1, "ignoring %s: writable by other users (chmod go-w %s)", path, path);
 		return -EPERM;
 	}
 	if (st->st_size > SYM_JIT_MAX_FILE) {
-		snprintf(why, whylen, "ignoring %s: larger than %u MiB", path, SYM_JIT_MAX_FILE >> 20);
+		err_set(err, -1, "ignoring %s: larger than %u MiB", path, SYM_JIT_MAX_FILE >> 20);
 		return -EFBIG;
 	}
 	return 0;
 }
 
-int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, size_t whylen)
+int sym_jit_read_file(const char *path, void **data, size_t *size, struct err *err)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), ret = 0;
@@ -228,10 +227,10 @@ int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, si
 		return -errno;
 	if (fstat(fd, &st)) {
 		ret = -errno;
-		snprintf(why, whylen, "ignoring %s: %s", path, strerror(errno));
+		err_set(err, -1, "ignoring %s: %s", path, strerror(errno));
 		goto out;
 	}
-	if ((ret = sym_jit_check_file(path, &st, -1, why, whylen)) < 0)
+	if ((ret = sym_jit_check_file(path, &st, -1, err)) < 0)
 		goto out;
 	buf = xmalloc((size_t)st.st_size + 1);
 	while (len < (size_t)st.st_size && (n = read(fd, buf + len, (size_t)st.st_size - len)) > 0)

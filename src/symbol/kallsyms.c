@@ -357,7 +357,7 @@ static void cache_save(const struct sym_kallsyms *k, uint64_t key)
 	if (!k->table.nsyms || (dfd = sym_cache_dir(NULL, true)) < 0)
 		return;
 	cache_serialize(k, key, &b);
-	if (!safe_replace_begin(&r, dfd, CACHE_NAME, 0600, SAFE_REPLACE_OWN_DIR, NULL, 0)) {
+	if (!safe_replace_begin(&r, dfd, CACHE_NAME, 0600, SAFE_REPLACE_OWN_DIR, NULL)) {
 		if (write(r.fd, b.data, b.len) == (ssize_t)b.len)
 			safe_replace_commit(&r);
 		else

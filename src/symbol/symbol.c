@@ -642,26 +642,27 @@ static struct jit_proc *jit_proc(struct sym_session *s, uint32_t pid)
 void sym_jit_set_perfmap(struct sym_session *s, uint32_t pid, const void *data, size_t size)
 {
 	struct jit_proc *jp = jit_proc(s, pid);
-	char what[64], err[256];
+	char what[64];
+	struct err err;
 	snprintf(what, sizeof(what), "perf-%u.map", pid);
-	if (sym_jit_add_perfmap(jp->j, data, size, what, err, sizeof(err)) < 0)
-		warn("%s", err);
+	if (sym_jit_add_perfmap(jp->j, data, size, what, &err) < 0)
+		warn("%s", err.msg);
 	jp->map_given = true;
 }
 
 void sym_jit_add_dump(struct sym_session *s, uint32_t pid, const char *path)
 {
 	struct jit_proc *jp = jit_proc(s, pid);
-	char why[512], err[512];
+	struct err err;
 	void *data;
 	size_t size;
-	int ret = sym_jit_read_file(path, &data, &size, why, sizeof(why));
+	int ret = sym_jit_read_file(path, &data, &size, &err);
 	if (ret == -EPERM || ret == -EFBIG || ret == -EINVAL)
-		warn("%s", why);
+		warn("%s", err.msg);
 	if (ret)
 		return;
-	if (sym_jit_add_jitdump(jp->j, data, size, path_base(path), err, sizeof(err)) < 0)
-		warn("%s", err);
+	if (sym_jit_add_jitdump(jp->j, data, size, path_base(path), &err) < 0)
+		warn("%s", err.msg);
 	free(data);
 }
 
@@ -669,22 +670,23 @@ void sym_jit_add_dump_data(struct sym_session *s, uint32_t pid, const void *data
 			   const char *name)
 {
 	struct jit_proc *jp = jit_proc(s, pid);
-	char err[512];
-	if (sym_jit_add_jitdump(jp->j, data, size, name, err, sizeof(err)) < 0)
-		warn("%s", err);
+	struct err err;
+	if (sym_jit_add_jitdump(jp->j, data, size, name, &err) < 0)
+		warn("%s", err.msg);
 }
 
 bool sym_jit_read_perfmap(struct sym_session *s, uint32_t pid, void **data, size_t *size)
 {
 	struct jit_proc *jp = jit_proc(s, pid);
-	char path[64], why[512];
+	char path[64];
+	struct err why;
 	int ret;
 
 	jp->map_tried = true;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-	ret = sym_jit_read_file(path, data, size, why, sizeof(why));
+	ret = sym_jit_read_file(path, data, size, &why);
 	if ((ret == -EPERM || ret == -EFBIG || ret == -EINVAL) && !jp->map_warned) {
-		warn("%s", why);
+		warn("%s", why.msg);
 		jp->map_warned = true;
 	}
 	if (ret)

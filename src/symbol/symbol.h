@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err; /* lib/err.h */
 struct sym_session;
 
 /* Where a module is mapped in one process. */
@@ -154,9 +155,9 @@ struct sym_jit;
 struct sym_jit *sym_jit_new(void);
 void sym_jit_free(struct sym_jit *j);
 int sym_jit_add_perfmap(struct sym_jit *j, const char *data, size_t size, const char *what,
-			char *err, size_t errlen);
+			struct err *err);
 int sym_jit_add_jitdump(struct sym_jit *j, const void *data, size_t size, const char *what,
-			char *err, size_t errlen);
+			struct err *err);
 /* Name covering addr (raw, as the JIT wrote it) or NULL. The first find
  * freezes the table: later adds are ignored. */
 const char *sym_jit_find(struct sym_jit *j, uint64_t addr, uint64_t *offset);
@@ -165,16 +166,15 @@ const char *sym_jit_source(const struct sym_jit *j);
 /* Read a JIT file the profiled program wrote, only when it is a regular
  * file owned by the caller or root and not writable by group or others
  * (perf's rule). Returns 0 with a malloc'd *data, -ENOENT and friends when
- * missing, or -EPERM / -EFBIG / -EINVAL with the reason in why. */
-int sym_jit_read_file(const char *path, void **data, size_t *size, char *why, size_t whylen);
+ * missing, or -EPERM / -EFBIG / -EINVAL with the reason in err. */
+int sym_jit_read_file(const char *path, void **data, size_t *size, struct err *err);
 /* The rule of sym_jit_read_file() for an open file's fstat: 0, or -EINVAL
  * (not a regular file), -EPERM (owner, or writable by others), -EFBIG,
- * with the reason in why. also_uid (>= 0) is one more trusted owner: the
+ * with the reason in err. also_uid (>= 0) is one more trusted owner: the
  * user of the process the file describes (so `sudo stax -p` of a user's
  * JIT reads that user's map). */
 struct stat;
-int sym_jit_check_file(const char *path, const struct stat *st, long also_uid, char *why,
-		       size_t whylen);
+int sym_jit_check_file(const char *path, const struct stat *st, long also_uid, struct err *err);
 /* Add a jitdump's bytes (a copy kept while the file existed) to pid's
  * JIT symbols, as sym_jit_add_dump() does with the file; name is the
  * file's name. */

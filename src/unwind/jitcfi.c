@@ -91,7 +91,7 @@ static void add_range(struct jit_cfi *j, const uint8_t *eh, size_t size, uint64_
 }
 
 int jit_cfi_add(struct jit_cfi *j, const void *data, size_t size, size_t *off,
-		char *err, size_t errlen)
+		struct err *err)
 {
 	size_t pos = *off, pending = 0, before = j->n;
 	struct jitdump_unwind u;
@@ -100,12 +100,12 @@ int jit_cfi_add(struct jit_cfi *j, const void *data, size_t size, size_t *off,
 	int got;
 
 	if (pos == 0) {
-		int hsize = jitdump_header(data, size, err, errlen);
+		int hsize = jitdump_header(data, size, err);
 		if (hsize < 0)
 			return -EINVAL;
 		pos = (size_t)hsize;
 	}
-	while ((got = jitdump_next(data, size, &pos, &r, err, errlen)) > 0) {
+	while ((got = jitdump_next(data, size, &pos, &r, err)) > 0) {
 		struct jitdump_load l;
 		if (r.id == JITDUMP_CODE_UNWINDING_INFO) {
 			/* a bad record describes nothing */

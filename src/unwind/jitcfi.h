@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err; /* lib/err.h */
+
 struct utable;
 struct jit_cfi;
 
@@ -38,7 +40,7 @@ void jit_cfi_free(struct jit_cfi *j);
  * version, or a record whose size is impossible) with a message in err
  * naming the offset. */
 int jit_cfi_add(struct jit_cfi *j, const void *data, size_t size, size_t *off,
-		char *err, size_t errlen);
+		struct err *err);
 
 /* The table whose code covers pc (its addresses are absolute), or NULL. */
 const struct utable *jit_cfi_find(struct jit_cfi *j, uint64_t pc);

@@ -125,15 +125,15 @@ static bool same_func(const struct prof_func *a, const struct prof_func *b)
 /* Pick the function: as callers and callees do (view_find_funcs), a
  * user-space one. The mapping with the most samples of it is the one
  * read. */
-static uint32_t find_target(const struct profile *p, const char *what, char *err, size_t errlen)
+static uint32_t find_target(const struct profile *p, const char *what, struct err *err)
 {
 	bool *set = xcalloc(p->nfuncs + 1, sizeof(*set));
-	uint32_t f = view_find_funcs(p, what, set, err, errlen);
+	uint32_t f = view_find_funcs(p, what, set, err);
 	const struct prof_func *fn = f ? profile_func(p, f) : NULL;
 
 	free(set);
 	if (fn && fn->kernel) {
-		snprintf(err, errlen, "%s is a kernel function (annotate reads user-space binaries)",
+		err_set(err, -1, "%s is a kernel function (annotate reads user-space binaries)",
 			 fn->name);
 		return 0;
 	}
@@ -222,9 +222,9 @@ static bool branch_target(const char *mnemonic, const char *ops, uint64_t *to)
 }
 
 int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
-		  bool json, bool color, FILE *out, char *err, size_t errlen)
+		  bool json, bool color, FILE *out, struct err *err)
 {
-	uint32_t target = find_target(p, what, err, errlen), best_map = 0;
+	uint32_t target = find_target(p, what, err), best_map = 0;
 	const struct prof_func *tf = profile_func(p, target);
 	struct hit *hits = NULL;
 	size_t nhits = 0, hitcap = 0, i, j, ninsn = 0, nrows = 0, rowcap = 0, nlines = 0, linecap = 0;
@@ -267,7 +267,7 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		if (per_map[i] > per_map[best_map])
 			best_map = (uint32_t)i;
 	if (!best_map || !nhits) {
-		snprintf(err, errlen, "%s has no samples of its own here (it is only a caller; see stax top)", what);
+		err_set(err, -1, "%s has no samples of its own here (it is only a caller; see stax top)", what);
 		goto out;
 	}
 	m = &p->maps[best_map - 1];
@@ -278,12 +278,12 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		;
 	if (!sym_function_range(ss, &ref, hits[i].addr, &fvaddr, &fsize, &foff) || !fsize ||
 	    fsize > MAX_FUNC_BYTES) {
-		snprintf(err, errlen, "cannot find %s in %s (the binary changed or is gone; annotate needs it)",
+		err_set(err, -1, "cannot find %s in %s (the binary changed or is gone; annotate needs it)",
 			 what, m->path);
 		goto out;
 	}
 	if (read_bytes(m, foff, fsize, &code)) {
-		snprintf(err, errlen, "cannot read %s from %s (annotate needs the binary)", what, m->path);
+		err_set(err, -1, "cannot read %s from %s (annotate needs the binary)", what, m->path);
 		goto out;
 	}
 	/* Every sample of the function, as an ELF address of this module:
@@ -306,12 +306,12 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		elsewhere++;
 	nhits = j;
 	if (!cs_fn.open && load_library(CAPSTONE_SONAME, ARRAY_SIZE(cs_names), cs_names,
-					(void **)&cs_fn, err, errlen)) {
-		snprintf(err + strlen(err), errlen - strlen(err), " (install it: apt-get install libcapstone4)");
+					(void **)&cs_fn, err)) {
+		err_append(err, " (install it: apt-get install libcapstone4)");
 		goto out;
 	}
 	if (cs_fn.open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		snprintf(err, errlen, "capstone cannot disassemble x86-64 (reinstall libcapstone4)");
+		err_set(err, -1, "capstone cannot disassemble x86-64 (reinstall libcapstone4)");
 		goto out;
 	}
 	/* where decoding may resume after bytes capstone cannot decode: the

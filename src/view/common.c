@@ -101,7 +101,7 @@ uint64_t view_sample_ns(const struct profile *p, const struct rec_sample *s)
 	return hz ? 1000000000ull / hz : 0;
 }
 
-uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, char *err, size_t errlen)
+uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, struct err *err)
 {
 	uint32_t first = 0, by_addr = 0;
 	size_t i, nmod = 0;
@@ -113,14 +113,14 @@ uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, c
 		errno = 0;
 		addr = strtoull(what, &end, 16);
 		if (errno || *end) {
-			snprintf(err, errlen, "'%s' is not an address (give 0xHEX or a function name)", what);
+			err_set(err, -1, "'%s' is not an address (give 0xHEX or a function name)", what);
 			return 0;
 		}
 		for (i = 0; i < p->nnodes && !first; i++)
 			if (p->nodes[i].addr == addr && (p->nodes[i].flags & 0xff) != NODE_ROOT)
 				first = p->nodes[i].func;
 		if (!first) {
-			snprintf(err, errlen, "no frame has address %s (see stax script for addresses)", what);
+			err_set(err, -1, "no frame has address %s (see stax script for addresses)", what);
 			return 0;
 		}
 		what = profile_func(p, first)->name;
@@ -142,15 +142,15 @@ uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, c
 			first = (uint32_t)(i + 1);
 	}
 	if (!first) {
-		snprintf(err, errlen, "no sampled function is named '%s' (see stax top for names;"
+		err_set(err, -1, "no sampled function is named '%s' (see stax top for names;"
 			 " C++ names are demangled)", what);
 		return 0;
 	}
 	if (nmod > 1) {
 		/* the same name in several modules: say which, by an address */
-		size_t len = 0, k;
-		len += snprintf(err + len, errlen - len, "several functions are named '%s':", what);
-		for (k = 0; k < nmod && len < errlen; k++) {
+		size_t k;
+		err_set(err, -1, "several functions are named '%s':", what);
+		for (k = 0; k < nmod; k++) {
 			uint64_t addr = 0;
 			for (i = 0; i < p->nnodes; i++) {
 				const struct prof_func *fn = profile_func(p, p->nodes[i].func);
@@ -160,11 +160,9 @@ uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, c
 					break;
 				}
 			}
-			len += snprintf(err + len, errlen - len, "%s %s in %s (0x%" PRIx64 ")",
-					k ? "," : "", what, mods[k], addr);
+			err_append(err, "%s %s in %s (0x%" PRIx64 ")", k ? "," : "", what, mods[k], addr);
 		}
-		if (len < errlen)
-			snprintf(err + len, errlen - len, "; give one as 0xADDRESS");
+		err_append(err, "; give one as 0xADDRESS");
 		return 0;
 	}
 	return first;

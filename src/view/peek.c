@@ -34,7 +34,7 @@ static int cmp_peek(const void *a, const void *b)
 }
 
 int view_peek(const struct profile *p, const struct view_filter *f, const char *what,
-	      const struct peek_opts *o, FILE *out, char *err, size_t errlen)
+	      const struct peek_opts *o, FILE *out, struct err *err)
 {
 	bool *set = xcalloc(p->nfuncs + 1, sizeof(*set));
 	struct peek_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
@@ -47,11 +47,11 @@ int view_peek(const struct profile *p, const struct view_filter *f, const char *
 	size_t i, j, n, limit;
 	int ret = -1;
 
-	target = view_find_funcs(p, what, set, err, errlen);
+	target = view_find_funcs(p, what, set, err);
 	if (!target)
 		goto out;
 	if (!(tf = profile_func(p, target))) {
-		snprintf(err, errlen, "%s: function %u is not in the recording", what, target);
+		err_set(err, -1, "%s: function %u is not in the recording", what, target);
 		goto out;
 	}
 	for (i = 0; i <= p->nfuncs; i++)

@@ -74,7 +74,7 @@ void view_doctor(const struct profile *p, const struct view_filter *f, bool json
  * the recording names. color: highlight the hottest lines (ANSI). Returns
  * -1 with a message in err (what failed and what to do). */
 int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
-		  bool json, bool color, FILE *out, char *err, size_t errlen);
+		  bool json, bool color, FILE *out, struct err *err);
 
 /* The callers (or callees) of one function, found by name as annotate
  * finds it or by 0xADDRESS of a frame (peek.c): samples and share of the
@@ -87,7 +87,7 @@ struct peek_opts {
 	size_t limit;          /* rows, 0 = all */
 };
 int view_peek(const struct profile *p, const struct view_filter *f, const char *what,
-	      const struct peek_opts *o, FILE *out, char *err, size_t errlen);
+	      const struct peek_opts *o, FILE *out, struct err *err);
 
 /* Samples per time bucket per thread, one row per thread, busiest first
  * (timeline.c); with hottest, the function with the most self samples
@@ -110,7 +110,7 @@ const char *view_func_name(const struct profile *p, uint32_t func);
  * module and returns the first; 0 with the reason in err when none is,
  * or when functions of that name are in several modules (err lists
  * them with an address each, to give instead). */
-uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, char *err, size_t errlen);
+uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, struct err *err);
 /* Off-CPU reasons: "lock", "read", ... and the leaf frame "[off-cpu: lock]". */
 const char *view_offcpu_reason(enum offcpu_reason r);
 const char *view_offcpu_frame(enum offcpu_reason r);

@@ -11,12 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/err.h"
 #include "symbol/symbol.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sym_jit *j;
-	char err[256];
+	struct err err = { 0 };
 	uint64_t off, a;
 	size_t i;
 
@@ -24,9 +25,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	j = sym_jit_new();
 	if (data[0] & 1)
-		sym_jit_add_jitdump(j, data + 1, size - 1, "fuzz.dump", err, sizeof(err));
+		sym_jit_add_jitdump(j, data + 1, size - 1, "fuzz.dump", &err);
 	else
-		sym_jit_add_perfmap(j, (const char *)data + 1, size - 1, "fuzz.map", err, sizeof(err));
+		sym_jit_add_perfmap(j, (const char *)data + 1, size - 1, "fuzz.map", &err);
 	for (i = 0; i + 8 <= size && i < 512; i += 8) {
 		memcpy(&a, data + i, 8);
 		sym_jit_find(j, a, &off);

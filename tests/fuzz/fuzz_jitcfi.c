@@ -12,13 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/err.h"
 #include "unwind/jitcfi.h"
 #include "unwind/table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct jit_cfi *j;
-	char err[256];
+	struct err err = { 0 };
 	size_t off = 0, cut, i;
 	uint64_t a;
 
@@ -28,8 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data++;
 	size--;
 	j = jit_cfi_new();
-	jit_cfi_add(j, data, cut, &off, err, sizeof(err));
-	jit_cfi_add(j, data, size, &off, err, sizeof(err));
+	jit_cfi_add(j, data, cut, &off, &err);
+	jit_cfi_add(j, data, size, &off, &err);
 	for (i = 0; i + 8 <= size && i < 4096; i += 4) {
 		memcpy(&a, data + i, 8);
 		for (uint64_t d = 0; d < 24; d += 3) {

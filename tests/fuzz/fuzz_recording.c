@@ -79,7 +79,7 @@ static void build_file(const uint8_t *p, const uint8_t *end, struct buf *out)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct profile p;
-	char err[512];
+	struct err err = { 0 };
 	struct view_filter f = { -1, -1, NULL };
 	struct top_opts to = { 10, false, false };
 	struct flame_opts fo = { true, false, 0, 0 };
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bytes = file.data;
 		n = file.len;
 	}
-	if (profile_load_mem(&p, "fuzz", bytes, n, err, sizeof(err)) == 0) {
+	if (profile_load_mem(&p, "fuzz", bytes, n, &err) == 0) {
 		struct prof_warning w[PROF_WARNINGS_MAX];
 		profile_warnings(&p, w);
 		p.no_live_symbols = true;

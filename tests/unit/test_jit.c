@@ -2,6 +2,7 @@
  * ownership rule, through symbol.h. Inputs are written here: map lines
  * in the forms JITs write them, and a jitdump built record by record as
  * perf's jitdump.h lays it out. */
+#include "lib/util.h"
 #include "symbol/symbol.h"
 #include "test.h"
 
@@ -28,8 +29,8 @@ static void test_perfmap(void)
 		"7f0000003000 10 \n"
 		"7F0000004000 8 Stub:CEntry";
 	struct sym_jit *j = sym_jit_new();
-	char err[256] = "";
-	int n = sym_jit_add_perfmap(j, map, sizeof(map) - 1, "perf-1.map", err, sizeof(err));
+	struct err err = { 0 };
+	int n = sym_jit_add_perfmap(j, map, sizeof(map) - 1, "perf-1.map", &err);
 	CHECK(n == 3, "perf map: three functions read, bad lines skipped");
 	CHECK(named(j, 0x7f0000001000, "LazyCompile:*hot /x.js:1:10", 0) &&
 	      named(j, 0x7f000000103f, "LazyCompile:*hot /x.js:1:10", 0x3f) &&
@@ -39,8 +40,8 @@ static void test_perfmap(void)
 	CHECK(!strcmp(sym_jit_source(j), "perf-1.map"), "perf map: source named");
 	sym_jit_free(j);
 	j = sym_jit_new();
-	CHECK(sym_jit_add_perfmap(j, "garbage\nmore", 12, "bad.map", err, sizeof(err)) == -EINVAL &&
-	      strstr(err, "bad.map: line 1"), "perf map: nothing readable is an error with the line");
+	CHECK(sym_jit_add_perfmap(j, "garbage\nmore", 12, "bad.map", &err) == -EINVAL &&
+	      strstr(err.msg, "bad.map: line 1"), "perf map: nothing readable is an error with the line");
 	sym_jit_free(j);
 }
 
@@ -76,7 +77,7 @@ static void test_jitdump(void)
 	struct jd_header h = { 0x4A695444, 1, sizeof(h), 62, 0, 7, 0, 0 };
 	struct jd_move mv = { 1, sizeof(mv), 2, 7, 7, 0x9000, 0x1000, 0x9000, 16, 1 };
 	struct sym_jit *j = sym_jit_new();
-	char err[256];
+	struct err err = { 0 };
 	size_t n = 0, full;
 	memcpy(buf, &h, sizeof(h));
 	n = sizeof(h);
@@ -86,7 +87,7 @@ static void test_jitdump(void)
 	n += sizeof(mv);
 	full = n;
 	n += put_load(buf + n, 0x3000, 8, 3, "torn");
-	CHECK(sym_jit_add_jitdump(j, buf, n - 4, "jit-7.dump", err, sizeof(err)) == 2,
+	CHECK(sym_jit_add_jitdump(j, buf, n - 4, "jit-7.dump", &err) == 2,
 	      "jitdump: two loads read, a torn last record ignored");
 	CHECK(named(j, 0x1005, "jitted_a", 5) && named(j, 0x201f, "jitted_b", 0x1f) &&
 	      named(j, 0x9003, "jitted_a", 3) && named(j, 0x3000, NULL, 0),
@@ -95,14 +96,15 @@ static void test_jitdump(void)
 	(void)full;
 	j = sym_jit_new();
 	buf[0] ^= 0xff;
-	CHECK(sym_jit_add_jitdump(j, buf, n, "x.dump", err, sizeof(err)) == -EINVAL && strstr(err, "not a jitdump"),
+	CHECK(sym_jit_add_jitdump(j, buf, n, "x.dump", &err) == -EINVAL && strstr(err.msg, "not a jitdump"),
 	      "jitdump: bad magic is an error");
 	sym_jit_free(j);
 }
 
 static void test_ownership(void)
 {
-	char path[] = "/tmp/stax-test-jit-XXXXXX", why[512];
+	char path[] = "/tmp/stax-test-jit-XXXXXX";
+	struct err why = { 0 };
 	void *data;
 	size_t size;
 	int fd = mkstemp(path);
@@ -112,19 +114,19 @@ static void test_ownership(void)
 	}
 	close(fd);
 	chmod(path, 0644);
-	CHECK(sym_jit_read_file(path, &data, &size, why, sizeof(why)) == 0 && size == 10,
+	CHECK(sym_jit_read_file(path, &data, &size, &why) == 0 && size == 10,
 	      "ownership: own file, 0644: read");
 	free(data);
 	chmod(path, 0666);
-	CHECK(sym_jit_read_file(path, &data, &size, why, sizeof(why)) == -EPERM && strstr(why, "writable by other users"),
-	      "ownership: writable by others: refused, and says why");
+	CHECK(sym_jit_read_file(path, &data, &size, &why) == -EPERM && strstr(why.msg, "writable by other users"),
+	      "ownership: writable by others: refused, and says why.msg");
 	chmod(path, 0644);
 	if (geteuid() == 0 && chown(path, 65534, 65534) == 0)
-		CHECK(sym_jit_read_file(path, &data, &size, why, sizeof(why)) == -EPERM && strstr(why, "owned by uid 65534"),
+		CHECK(sym_jit_read_file(path, &data, &size, &why) == -EPERM && strstr(why.msg, "owned by uid 65534"),
 		      "ownership: owned by another user: refused");
 	else
 		SKIP("ownership: owned by another user", "needs root to give the file away");
-	CHECK(sym_jit_read_file("/tmp/stax-no-such-map", &data, &size, why, sizeof(why)) == -ENOENT,
+	CHECK(sym_jit_read_file("/tmp/stax-no-such-map", &data, &size, &why) == -ENOENT,
 	      "ownership: a missing map is -ENOENT (no warning)");
 	unlink(path);
 }

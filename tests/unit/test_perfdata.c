@@ -223,7 +223,7 @@ static void build_file(struct buf *b)
 /* ---- running the importer ---- */
 
 static int import_mem(const void *data, size_t size, bool binaries, struct perfdata_stats *st,
-		      char *err, size_t errlen, const char *out)
+		      struct err *err, const char *out)
 {
 	struct store_writer w;
 	struct perfdata_opts o = { 0 };
@@ -232,7 +232,7 @@ static int import_mem(const void *data, size_t size, bool binaries, struct perfd
 	o.no_binaries = !binaries;
 	if (store_writer_open(&w, out ? out : "/dev/null"))
 		return -2;
-	ret = perfdata_import_mem(data, size, "t.data", &w, &o, st, err, errlen);
+	ret = perfdata_import_mem(data, size, "t.data", &w, &o, st, err);
 	store_writer_close(&w);
 	return ret;
 }
@@ -248,15 +248,16 @@ static void test_handmade(void)
 	struct buf b = BUF_INIT;
 	struct perfdata_stats st;
 	struct profile p;
-	char err[512] = "", out[256];
+	char out[256];
+	struct err err = { 0 };
 	int ret;
 
 	snprintf(out, sizeof(out), "%s/pipe.stax", dir);
 	build_pipe(&b);
-	ret = import_mem(b.data, b.len, false, &st, err, sizeof(err), out);
+	ret = import_mem(b.data, b.len, false, &st, &err, out);
 	CHECK(ret == 0, "pipe: hand-built stream imports");
 	if (ret)
-		printf("# %s\n", err);
+		printf("# %s\n", err.msg);
 	CHECK(st.pipe && st.samples == 2, "pipe: two samples");
 	CHECK(st.switches == 1 && st.unknown == 2, "pipe: switch and unknown records counted");
 	CHECK(!st.cut, "pipe: tracing-data payload skipped, stream ends cleanly");
@@ -278,26 +279,26 @@ static void test_handmade(void)
 
 	/* a cut inside the tracing payload is a prefix, not an error */
 	ret = import_mem(b.data, (size_t)((uint8_t *)memmem(b.data, b.len, "garbage", 7) - b.data),
-			 false, &st, err, sizeof(err), NULL);
+			 false, &st, &err, NULL);
 	CHECK(ret == 0 && st.cut, "pipe: cut inside a record payload imports a prefix");
 
 	/* byte-swapped */
 	{
 		uint64_t m = 0x50455246494c4532ull;
 		memcpy(b.data, &m, 8);
-		ret = import_mem(b.data, b.len, false, &st, err, sizeof(err), NULL);
-		CHECK(ret == -1 && strstr(err, "byte-swapped") && strstr(err, "at offset 0"),
+		ret = import_mem(b.data, b.len, false, &st, &err, NULL);
+		CHECK(ret == -1 && strstr(err.msg, "byte-swapped") && strstr(err.msg, "at offset 0"),
 		      "byte-swapped file rejected with a clear message");
 	}
 	buf_reset(&b);
 
 	snprintf(out, sizeof(out), "%s/file.stax", dir);
 	build_file(&b);
-	ret = import_mem(b.data, b.len, false, &st, err, sizeof(err), out);
+	ret = import_mem(b.data, b.len, false, &st, &err, out);
 	CHECK(ret == 0 && !st.pipe && st.samples == 2 && st.build_ids == 1,
 	      "file: hand-built file imports with its build-id");
 	if (ret)
-		printf("# %s\n", err);
+		printf("# %s\n", err.msg);
 	if (profile_load_err(&p, out, NULL) == 0) {
 		CHECK(p.nmaps == 1 && p.maps[0].build_id_size == 20 && p.maps[0].build_id[0] == 0xa0,
 		      "file: the mapping carries the build-id from HEADER_BUILD_ID");
@@ -313,7 +314,7 @@ static void test_handmade(void)
 		uint64_t off, size;
 		memcpy(&off, b.data + 40, 8);
 		memcpy(&size, b.data + 48, 8);
-		ret = import_mem(b.data, (size_t)(off + size - 8), false, &st, err, sizeof(err), NULL);
+		ret = import_mem(b.data, (size_t)(off + size - 8), false, &st, &err, NULL);
 		CHECK(ret == 0 && st.cut && st.samples == 1, "file: a file cut in its data imports a prefix");
 	}
 	buf_release(&b);
@@ -343,15 +344,16 @@ static void damage(const char *name, const uint8_t *data, size_t n)
 {
 	uint8_t *copy = xmalloc(n);
 	struct perfdata_stats st;
-	char err[512], label[128];
+	char label[128];
+	struct err err = { 0 };
 	size_t cut, step = n / 400 + 1, bad_msgs = 0, errors = 0, prefixes = 0, k;
 	unsigned seed = 12345;
 
 	for (cut = 0; cut < n; cut += step) {
-		err[0] = 0;
-		if (import_mem(data, cut, false, &st, err, sizeof(err), NULL)) {
+		err.msg[0] = 0;
+		if (import_mem(data, cut, false, &st, &err, NULL)) {
 			errors++;
-			if (strncmp(err, "t.data: ", 8) || !strstr(err, " at offset ") || strchr(err, '\n'))
+			if (strncmp(err.msg, "t.data: ", 8) || !strstr(err.msg, " at offset ") || strchr(err.msg, '\n'))
 				bad_msgs++;
 		} else {
 			prefixes++;
@@ -370,10 +372,10 @@ static void damage(const char *name, const uint8_t *data, size_t n)
 			pos = (seed >> 8) % (k < 200 ? MIN(n, (size_t)4096) : n);
 			copy[pos] ^= (uint8_t)(1u << ((seed >> 4) & 7)) | (uint8_t)(seed >> 24);
 		}
-		err[0] = 0;
-		if (import_mem(copy, n, false, &st, err, sizeof(err), NULL)) {
+		err.msg[0] = 0;
+		if (import_mem(copy, n, false, &st, &err, NULL)) {
 			errors++;
-			if (strncmp(err, "t.data: ", 8) || !strstr(err, " at offset ") || strchr(err, '\n'))
+			if (strncmp(err.msg, "t.data: ", 8) || !strstr(err.msg, " at offset ") || strchr(err.msg, '\n'))
 				bad_msgs++;
 		} else {
 			prefixes++;
@@ -409,7 +411,8 @@ static void test_real(void)
 	else
 		snprintf(work, sizeof(work), "%s 0.1", prog);
 	for (i = 0; i < ARRAY_SIZE(runs); i++) {
-		char path[256], out[256], cmd[1024], args[512], err[512] = "", label[160];
+		char path[256], out[256], cmd[1024], args[512], label[160];
+		struct err err = { 0 };
 		struct perfdata_stats st;
 		uint8_t *data;
 		size_t n;
@@ -424,8 +427,8 @@ static void test_real(void)
 			SKIP(label, "perf record failed here (perf_event_paranoid? no cpu-clock?)");
 			continue;
 		}
-		ret = import_mem(data, n, true, &st, err, sizeof(err), out);
-		snprintf(label, sizeof(label), "%s: imports (%s)", runs[i].name, ret ? err : "ok");
+		ret = import_mem(data, n, true, &st, &err, out);
+		snprintf(label, sizeof(label), "%s: imports (%.100s)", runs[i].name, ret ? err.msg : "ok");
 		CHECK(ret == 0 && st.samples > 10 && st.pipe == runs[i].pipe && !st.cut, label);
 		snprintf(label, sizeof(label), "%s: unwinding %s", runs[i].name,
 			 runs[i].dwarf ? "hybrid" : "fp");
@@ -464,7 +467,8 @@ static void test_order(void)
 	struct buf b = BUF_INIT;
 	struct perfdata_stats st;
 	struct profile p;
-	char err[512] = "", out[256];
+	char out[256];
+	struct err err = { 0 };
 	uint64_t n = 0, r, c, k, bad = 0;
 	size_t i;
 	int ret;
@@ -487,7 +491,7 @@ static void test_order(void)
 		put_simple(&b, 68); /* FINISHED_ROUND */
 	}
 	snprintf(out, sizeof(out), "%s/order.stax", dir);
-	ret = import_mem(b.data, b.len, false, &st, err, sizeof(err), out);
+	ret = import_mem(b.data, b.len, false, &st, &err, out);
 	CHECK(ret == 0 && st.samples == n, "rounds: every sample imported");
 	if (ret == 0 && profile_load_err(&p, out, NULL) == 0) {
 		for (i = 1; i < p.nsamples; i++) {
@@ -515,7 +519,8 @@ static void test_script_time(void)
 	struct perfdata_stats st;
 	struct view_filter f = { -1, -1, NULL, 0, 0 };
 	struct profile p;
-	char err[512] = "", out[256], want[128], *js = NULL;
+	char out[256], want[128], *js = NULL;
+	struct err err = { 0 };
 	size_t jslen = 0, s;
 	FILE *m;
 
@@ -530,9 +535,9 @@ static void test_script_time(void)
 	put_mmap2(&b, t - 1, 0x400000, "/nonexistent/handmade");
 	put_sample(&b, t, 0x401234);
 	put_simple(&b, 68);
-	if (import_mem(b.data, b.len, false, &st, err, sizeof(err), out) || profile_load_err(&p, out, NULL)) {
+	if (import_mem(b.data, b.len, false, &st, &err, out) || profile_load_err(&p, out, NULL)) {
 		CHECK(0, "script --json time: a sample at 2^60 ns imports and loads");
-		printf("# %s\n", err);
+		printf("# %s\n", err.msg);
 		buf_release(&b);
 		return;
 	}

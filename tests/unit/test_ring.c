@@ -1,6 +1,7 @@
 /* test_ring.c - ring buffer sizes: perf's -m syntax (ring_parse_pages) and
  * the default from the rate and the record size (ring_default_pages). */
 #include "test.h"
+#include "lib/util.h"
 #include "record/ring.h"
 
 #include <string.h>
@@ -10,21 +11,22 @@
 /* parses s to want pages (0: must be refused, with a reason) */
 static void parse(const char *s, size_t want)
 {
-	char name[128], why[160] = "";
+	char name[128];
+	struct err why = { 0 };
 	size_t pages = 0;
-	int ret = ring_parse_pages(s, PAGE, &pages, why, sizeof(why));
+	int ret = ring_parse_pages(s, PAGE, &pages, &why);
 	if (want) {
 		snprintf(name, sizeof(name), "ring: -m '%s' is %zu pages", s, want);
 		CHECK(ret == 0 && pages == want, name);
 	} else {
 		snprintf(name, sizeof(name), "ring: -m '%s' is refused with a reason", s);
-		CHECK(ret < 0 && why[0], name);
+		CHECK(ret < 0 && why.msg[0], name);
 	}
 }
 
 int main(void)
 {
-	char why[160];
+	struct err why = { 0 };
 	size_t pages;
 
 	/* pages: a power of two */
@@ -56,8 +58,8 @@ int main(void)
 	parse("1.5M", 0);
 	parse(" 4", 0);
 	parse("99999999999999999999999", 0);
-	ring_parse_pages("3", PAGE, &pages, why, sizeof(why));
-	CHECK(strstr(why, "power of two") && strstr(why, "2 or 4"),
+	ring_parse_pages("3", PAGE, &pages, &why);
+	CHECK(strstr(why.msg, "power of two") && strstr(why.msg, "2 or 4"),
 	      "ring: -m 3 says it must be a power of two and offers 2 or 4");
 
 	/* the default: 500 ms of samples at the rate, a power of two, 1 MiB

@@ -123,7 +123,7 @@ int main(void)
 	struct profile p;
 	size_t n = 0, chunk1_end, cut, crashes = 0, oks = 0, errs = 0, undetected = 0;
 	uint8_t *data, *copy;
-	char err[512];
+	struct err err = { 0 };
 
 	close(fd);
 	write_fixture(path, &chunk1_end);
@@ -143,17 +143,17 @@ int main(void)
 
 	data = slurp(path, &n);
 	/* a recorder killed mid-write leaves a short tail: read up to the last chunk */
-	CHECK(profile_load_mem(&p, "cut", data, chunk1_end + 10, err, sizeof(err)) == 0 &&
+	CHECK(profile_load_mem(&p, "cut", data, chunk1_end + 10, &err) == 0 &&
 	      p.nsamples == 100 && p.partial && p.tail == 10 && !p.live && !p.damage.chunks,
 	      "cut file reads its complete chunks and says partial");
 	profile_release(&p);
 
 	/* every cut length either loads a prefix or fails with a message */
 	for (cut = 0; cut <= n; cut++) {
-		err[0] = 0;
-		if (profile_load_mem(&p, "cut", data, cut, err, sizeof(err)) == 0)
+		err.msg[0] = 0;
+		if (profile_load_mem(&p, "cut", data, cut, &err) == 0)
 			oks++;
-		else if (err[0])
+		else if (err.msg[0])
 			errs++;
 		else
 			crashes++;
@@ -168,10 +168,10 @@ int main(void)
 	for (cut = 0; cut < n; cut++) {
 		memcpy(copy, data, n);
 		copy[cut] ^= 0x5a;
-		err[0] = 0;
-		if (profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) && !err[0])
+		err.msg[0] = 0;
+		if (profile_load_mem(&p, "flip", copy, n, &err) && !err.msg[0])
 			crashes++;
-		else if (cut >= 16 && !err[0] && p.damage.chunks == 0)
+		else if (cut >= 16 && !err.msg[0] && p.damage.chunks == 0)
 			undetected++;
 		profile_release(&p);
 	}
@@ -182,7 +182,7 @@ int main(void)
 	 * the second is read; its samples' stacks were defined in the first */
 	memcpy(copy, data, n);
 	copy[16 + 24 + 40] ^= 0x01;
-	CHECK(profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) == 0 && p.nsamples == 50 &&
+	CHECK(profile_load_mem(&p, "flip", copy, n, &err) == 0 && p.nsamples == 50 &&
 	      p.damage.chunks == 1 && p.damage.first == 16 && !p.partial && p.lost_nodes == 4 &&
 	      strstr(p.damage.why, "checksum"), "a flipped payload bit costs its chunk, the rest is read");
 	CHECK(p.nsamples == 50 && p.samples[0].stack == 4 && (p.nodes[3].flags & NODE_F_LOST),
@@ -211,7 +211,7 @@ int main(void)
 		for (k = 0; k < ARRAY_SIZE(hdr); k++) {
 			memcpy(copy, data, n);
 			copy[chunk1_end + hdr[k].at] ^= 0x04;
-			CHECK(profile_load_mem(&p, "flip", copy, n, err, sizeof(err)) == 0 && p.nsamples == 100 &&
+			CHECK(profile_load_mem(&p, "flip", copy, n, &err) == 0 && p.nsamples == 100 &&
 			      p.damage.chunks == 1 && p.damage.first == chunk1_end && p.has_symbols && !p.partial &&
 			      strstr(p.damage.why, hdr[k].why), hdr[k].name);
 			profile_release(&p);
@@ -222,19 +222,19 @@ int main(void)
 	 * newer stax wrote it */
 	memcpy(copy, data, n);
 	set_kind(copy + chunk1_end, 7);
-	CHECK(profile_load_mem(&p, "new", copy, n, err, sizeof(err)) == -1 && strstr(err, "newer stax") &&
-	      strstr(err, "offset"), "an unknown chunk kind with a good checksum: written by a newer stax");
+	CHECK(profile_load_mem(&p, "new", copy, n, &err) == -1 && strstr(err.msg, "newer stax") &&
+	      strstr(err.msg, "offset"), "an unknown chunk kind with a good checksum: written by a newer stax");
 	profile_release(&p);
 
 	/* files of stax before checksums (flags 0, no checksum frame) read
 	 * the same; there an unknown kind is damage */
 	{
 		size_t on = strip_sums(data, n, copy);
-		CHECK(profile_load_mem(&p, "old", copy, on, err, sizeof(err)) == 0 && p.nsamples == 150 &&
+		CHECK(profile_load_mem(&p, "old", copy, on, &err) == 0 && p.nsamples == 150 &&
 		      !p.damage.chunks && !p.partial && p.has_symbols, "a recording without checksums reads as before");
 		profile_release(&p);
 		((struct store_chunk_header *)(copy + chunk1_end - 16))->kind = 7;
-		CHECK(profile_load_mem(&p, "old", copy, on, err, sizeof(err)) == 0 && p.damage.chunks == 1 &&
+		CHECK(profile_load_mem(&p, "old", copy, on, &err) == 0 && p.damage.chunks == 1 &&
 		      p.nsamples == 100 && strstr(p.damage.why, "kind 7"), "without a checksum, an unknown kind is damage");
 		profile_release(&p);
 	}
@@ -243,7 +243,7 @@ int main(void)
 	memcpy(copy, data, 16);
 	for (cut = 16; cut < n; cut++)
 		copy[cut] = (uint8_t)(cut * 131 + 7);
-	CHECK(profile_load_mem(&p, "junk", copy, n, err, sizeof(err)) == 0 && p.nsamples == 0 &&
+	CHECK(profile_load_mem(&p, "junk", copy, n, &err) == 0 && p.nsamples == 0 &&
 	      p.damage.chunks >= 1 && p.damage.bytes == n - 16, "a header followed by garbage: all of it damaged");
 	profile_release(&p);
 
@@ -269,11 +269,11 @@ int main(void)
 	}
 	memcpy(copy, data, n);
 	copy[8] = 9;
-	CHECK(profile_load_mem(&p, "v9", copy, n, err, sizeof(err)) == -1 && strstr(err, "version 9"),
+	CHECK(profile_load_mem(&p, "v9", copy, n, &err) == -1 && strstr(err.msg, "version 9"),
 	      "unknown version rejected with a clear message");
 	profile_release(&p);
-	CHECK(profile_load_mem(&p, "junk", "hello world, not a recording", 28, err, sizeof(err)) == -1 &&
-	      strstr(err, "junk is not a stax recording or perf.data ("), "junk rejected");
+	CHECK(profile_load_mem(&p, "junk", "hello world, not a recording", 28, &err) == -1 &&
+	      strstr(err.msg, "junk is not a stax recording or perf.data ("), "junk rejected");
 	profile_release(&p);
 	free(copy);
 	free(data);

@@ -1410,7 +1410,7 @@ static NOINLINE void test_jit_trampoline(void)
 	size_t n = 0, off = 0;
 	uint32_t u32;
 	uint64_t u64;
-	char err[128];
+	struct err err = { 0 };
 #define PUT(v, sz) do { memcpy(dump + n, &(v), sz); n += sz; } while (0)
 	u32 = 0x4A695444; PUT(u32, 4);
 	u32 = 1; PUT(u32, 4);
@@ -1435,8 +1435,8 @@ static NOINLINE void test_jit_trampoline(void)
 #undef PUT
 	test_jcfi = jit_cfi_new();
 	/* first only up to the unwinding info, as a file still being written */
-	int a = jit_cfi_add(test_jcfi, dump, n - 72, &off, err, sizeof(err));
-	int b = jit_cfi_add(test_jcfi, dump, n, &off, err, sizeof(err));
+	int a = jit_cfi_add(test_jcfi, dump, n - 72, &off, &err);
+	int b = jit_cfi_add(test_jcfi, dump, n, &off, &err);
 	CHECK(a == 0 && b == 1 && off == n && jit_cfi_find(test_jcfi, (uint64_t)(uintptr_t)(jit_page + 20)) &&
 	      !jit_cfi_find(test_jcfi, (uint64_t)(uintptr_t)(jit_page + 27)),
 	      "jitdump: UNWINDING_INFO read with the code load that follows it");
