@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,11 +117,36 @@ int error(const char *fmt, ...)
 	return -1;
 }
 
+static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+static warn_sink_fn sink_fn;
+static void *sink_arg;
+
+void warn_set_sink(warn_sink_fn fn, void *arg)
+{
+	pthread_mutex_lock(&sink_lock);
+	sink_fn = fn;
+	sink_arg = arg;
+	pthread_mutex_unlock(&sink_lock);
+}
+
+void warn_print(const char *msg)
+{
+	fprintf(stderr, "stax: warning: %s\n", msg);
+}
+
 void warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	vmsg("warning: ", fmt, ap);
+	pthread_mutex_lock(&sink_lock);
+	if (sink_fn) {
+		char buf[4096];
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		sink_fn(sink_arg, buf);
+	} else {
+		vmsg("warning: ", fmt, ap);
+	}
+	pthread_mutex_unlock(&sink_lock);
 	va_end(ap);
 }
 

@@ -37,17 +37,28 @@ void grow_array(void **p, size_t *cap, size_t need, size_t elem);
 
 /* Messages. These functions (with bug_at) are the one place stax writes
  * to standard error outside src/cmd/ and main.c: library layers return
- * errors (0 or -errno, with a message in a caller's buffer or a struct
- * err) and leave printing to the command; the recorder's progress and
+ * errors (0 or -errno, with a message in a struct err, lib/err.h) and
+ * leave printing to the command; what they find worth a warning on the way
+ * goes through warn(), to the command's sink; the recorder's progress and
  * summary lines come through note() and note_progress(). */
-
 
 /* "stax: error: <msg>" on stderr, exit(1). */
 void die(const char *fmt, ...) PRINTF(1, 2) __attribute__((noreturn));
 /* "stax: error: <msg>" on stderr; returns -1 for convenient `return error(..)`. */
 int error(const char *fmt, ...) PRINTF(1, 2);
-/* "stax: warning: <msg>" on stderr. */
+/* "stax: warning: <msg>" on stderr, or to the sink the command set. */
 void warn(const char *fmt, ...) PRINTF(1, 2);
+/* Where warn() goes: by default stderr. A command that owns the screen or
+ * answers over HTTP (live, serve) sets fn to take the warnings the library
+ * layers make (msg without "stax: warning: "), so it can show them where
+ * its user looks; NULL puts them back on stderr. Calls of fn are made one
+ * at a time (under a lock), from whichever thread warned: fn must not
+ * call warn() itself. */
+typedef void (*warn_sink_fn)(void *arg, const char *msg);
+void warn_set_sink(warn_sink_fn fn, void *arg);
+/* "stax: warning: <msg>" on stderr, whatever the sink (for a sink that
+ * also prints). */
+void warn_print(const char *msg);
 /* "stax: <msg>" on stderr (informational). */
 void note(const char *fmt, ...) PRINTF(1, 2);
 /* "\rstax: <msg>" on stderr without a newline: a progress line that the

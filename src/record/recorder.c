@@ -935,7 +935,9 @@ static void write_failed(struct recorder *r)
 {
 	int e = r->w.err ? -r->w.err : EIO;
 	const char *hint = e == EFBIG ? "raise the file size limit, ulimit -f" :
-			   e == ENOSPC || e == EDQUOT ? "free some disk space" : "check the file system";
+			   e == ENOSPC || e == EDQUOT ? "free some disk space" :
+			   e == ENOMEM ? "compressing a chunk ran out of memory: free some" :
+			   "check the file system";
 	char what[160] = "";
 	if (r->failed)
 		return;

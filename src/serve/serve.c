@@ -7,7 +7,9 @@
  *                   chunk yet), "samples", "off_cpu" (has off-CPU data),
  *                   "live" (partial, and still being written),
  *                   "warnings" (what stax warns about the recording,
- *                   profile_warnings()), "info": view_info() JSON}
+ *                   profile_warnings(), then what the library layers
+ *                   warned about while loading and answering), "info":
+ *                   view_info() JSON}
  *   /api/top        view_top() JSON             ?tid=N
  *   /api/threads    view_threads() JSON (with off-CPU columns when the
  *                   recording has them)
@@ -40,6 +42,7 @@
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +54,7 @@
 
 #define SERVE_MAX_CONNECTIONS 64
 #define SERVE_IDLE_SECONDS 30
+#define SERVE_LIB_WARNINGS 32   /* library warnings kept for the page */
 
 /* libmicrohttpd (and the GnuTLS it brings) is opened when serve starts
  * (see load_library): linking it cost every command ~1.3 ms of start-up. */
@@ -84,7 +88,28 @@ struct server {
 	unsigned warned;         /* the kinds of warning last printed */
 	bool load_failed;        /* err is profile_load_err()'s message */
 	struct err err;
+	/* what the library layers warned about while loading and answering
+	 * (warn(), through the sink serve sets): each text once, for the
+	 * page's warnings, and on the terminal as it happens */
+	pthread_mutex_t wlock;
+	char *libwarn[SERVE_LIB_WARNINGS];
+	size_t nlibwarn;
 };
+
+static void warn_sink(void *arg, const char *msg)
+{
+	struct server *s = arg;
+	size_t i;
+	pthread_mutex_lock(&s->wlock);
+	for (i = 0; i < s->nlibwarn && strcmp(s->libwarn[i], msg); i++)
+		;
+	if (i == s->nlibwarn) {
+		warn_print(msg);
+		if (s->nlibwarn < SERVE_LIB_WARNINGS)
+			s->libwarn[s->nlibwarn++] = xstrdup(msg);
+	}
+	pthread_mutex_unlock(&s->wlock);
+}
 
 /* Load the recording when it is new or changed; false when it cannot be
  * read (the message is in s->err). */
@@ -323,6 +348,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 			fputs(i ? "," : "", out);
 			json_str(out, s->warn[i].text);
 		}
+		pthread_mutex_lock(&s->wlock);
+		for (i = 0; i < s->nlibwarn; i++) {
+			fputs(i || s->nwarn ? "," : "", out);
+			json_str(out, s->libwarn[i]);
+		}
+		pthread_mutex_unlock(&s->wlock);
 		fputs("],\"info\":", out);
 		view_info(&s->p, &f, true, out);
 		fputs("}\n", out);
@@ -384,24 +415,42 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	return reply(c, MHD_HTTP_OK, type, body, len);
 }
 
+static int run(struct server *s, struct err *e);
+
 int serve_run(const struct serve_opts *o, struct err *e)
 {
 	struct server s;
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-	struct MHD_Daemon *d;
-	sigset_t set;
-	int sig, fd, one = 1;
 	struct err le;
+	size_t i;
+	int ret;
 
 	if (load_library(MICROHTTPD_SONAME, ARRAY_SIZE(mhd_names), mhd_names, (void **)&mhd, &le))
 		return err_set(e, -1, "serve: %s (install it: apt-get install libmicrohttpd12)", le.msg);
 	memset(&s, 0, sizeof(s));
 	s.o = o;
-	if (!refresh(&s)) {
-		if (s.load_failed)
-			return err_set(e, -1, "%s", s.err.msg);
-		return err_set(e, -1, "serve: %s (record first: stax record -o %s -- CMD)", s.err.msg, o->path);
+	pthread_mutex_init(&s.wlock, NULL);
+	warn_set_sink(warn_sink, &s);
+	ret = run(&s, e);
+	warn_set_sink(NULL, NULL);
+	for (i = 0; i < s.nlibwarn; i++)
+		free(s.libwarn[i]);
+	pthread_mutex_destroy(&s.wlock);
+	return ret;
+}
+
+static int run(struct server *s, struct err *e)
+{
+	const struct serve_opts *o = s->o;
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	struct MHD_Daemon *d;
+	sigset_t set;
+	int sig, fd, one = 1;
+
+	if (!refresh(s)) {
+		if (s->load_failed)
+			return err_set(e, -1, "%s", s->err.msg);
+		return err_set(e, -1, "serve: %s (record first: stax record -o %s -- CMD)", s->err.msg, o->path);
 	}
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
@@ -416,18 +465,18 @@ int serve_run(const struct serve_opts *o, struct err *e)
 		int e2 = errno;
 		if (fd >= 0)
 			close(fd);
-		profile_release(&s.p);
+		profile_release(&s->p);
 		return err_set(e, -e2, "serve: cannot listen on 127.0.0.1:%u: %s (pick another --port, or 0 for any)",
 			     o->port, strerror(e2));
 	}
-	s.port = ntohs(sin.sin_port);
+	s->port = ntohs(sin.sin_port);
 	/* block the stop signals before the server thread starts, so only
 	 * sigwait() below sees them */
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, &s,
+	d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, s,
 			     MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
@@ -436,14 +485,14 @@ int serve_run(const struct serve_opts *o, struct err *e)
 	if (!d) {
 		int e2 = errno;
 		close(fd);
-		profile_release(&s.p);
-		return err_set(e, -1, "serve: cannot start the HTTP server on 127.0.0.1:%u: %s", s.port,
+		profile_release(&s->p);
+		return err_set(e, -1, "serve: cannot start the HTTP server on 127.0.0.1:%u: %s", s->port,
 			     strerror(e2 ? e2 : EINVAL));
 	}
-	note("serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)", o->path, s.port);
+	note("serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)", o->path, s->port);
 	sigwait(&set, &sig);
 	mhd.stop_daemon(d);
-	if (s.loaded)
-		profile_release(&s.p);
+	if (s->loaded)
+		profile_release(&s->p);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 /* 200 ms: with the time a drain takes, chunks stay under 250 ms apart */
 #define FLUSH_INTERVAL_NS (200ull * 1000 * 1000)
@@ -31,7 +32,9 @@ static int write_all(int fd, const void *p, size_t n)
 }
 
 /* Compress and write one chunk of raw records (the compressor thread, or
- * the caller when there is none). Returns 0 or -errno. */
+ * the caller when there is none). Returns 0 or -errno: a compression that
+ * fails (zstd out of memory: -ENOMEM) is a chunk that cannot be written,
+ * as on a full disk, and its writer's user ends the file the same way. */
 static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk_kind kind, uint32_t seq)
 {
 	struct store_chunk_header h;
@@ -44,7 +47,7 @@ static int write_chunk(struct store_writer *w, const struct buf *raw, enum chunk
 	buf_extend(&w->comp, sizeof(h) + bound + sizeof(sum));
 	n = ZSTD_compress2(w->cctx, w->comp.data + sizeof(h), bound, raw->data, raw->len);
 	if (ZSTD_isError(n))
-		BUG("zstd compression failed");
+		return ZSTD_getErrorCode(n) == ZSTD_error_memory_allocation ? -ENOMEM : -EIO;
 	h.magic = STORE_CHUNK_MAGIC;
 	h.kind = (uint16_t)kind;
 	h.flags = CHUNK_F_SUM;
