@@ -3,8 +3,11 @@
 #include "lib/util.h"
 #include "lib/version.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Adding a subcommand: see the checklist in cmd/cmd.h. */
 static const struct cmd commands[] = {
@@ -89,9 +92,33 @@ int cmd_help(int argc, char **argv)
 	return 0;
 }
 
+/* At exit, whichever way the command ended (a return from main, exit(),
+ * die()): what it printed to standard output must have reached it. A
+ * write error there (a full disk, /dev/full, a closed descriptor) is
+ * "stax: error: cannot write output: ..." and exit status 1, as git's
+ * run_builtin does; a reader that went away (EPIPE with SIGPIPE ignored)
+ * is no error of ours, and says nothing. The status is 1 even when the
+ * command has said why already. */
+static void close_stdout(void)
+{
+	int e = 0;
+	if (fflush(stdout) || ferror(stdout))
+		e = errno ? errno : EIO;
+	if (fclose(stdout) && !e && errno != EBADF)
+		e = errno;
+	if (!e || e == EPIPE)
+		return;
+	/* the command said so already (an exporter checks its stream) */
+	if (!error_printed())
+		fprintf(stderr, "stax: error: cannot write output: %s\n", strerror(e));
+	fflush(stderr);
+	_exit(1);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd *c;
+	atexit(close_stdout);
 	if (argc < 2) {
 		usage(stderr);
 		return 1;

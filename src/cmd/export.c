@@ -97,16 +97,11 @@ int cmd_export(int argc, char **argv)
 	}
 	if (ret)
 		error("%s", e.msg);
-	if (output) {
-		if (ret)
-			cmd_output_abort(&co);
-		else
-			cmd_output_close(&co);
-	} else if (fflush(out) || ferror(out)) {
-		if (!ret)
-			error("export: cannot write standard output: %s", strerror(errno));
-		ret = -1;
-	}
+	/* standard output is checked at exit (main.c) */
+	if (output && ret)
+		cmd_output_abort(&co);
+	else if (output)
+		cmd_output_close(&co);
 	profile_release(&p);
 	return ret ? 1 : 0;
 }

@@ -92,6 +92,13 @@ void grow_array(void **p, size_t *cap, size_t need, size_t elem)
 	*cap = n;
 }
 
+static bool errors_printed;
+
+bool error_printed(void)
+{
+	return __atomic_load_n(&errors_printed, __ATOMIC_RELAXED);
+}
+
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
 	char buf[4096];
@@ -102,6 +109,7 @@ static void vmsg(const char *prefix, const char *fmt, va_list ap)
 void die(const char *fmt, ...)
 {
 	va_list ap;
+	__atomic_store_n(&errors_printed, true, __ATOMIC_RELAXED);
 	va_start(ap, fmt);
 	vmsg("error: ", fmt, ap);
 	va_end(ap);
@@ -111,6 +119,7 @@ void die(const char *fmt, ...)
 int error(const char *fmt, ...)
 {
 	va_list ap;
+	__atomic_store_n(&errors_printed, true, __ATOMIC_RELAXED);
 	va_start(ap, fmt);
 	vmsg("error: ", fmt, ap);
 	va_end(ap);

@@ -46,6 +46,8 @@ void grow_array(void **p, size_t *cap, size_t need, size_t elem);
 void die(const char *fmt, ...) PRINTF(1, 2) __attribute__((noreturn));
 /* "stax: error: <msg>" on stderr; returns -1 for convenient `return error(..)`. */
 int error(const char *fmt, ...) PRINTF(1, 2);
+/* True once die() or error() printed an error in this process. */
+bool error_printed(void);
 /* "stax: warning: <msg>" on stderr, or to the sink the command set. */
 void warn(const char *fmt, ...) PRINTF(1, 2);
 /* Where warn() goes: by default stderr. A command that owns the screen or
