@@ -8,7 +8,7 @@
  */
 #include "symbol/symbol-private.h"
 #include "module/module.h"
-#include "unwind/cfi.h"
+#include "lib/ehframe.h"
 #include "lib/elfguard.h"
 #include "lib/util.h"
 

@@ -1,355 +1,21 @@
-/* cfi.c - parse .eh_frame / .debug_frame and run CFA programs.
+/* cfi.c - run CFA programs and DWARF expressions (cfi.h); the entries
+ * they come in are read by lib/ehframe.c.
  *
  * Every read is checked against an end pointer. Corruption returns
  * -EINVAL and records the source line and section offset in the
- * cfi_section (SQLite's CORRUPT_BKPT idea), so a caller can say where.
+ * cfi_section, so a caller can say where.
  */
 #include "unwind/cfi.h"
 
 #include <errno.h>
 #include <string.h>
 
-#define DW_EH_PE_omit 0xff
-#define DW_EH_PE_indirect 0x80
-
-static int corrupt(struct cfi_section *sec, const uint8_t *p, int line)
-{
-	if (sec) {
-		sec->err_line = line;
-		sec->err_off = (sec->data && p >= sec->data && p <= sec->data + sec->size)
-			? (size_t)(p - sec->data) : 0;
-	}
-	return -EINVAL;
-}
-#define CORRUPT(p) corrupt(sec, (p), __LINE__)
+#define CORRUPT(p) CFI_CORRUPT(sec, (p))
 
 /* Offsets from corrupt input may overflow: wrap instead of UB. */
 static inline int64_t wrap_mul(int64_t a, int64_t b)
 {
 	return (int64_t)((uint64_t)a * (uint64_t)b);
-}
-
-/* Primitive readers: each returns false when the value does not fit. */
-static bool rd_u8(const uint8_t **pp, const uint8_t *end, uint8_t *v)
-{
-	if (*pp >= end)
-		return false;
-	*v = *(*pp)++;
-	return true;
-}
-
-static bool rd_fixed(const uint8_t **pp, const uint8_t *end, size_t n, uint64_t *v)
-{
-	if ((size_t)(end - *pp) < n || *pp > end)
-		return false;
-	uint64_t x = 0;
-	for (size_t i = 0; i < n; i++)
-		x |= (uint64_t)(*pp)[i] << (8 * i);
-	*pp += n;
-	*v = x;
-	return true;
-}
-
-static bool rd_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *v)
-{
-	uint64_t x = 0;
-	unsigned shift = 0;
-	const uint8_t *p = *pp;
-	for (;;) {
-		if (p >= end)
-			return false;
-		uint8_t b = *p++;
-		if (shift < 64)
-			x |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			break;
-		if (shift > 70)
-			return false;
-	}
-	*pp = p;
-	*v = x;
-	return true;
-}
-
-static bool rd_sleb(const uint8_t **pp, const uint8_t *end, int64_t *v)
-{
-	uint64_t x = 0;
-	unsigned shift = 0;
-	uint8_t b;
-	const uint8_t *p = *pp;
-	do {
-		if (p >= end)
-			return false;
-		b = *p++;
-		if (shift < 64)
-			x |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (shift > 70)
-			return false;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		x |= ~0ull << shift;
-	*pp = p;
-	*v = (int64_t)x;
-	return true;
-}
-
-static uint64_t field_vaddr(const struct cfi_section *sec, const uint8_t *p)
-{
-	if (sec && sec->data && p >= sec->data && p <= sec->data + sec->size)
-		return sec->vaddr + (uint64_t)(p - sec->data);
-	return 0;
-}
-
-int cfi_read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
-		     uint64_t field_addr, const struct cfi_section *sec,
-		     uint64_t *out)
-{
-	const uint8_t *p = *pp;
-	uint64_t v;
-	int64_t s;
-
-	if (enc == DW_EH_PE_omit || (enc & DW_EH_PE_indirect))
-		return -EINVAL;
-	switch (enc & 0x0f) {
-	case 0x00: /* absptr */
-		if (!rd_fixed(&p, end, 8, &v)) return -EINVAL;
-		break;
-	case 0x01: if (!rd_uleb(&p, end, &v)) return -EINVAL; break;
-	case 0x02: if (!rd_fixed(&p, end, 2, &v)) return -EINVAL; break;
-	case 0x03: if (!rd_fixed(&p, end, 4, &v)) return -EINVAL; break;
-	case 0x04: if (!rd_fixed(&p, end, 8, &v)) return -EINVAL; break;
-	case 0x09: if (!rd_sleb(&p, end, &s)) return -EINVAL; v = (uint64_t)s; break;
-	case 0x0a: if (!rd_fixed(&p, end, 2, &v)) return -EINVAL; v = (uint64_t)(int64_t)(int16_t)v; break;
-	case 0x0b: if (!rd_fixed(&p, end, 4, &v)) return -EINVAL; v = (uint64_t)(int64_t)(int32_t)v; break;
-	case 0x0c: if (!rd_fixed(&p, end, 8, &v)) return -EINVAL; break;
-	default:
-		return -EINVAL;
-	}
-	switch (enc & 0x70) {
-	case 0x00: break;
-	case 0x10: v += field_addr; break;                      /* pcrel */
-	case 0x20: v += sec ? sec->textrel : 0; break;          /* textrel */
-	case 0x30: v += sec ? sec->datarel : 0; break;          /* datarel */
-	case 0x40: break;                                       /* funcrel: LSDA only */
-	case 0x50: break;                                       /* aligned */
-	default:
-		return -EINVAL;
-	}
-	*pp = p;
-	*out = v;
-	return 0;
-}
-
-/* Skip an encoded pointer without applying it (personality routines may
- * be indirect). */
-static bool skip_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc)
-{
-	uint64_t v;
-	if (enc == DW_EH_PE_omit)
-		return true;
-	return cfi_read_encoded(pp, end, enc & 0x0f, 0, NULL, &v) == 0;
-}
-
-/* Reads the initial length; sets *entry_end and *is64. Returns 0 at a
- * terminator, 1 for an entry, -EINVAL on corruption. */
-static int read_length(struct cfi_section *sec, const uint8_t **pp,
-		       const uint8_t **entry_end, bool *is64)
-{
-	const uint8_t *end = sec->data + sec->size;
-	const uint8_t *p = *pp;
-	uint64_t len;
-
-	if (!rd_fixed(&p, end, 4, &len))
-		return CORRUPT(p);
-	*is64 = false;
-	if (len == 0xffffffffu) {
-		if (!rd_fixed(&p, end, 8, &len))
-			return CORRUPT(p);
-		*is64 = true;
-	}
-	if (len == 0)
-		return 0;
-	if (len > (uint64_t)(end - p))
-		return CORRUPT(*pp);
-	*entry_end = p + len;
-	*pp = p;
-	return 1;
-}
-
-static int parse_cie_body(struct cfi_section *sec, size_t off, const uint8_t *p,
-			  const uint8_t *end, struct cfi_cie *cie)
-{
-	uint8_t u8;
-	uint64_t u;
-	int64_t s;
-
-	memset(cie, 0, sizeof(*cie));
-	cie->off = off;
-	cie->addr_size = 8;
-	cie->fde_enc = 0; /* absptr */
-	cie->lsda_enc = DW_EH_PE_omit;
-	if (!rd_u8(&p, end, &cie->version))
-		return CORRUPT(p);
-	if (cie->version != 1 && cie->version != 3 && cie->version != 4)
-		return CORRUPT(p - 1);
-	const char *aug = (const char *)p;
-	const uint8_t *nul = memchr(p, 0, (size_t)(end - p));
-	if (!nul)
-		return CORRUPT(p);
-	p = nul + 1;
-	if (cie->version >= 4) {
-		uint8_t seg;
-		if (!rd_u8(&p, end, &cie->addr_size) || !rd_u8(&p, end, &seg))
-			return CORRUPT(p);
-		if (cie->addr_size != 8 && cie->addr_size != 4)
-			return CORRUPT(p - 2);
-		if (seg != 0)
-			return CORRUPT(p - 1);
-	}
-	if (!rd_uleb(&p, end, &cie->code_align) || !rd_sleb(&p, end, &cie->data_align))
-		return CORRUPT(p);
-	if (cie->version == 1) {
-		if (!rd_u8(&p, end, &u8))
-			return CORRUPT(p);
-		cie->ra_reg = u8;
-	} else {
-		if (!rd_uleb(&p, end, &u))
-			return CORRUPT(p);
-		cie->ra_reg = u > 255 ? 255 : (unsigned)u;
-	}
-	if (cie->addr_size == 4)
-		cie->fde_enc = 0x03;
-	if (aug[0] == 'z') {
-		if (!rd_uleb(&p, end, &u) || u > (uint64_t)(end - p))
-			return CORRUPT(p);
-		const uint8_t *aend = p + u;
-		cie->has_aug_data = true;
-		for (const char *a = aug + 1; *a; a++) {
-			switch (*a) {
-			case 'R':
-				if (!rd_u8(&p, aend, &cie->fde_enc))
-					return CORRUPT(p);
-				break;
-			case 'L':
-				if (!rd_u8(&p, aend, &cie->lsda_enc))
-					return CORRUPT(p);
-				break;
-			case 'P':
-				if (!rd_u8(&p, aend, &u8) || !skip_encoded(&p, aend, u8))
-					return CORRUPT(p);
-				break;
-			case 'S':
-				cie->signal = true;
-				break;
-			case 'B': /* aarch64 b-key */
-			case 'G': /* MTE tagged frames */
-				break;
-			default:
-				/* Unknown letter: 'z' tells us the length, so the
-				 * instructions are still reachable. */
-				goto aug_done;
-			}
-		}
-	aug_done:
-		p = aend;
-	} else if (aug[0] != 0) {
-		if (strcmp(aug, "eh") == 0) {
-			if (!rd_fixed(&p, end, cie->addr_size, &u))
-				return CORRUPT(p);
-		} else {
-			return CORRUPT((const uint8_t *)aug);
-		}
-	}
-	(void)s;
-	cie->insn = p;
-	cie->insn_end = end;
-	return 0;
-}
-
-int cfi_parse_cie(struct cfi_section *sec, size_t off, struct cfi_cie *cie)
-{
-	const uint8_t *p, *entry_end;
-	bool is64;
-	uint64_t id;
-	int r;
-
-	if (off >= sec->size)
-		return CORRUPT(sec->data + sec->size);
-	p = sec->data + off;
-	r = read_length(sec, &p, &entry_end, &is64);
-	if (r <= 0)
-		return r < 0 ? r : CORRUPT(p);
-	if (!rd_fixed(&p, entry_end, is64 ? 8 : 4, &id))
-		return CORRUPT(p);
-	if (sec->is_eh ? id != 0 : id != (is64 ? ~0ull : 0xffffffffull))
-		return CORRUPT(p);
-	return parse_cie_body(sec, off, p, entry_end, cie);
-}
-
-int cfi_parse_entry(struct cfi_section *sec, size_t off, size_t *next,
-		    struct cfi_cie *cie, struct cfi_fde *fde)
-{
-	const uint8_t *p, *entry_end, *id_at;
-	bool is64;
-	uint64_t id;
-	int r;
-
-	if (off >= sec->size)
-		return 0;
-	p = sec->data + off;
-	r = read_length(sec, &p, &entry_end, &is64);
-	if (r <= 0)
-		return r;
-	*next = (size_t)(entry_end - sec->data);
-	id_at = p;
-	if (!rd_fixed(&p, entry_end, is64 ? 8 : 4, &id))
-		return CORRUPT(p);
-	bool is_cie = sec->is_eh ? id == 0 : id == (is64 ? ~0ull : 0xffffffffull);
-	if (is_cie) {
-		r = parse_cie_body(sec, off, p, entry_end, cie);
-		return r < 0 ? r : 1;
-	}
-
-	size_t cie_off;
-	if (sec->is_eh) {
-		if (id > (uint64_t)(id_at - sec->data))
-			return CORRUPT(id_at);
-		cie_off = (size_t)(id_at - sec->data) - id;
-	} else {
-		if (id >= sec->size)
-			return CORRUPT(id_at);
-		cie_off = id;
-	}
-	if (!cie->insn || cie->off != cie_off) {
-		r = cfi_parse_cie(sec, cie_off, cie);
-		if (r < 0)
-			return r;
-	}
-	memset(fde, 0, sizeof(*fde));
-	fde->off = off;
-	fde->cie_off = cie_off;
-	uint64_t range;
-	uint8_t enc = sec->is_eh ? cie->fde_enc : (cie->addr_size == 4 ? 0x03 : 0x00);
-	if (cfi_read_encoded(&p, entry_end, enc, field_vaddr(sec, p), sec, &fde->pc_begin) < 0)
-		return CORRUPT(p);
-	if (cfi_read_encoded(&p, entry_end, enc & 0x0f, 0, sec, &range) < 0)
-		return CORRUPT(p);
-	if (cie->addr_size == 4)
-		range &= 0xffffffffu;
-	fde->pc_end = fde->pc_begin + range;
-	if (fde->pc_end < fde->pc_begin)
-		return CORRUPT(p);
-	if (cie->has_aug_data) {
-		uint64_t alen;
-		if (!rd_uleb(&p, entry_end, &alen) || alen > (uint64_t)(entry_end - p))
-			return CORRUPT(p);
-		p += alen;
-	}
-	fde->insn = p;
-	fde->insn_end = entry_end;
-	return 2;
 }
 
 /* ---- the CFA program interpreter ---- */
@@ -421,7 +87,7 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 			adv = lo * cie->code_align;
 			advance = true;
 		} else if (hi == 0x80) {
-			if (!rd_uleb(&p, end, &u))
+			if (!cfi_rd_uleb(&p, end, &u))
 				return CORRUPT(at);
 			struct cfi_rule *x = reg_rule(r, lo);
 			x->kind = CFI_R_OFFSET;
@@ -440,7 +106,7 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 			case 0x01: { /* set_loc */
 				uint8_t enc = sec && sec->is_eh ? cie->fde_enc : 0;
 				uint64_t loc;
-				if (cfi_read_encoded(&p, end, enc, field_vaddr(sec, p), sec, &loc) < 0)
+				if (cfi_read_encoded(&p, end, enc, cfi_field_vaddr(sec, p), sec, &loc) < 0)
 					return CORRUPT(at);
 				if (loc < r->row.loc)
 					return CORRUPT(at);
@@ -451,45 +117,45 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 				continue;
 			}
 			case 0x02:
-				if (!rd_fixed(&p, end, 1, &u)) return CORRUPT(at);
+				if (!cfi_rd_fixed(&p, end, 1, &u)) return CORRUPT(at);
 				adv = u * cie->code_align; advance = true;
 				break;
 			case 0x03:
-				if (!rd_fixed(&p, end, 2, &u)) return CORRUPT(at);
+				if (!cfi_rd_fixed(&p, end, 2, &u)) return CORRUPT(at);
 				adv = u * cie->code_align; advance = true;
 				break;
 			case 0x04:
-				if (!rd_fixed(&p, end, 4, &u)) return CORRUPT(at);
+				if (!cfi_rd_fixed(&p, end, 4, &u)) return CORRUPT(at);
 				adv = u * cie->code_align; advance = true;
 				break;
 			case 0x1d: /* MIPS_advance_loc8 */
-				if (!rd_fixed(&p, end, 8, &u)) return CORRUPT(at);
+				if (!cfi_rd_fixed(&p, end, 8, &u)) return CORRUPT(at);
 				adv = u * cie->code_align; advance = true;
 				break;
 			case 0x05: /* offset_extended */
-				if (!rd_uleb(&p, end, &reg) || !rd_uleb(&p, end, &u))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_uleb(&p, end, &u))
 					return CORRUPT(at);
 				reg_rule(r, reg)->kind = CFI_R_OFFSET;
 				reg_rule(r, reg)->off = wrap_mul((int64_t)u, cie->data_align);
 				continue;
 			case 0x06: /* restore_extended */
-				if (in_cie || !rd_uleb(&p, end, &reg))
+				if (in_cie || !cfi_rd_uleb(&p, end, &reg))
 					return CORRUPT(at);
 				if (reg < CFI_NREGS)
 					r->row.reg[reg] = r->init.reg[reg];
 				continue;
 			case 0x07: /* undefined */
-				if (!rd_uleb(&p, end, &reg))
+				if (!cfi_rd_uleb(&p, end, &reg))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_UNDEF };
 				continue;
 			case 0x08: /* same_value */
-				if (!rd_uleb(&p, end, &reg))
+				if (!cfi_rd_uleb(&p, end, &reg))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_SAME };
 				continue;
 			case 0x09: /* register */
-				if (!rd_uleb(&p, end, &reg) || !rd_uleb(&p, end, &reg2))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_uleb(&p, end, &reg2))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_REG,
 					.reg = reg2 > 255 ? 255 : (uint8_t)reg2 };
@@ -508,24 +174,24 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 				continue;
 			}
 			case 0x0c: /* def_cfa */
-				if (!rd_uleb(&p, end, &reg) || !rd_uleb(&p, end, &u))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_uleb(&p, end, &u))
 					return CORRUPT(at);
 				r->row.cfa_kind = CFI_CFA_REG_OFF;
 				r->row.cfa_reg = reg > 255 ? 255 : (uint8_t)reg;
 				r->row.cfa_off = (int64_t)u;
 				continue;
 			case 0x0d: /* def_cfa_register */
-				if (!rd_uleb(&p, end, &reg) || r->row.cfa_kind != CFI_CFA_REG_OFF)
+				if (!cfi_rd_uleb(&p, end, &reg) || r->row.cfa_kind != CFI_CFA_REG_OFF)
 					return CORRUPT(at);
 				r->row.cfa_reg = reg > 255 ? 255 : (uint8_t)reg;
 				continue;
 			case 0x0e: /* def_cfa_offset */
-				if (!rd_uleb(&p, end, &u) || r->row.cfa_kind != CFI_CFA_REG_OFF)
+				if (!cfi_rd_uleb(&p, end, &u) || r->row.cfa_kind != CFI_CFA_REG_OFF)
 					return CORRUPT(at);
 				r->row.cfa_off = (int64_t)u;
 				continue;
 			case 0x0f: /* def_cfa_expression */
-				if (!rd_uleb(&p, end, &u) || u > (uint64_t)(end - p))
+				if (!cfi_rd_uleb(&p, end, &u) || u > (uint64_t)(end - p))
 					return CORRUPT(at);
 				r->row.cfa_kind = CFI_CFA_EXPR;
 				r->row.cfa_expr = p;
@@ -534,7 +200,7 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 				continue;
 			case 0x10: /* expression */
 			case 0x16: /* val_expression */
-				if (!rd_uleb(&p, end, &reg) || !rd_uleb(&p, end, &u) ||
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_uleb(&p, end, &u) ||
 				    u > (uint64_t)(end - p))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){
@@ -543,41 +209,41 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 				p += u;
 				continue;
 			case 0x11: /* offset_extended_sf */
-				if (!rd_uleb(&p, end, &reg) || !rd_sleb(&p, end, &s))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_sleb(&p, end, &s))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_OFFSET,
 					.off = wrap_mul(s, cie->data_align) };
 				continue;
 			case 0x12: /* def_cfa_sf */
-				if (!rd_uleb(&p, end, &reg) || !rd_sleb(&p, end, &s))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_sleb(&p, end, &s))
 					return CORRUPT(at);
 				r->row.cfa_kind = CFI_CFA_REG_OFF;
 				r->row.cfa_reg = reg > 255 ? 255 : (uint8_t)reg;
 				r->row.cfa_off = wrap_mul(s, cie->data_align);
 				continue;
 			case 0x13: /* def_cfa_offset_sf */
-				if (!rd_sleb(&p, end, &s) || r->row.cfa_kind != CFI_CFA_REG_OFF)
+				if (!cfi_rd_sleb(&p, end, &s) || r->row.cfa_kind != CFI_CFA_REG_OFF)
 					return CORRUPT(at);
 				r->row.cfa_off = wrap_mul(s, cie->data_align);
 				continue;
 			case 0x14: /* val_offset */
-				if (!rd_uleb(&p, end, &reg) || !rd_uleb(&p, end, &u))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_uleb(&p, end, &u))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_VAL_OFFSET,
 					.off = wrap_mul((int64_t)u, cie->data_align) };
 				continue;
 			case 0x15: /* val_offset_sf */
-				if (!rd_uleb(&p, end, &reg) || !rd_sleb(&p, end, &s))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_sleb(&p, end, &s))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_VAL_OFFSET,
 					.off = wrap_mul(s, cie->data_align) };
 				continue;
 			case 0x2e: /* GNU_args_size */
-				if (!rd_uleb(&p, end, &u))
+				if (!cfi_rd_uleb(&p, end, &u))
 					return CORRUPT(at);
 				continue;
 			case 0x2f: /* GNU_negative_offset_extended */
-				if (!rd_uleb(&p, end, &reg) || !rd_uleb(&p, end, &u))
+				if (!cfi_rd_uleb(&p, end, &reg) || !cfi_rd_uleb(&p, end, &u))
 					return CORRUPT(at);
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_OFFSET,
 					.off = wrap_mul((int64_t)(0 - u), cie->data_align) };
@@ -674,7 +340,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 		}
 		if (op >= 0x70 && op <= 0x8f) { /* breg */
 			unsigned reg = op - 0x70;
-			if (!rd_sleb(&p, end, &s))
+			if (!cfi_rd_sleb(&p, end, &s))
 				return -EINVAL;
 			if (reg >= 32 || !(valid & (1u << reg)))
 				return -EFAULT;
@@ -682,21 +348,21 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 			continue;
 		}
 		switch (op) {
-		case 0x03: if (!rd_fixed(&p, end, 8, &u)) return -EINVAL; PUSH(u); break;
-		case 0x08: if (!rd_fixed(&p, end, 1, &u)) return -EINVAL; PUSH(u); break;
-		case 0x09: if (!rd_fixed(&p, end, 1, &u)) return -EINVAL; PUSH((uint64_t)(int8_t)u); break;
-		case 0x0a: if (!rd_fixed(&p, end, 2, &u)) return -EINVAL; PUSH(u); break;
-		case 0x0b: if (!rd_fixed(&p, end, 2, &u)) return -EINVAL; PUSH((uint64_t)(int16_t)u); break;
-		case 0x0c: if (!rd_fixed(&p, end, 4, &u)) return -EINVAL; PUSH(u); break;
-		case 0x0d: if (!rd_fixed(&p, end, 4, &u)) return -EINVAL; PUSH((uint64_t)(int32_t)u); break;
-		case 0x0e: case 0x0f: if (!rd_fixed(&p, end, 8, &u)) return -EINVAL; PUSH(u); break;
-		case 0x10: if (!rd_uleb(&p, end, &u)) return -EINVAL; PUSH(u); break;
-		case 0x11: if (!rd_sleb(&p, end, &s)) return -EINVAL; PUSH((uint64_t)s); break;
+		case 0x03: if (!cfi_rd_fixed(&p, end, 8, &u)) return -EINVAL; PUSH(u); break;
+		case 0x08: if (!cfi_rd_fixed(&p, end, 1, &u)) return -EINVAL; PUSH(u); break;
+		case 0x09: if (!cfi_rd_fixed(&p, end, 1, &u)) return -EINVAL; PUSH((uint64_t)(int8_t)u); break;
+		case 0x0a: if (!cfi_rd_fixed(&p, end, 2, &u)) return -EINVAL; PUSH(u); break;
+		case 0x0b: if (!cfi_rd_fixed(&p, end, 2, &u)) return -EINVAL; PUSH((uint64_t)(int16_t)u); break;
+		case 0x0c: if (!cfi_rd_fixed(&p, end, 4, &u)) return -EINVAL; PUSH(u); break;
+		case 0x0d: if (!cfi_rd_fixed(&p, end, 4, &u)) return -EINVAL; PUSH((uint64_t)(int32_t)u); break;
+		case 0x0e: case 0x0f: if (!cfi_rd_fixed(&p, end, 8, &u)) return -EINVAL; PUSH(u); break;
+		case 0x10: if (!cfi_rd_uleb(&p, end, &u)) return -EINVAL; PUSH(u); break;
+		case 0x11: if (!cfi_rd_sleb(&p, end, &s)) return -EINVAL; PUSH((uint64_t)s); break;
 		case 0x12: NEED(1); PUSH(st[sp - 1]); break;
 		case 0x13: NEED(1); sp--; break;
 		case 0x14: NEED(2); PUSH(st[sp - 2]); break;
 		case 0x15:
-			if (!rd_fixed(&p, end, 1, &u)) return -EINVAL;
+			if (!cfi_rd_fixed(&p, end, 1, &u)) return -EINVAL;
 			NEED((int)u + 1); PUSH(st[sp - 1 - (int)u]);
 			break;
 		case 0x16: NEED(2); a = st[sp - 1]; st[sp - 1] = st[sp - 2]; st[sp - 2] = a; break;
@@ -708,7 +374,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 				return -EFAULT;
 			break;
 		case 0x94: /* deref_size */
-			if (!rd_fixed(&p, end, 1, &u) || u == 0 || u > 8) return -EINVAL;
+			if (!cfi_rd_fixed(&p, end, 1, &u) || u == 0 || u > 8) return -EINVAL;
 			NEED(1);
 			if (!read(arg, st[sp - 1], &a))
 				return -EFAULT;
@@ -718,7 +384,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 		case 0x1f: NEED(1); st[sp - 1] = -st[sp - 1]; break;
 		case 0x20: NEED(1); st[sp - 1] = ~st[sp - 1]; break;
 		case 0x23:
-			if (!rd_uleb(&p, end, &u)) return -EINVAL;
+			if (!cfi_rd_uleb(&p, end, &u)) return -EINVAL;
 			NEED(1); st[sp - 1] += u;
 			break;
 		case 0x1a: case 0x1b: case 0x1c: case 0x1d: case 0x1e: case 0x21:
@@ -753,7 +419,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 			break;
 		case 0x28: /* bra */
 		case 0x2f: { /* skip */
-			if (!rd_fixed(&p, end, 2, &u)) return -EINVAL;
+			if (!cfi_rd_fixed(&p, end, 2, &u)) return -EINVAL;
 			int16_t d = (int16_t)u;
 			bool take = true;
 			if (op == 0x28) {
@@ -769,7 +435,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 			break;
 		}
 		case 0x92: /* bregx */
-			if (!rd_uleb(&p, end, &u) || !rd_sleb(&p, end, &s)) return -EINVAL;
+			if (!cfi_rd_uleb(&p, end, &u) || !cfi_rd_sleb(&p, end, &s)) return -EINVAL;
 			if (u >= 32 || !(valid & (1u << u)))
 				return -EFAULT;
 			PUSH(regs[u] + (uint64_t)s);

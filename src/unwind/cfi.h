@@ -12,6 +12,8 @@
 #ifndef STAX_UNWIND_CFI_H
 #define STAX_UNWIND_CFI_H
 
+#include "lib/ehframe.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,39 +21,6 @@
 /* Registers the interpreter tracks: DWARF 0..16 on x86-64 (rax..r15, rip).
  * Rules for higher columns (xmm, st, ...) are parsed and ignored. */
 #define CFI_NREGS 17
-
-struct cfi_section {
-	const uint8_t *data;
-	size_t size;
-	uint64_t vaddr;       /* sh_addr of the section: base for pcrel */
-	uint64_t datarel;     /* .eh_frame_hdr address (datarel base), or 0 */
-	uint64_t textrel;     /* .text address (textrel base), or 0 */
-	bool is_eh;           /* .eh_frame (true) or .debug_frame (false) */
-	/* Where parsing failed (set on -EINVAL). */
-	int err_line;
-	size_t err_off;
-};
-
-struct cfi_cie {
-	size_t off;                 /* section offset of the CIE */
-	uint64_t code_align;
-	int64_t data_align;
-	unsigned ra_reg;
-	uint8_t version;
-	uint8_t fde_enc;            /* 'R' pointer encoding (absptr by default) */
-	uint8_t lsda_enc;           /* 'L' */
-	uint8_t addr_size;
-	bool has_aug_data;          /* 'z' */
-	bool signal;                /* 'S': the FDEs describe signal frames */
-	const uint8_t *insn, *insn_end;
-};
-
-struct cfi_fde {
-	size_t off;                 /* section offset of the FDE */
-	size_t cie_off;
-	uint64_t pc_begin, pc_end;
-	const uint8_t *insn, *insn_end;
-};
 
 enum cfi_rule_kind {
 	CFI_R_UNSPEC = 0,   /* not mentioned: ABI default */
@@ -84,17 +53,6 @@ struct cfi_row {
 	struct cfi_rule reg[CFI_NREGS];
 };
 
-/* Parse the entry (CIE or FDE) at section offset off. On success sets
- * *next to the offset of the following entry and returns 1 for a CIE
- * (filled into *cie), 2 for an FDE (*fde filled, its CIE in *cie), 0 at
- * the end of the section (terminator or exact end). Returns -EINVAL on
- * corruption (sec->err_line/err_off say where). */
-int cfi_parse_entry(struct cfi_section *sec, size_t off, size_t *next,
-		    struct cfi_cie *cie, struct cfi_fde *fde);
-
-/* Parse the CIE at offset off. */
-int cfi_parse_cie(struct cfi_section *sec, size_t off, struct cfi_cie *cie);
-
 /* Run the CIE's and the FDE's instructions. When emit is non-NULL it is
  * called with every row in address order (row->loc..row->end, the last one
  * ending at pc_end); a non-zero return from emit stops the run and is
@@ -119,12 +77,5 @@ typedef bool (*cfi_read_fn)(void *arg, uint64_t addr, uint64_t *val);
 int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 		  uint32_t valid, bool push_cfa, uint64_t cfa,
 		  cfi_read_fn read, void *arg, uint64_t *out);
-
-/* Read an encoded pointer (DW_EH_PE_*) at *pp (< end); field_addr is the
- * address of the field for pcrel. Advances *pp. Returns 0 or -EINVAL;
- * indirect pointers are refused (there is no process memory here). */
-int cfi_read_encoded(const uint8_t **pp, const uint8_t *end, uint8_t enc,
-		     uint64_t field_addr, const struct cfi_section *sec,
-		     uint64_t *out);
 
 #endif

@@ -1,5 +1,6 @@
 /* roots.c - the list of root and stack-switch functions (roots.h). */
 #include "unwind/roots.h"
+#include "unwind/unwind.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -66,4 +67,10 @@ enum root_kind roots_kind(const char *name, size_t len)
 		if (strlen(known[i].name) == len && !memcmp(known[i].name, name, len))
 			return known[i].kind;
 	return ROOT_K_NONE;
+}
+
+bool unwind_is_root_name(const char *name)
+{
+	enum root_kind k = roots_kind(name, SIZE_MAX);
+	return k == ROOT_K_ROOT || k == ROOT_K_CONTEXT;
 }

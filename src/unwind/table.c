@@ -885,9 +885,10 @@ struct utable *utable_build(struct module *m)
 	r = nsecs ? utable_compile(t, secs, nsecs) : -ENOENT;
 	if (t->err == -EINVAL || r == -EINVAL) {
 		int s = t->err_sec < nsecs ? t->err_sec : 0;
-		warn("bad CFI in %s: %s at offset %#zx (unwind/cfi.c:%d); "
+		const char *f = secs[s].err_file ? secs[s].err_file : "?";
+		warn("bad CFI in %s: %s at offset %#zx (%s:%d); "
 		     "frames there fall back to frame pointers", path, secname[s],
-		     secs[s].err_off, secs[s].err_line);
+		     secs[s].err_off, strncmp(f, "src/", 4) ? f : f + 4, secs[s].err_line);
 	}
 	if (t->nrows) {
 		bool later = t->nfde > t->nfde_sec[0];

@@ -161,6 +161,12 @@ struct unwind_stats {
 };
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 
+/* True when name (a symbol as the ELF file spells it) is a function where
+ * stacks begin, by the list the unwinder's verdicts use (roots.h): main
+ * and the libc frames that call it, thread and process starts, each
+ * runtime's own, where a makecontext() stack begins. */
+bool unwind_is_root_name(const char *name);
+
 const char *unwind_quality_name(enum unwind_quality q);
 const char *unwind_method_name(enum unwind_method m);
 /* A short phrase for a stop reason ("beyond the stack copy", ...). */

@@ -1,6 +1,6 @@
 #include "view/view.h"
 #include "lib/util.h"
-#include "unwind/roots.h"
+#include "unwind/unwind.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -8,18 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Functions where a stack counts as having reached its root: main (or
- * the libc frames that call it, since Debian's libc has no frame pointers
- * and a chain may end there), thread and process start functions, and
- * each runtime's own (runtime.goexit, ...), and where a makecontext()
- * context's stack begins (__start_context). The list is unwind/roots.c's,
- * which the unwinder uses for its verdicts; bench/roots.awk copies it. */
-bool view_is_root_name(const char *name)
-{
-	enum root_kind k = roots_kind(name, SIZE_MAX);
-	return k == ROOT_K_ROOT || k == ROOT_K_CONTEXT;
-}
 
 /* The kernel keeps the first 15 bytes of a name (TASK_COMM_LEN 16). */
 #define COMM_MAX 15

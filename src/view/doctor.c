@@ -400,7 +400,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 			lost |= (nd->flags & NODE_F_LOST) != 0; /* a damaged chunk cut the stack */
 			if (!fn)
 				continue;
-			if (fn->known && view_is_root_name(fn->name))
+			if (fn->known && unwind_is_root_name(fn->name))
 				root = true;
 			m = mod_get(&mods, &nmods, &modcap, fn->module);
 			if (!m->mapping)

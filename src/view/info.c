@@ -230,7 +230,7 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 			cut |= (nd->flags & NODE_F_LOST) != 0;
 			if (!fn)
 				continue;
-			if (fn->known && view_is_root_name(fn->name))
+			if (fn->known && unwind_is_root_name(fn->name))
 				root = true;
 			m = module_row(&mods, &nmods, &modcap, fn->module);
 			m->frames++;

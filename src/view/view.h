@@ -21,9 +21,6 @@ struct view_filter {
 };
 
 bool view_keep(const struct profile *p, const struct view_filter *f, const struct rec_sample *s);
-/* Is name a function where a stack has reached its root (main, _start,
- * start_thread, clone3, Py_BytesMain, ...)? */
-bool view_is_root_name(const char *name);
 bool view_keep_offcpu(const struct profile *p, const struct view_filter *f, const struct rec_offcpu *o);
 
 struct top_opts {
