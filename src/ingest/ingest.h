@@ -16,6 +16,7 @@
 #include "state/state.h"
 #include "store/stacks.h"
 #include "store/writer.h"
+#include "lib/hash.h"
 #include "unwind/unwind.h"
 
 #include <stdbool.h>
@@ -54,21 +55,10 @@ struct offcpu_pending {
  * records carry it; the ingester honours it only when live. */
 #define QUEUE_MISC_TRIMMED (1u << 11)
 
-struct ingest {
-	struct store_writer *w;
-	struct state st;
-	struct stack_table stacks;
-	struct unwinder *unwinder;     /* NULL: use the kernel's chain as is */
-	enum unwind_mode mode;
-	uint64_t samples, lost, lost_samples, throttles, unthrottles;
-	uint64_t trimmed;              /* samples marked SAMPLE_Q_TRIMMED (live only) */
-	uint64_t unknown_records, bad_records;
-	uint64_t quality[4], method[3];
-	uint64_t max_stack;            /* the events' sample_max_stack (0: unknown) */
-	uint64_t chains_capped;        /* samples whose kernel chain hit max_stack */
-	uint64_t first_time, last_time;
-	/* off-CPU: samples of these event ids are switch-outs, not samples */
-	bool offcpu;
+/* Off-CPU intervals and their wakers (offcpu.c). */
+struct ingest_offcpu {
+	/* samples of these event ids are switch-outs, not samples */
+	bool on;
 	struct hmap switch_ids;
 	/* wakers: samples of these ids are sched_waking tracepoint hits, the
 	 * woken thread's pid and common_flags at these raw offsets */
@@ -81,11 +71,7 @@ struct ingest {
 	size_t ncomms, commcap;
 	uint32_t wake_flags_off, wake_pid_off;
 	uint64_t wakes, wakes_kept;
-	/* switch-out stacks read on from the process past the kernel's
-	 * copy, and attempts given up (the thread had run again) */
-	uint8_t *xstack, *xcheck;
-	uint64_t stack_reads, stack_reads_stale;
-	struct offcpu_pending *pend;
+	struct offcpu_pending *pend;   /* threads off the CPU, or that were */
 	size_t npend, pendcap;
 	struct hmap pend_index;        /* tid -> index in pend */
 	struct hmap kreason;           /* kernel address -> reason + 1 */
@@ -94,24 +80,58 @@ struct ingest {
 	 * or OFFCPU_OTHER (says neither), named by usyms */
 	struct hmap ureason;
 	struct sym_session *usyms;
-	/* a session already holding the modules' symbols and DWARF (opened
-	 * on another thread while reading): ingest_put_symbols uses it and
-	 * frees it; NULL: it opens its own */
-	struct sym_session *symbols_session;
-	uint64_t offcpu_intervals, offcpu_ns;
-	uint32_t cur_pid;
-	/* JIT code: bytes of anonymous executable mappings, read from the
-	 * live process (recorder) to recognise generated code; jit_* count
-	 * samples and frames unwound by the rules for code without CFI. */
-	bool live;                     /* processes can be read: set by the recorder */
-	bool no_read_stack;            /* never read stacks beyond their copy */
-	/* names and mappings read from /proc when their records were lost
-	 * (recover.h); recover.on is set by the recorder */
-	struct recover recover;
+	uint64_t intervals, ns;        /* intervals written, their time */
+};
+
+/* JIT code (jit.c): bytes of anonymous executable mappings, read from the
+ * live process (recorder) to recognise generated code; its jitdump
+ * unwind tables; its symbol files, read while they exist. */
+struct ingest_jit {
 	struct hmap code_index;        /* mapping id -> index in code + 1 */
 	struct ingest_code { uint8_t *bytes; size_t len; } *code;
 	size_t ncode, codecap;
-	uint64_t jit_samples, jit_frames;
+	/* samples and frames unwound by the rules for code without CFI */
+	uint64_t samples, frames;
+	/* jitdump files mapped by the processes (their marker mmap), with
+	 * the unwind tables of their UNWINDING_INFO records */
+	struct ingest_jitdump {
+		uint32_t pid;
+		char *path;
+		struct jit_cfi *cfi;
+		size_t off;              /* parsed up to here */
+		uint64_t size, checked;  /* file size at the last read; when checked */
+		bool warned;
+	} *dumps;
+	size_t ndumps, dumpcap;
+	/* JIT symbol files (/tmp/perf-PID.map, jitdumps) of processes with
+	 * anonymous executable memory, read while they grow during a live
+	 * recording (ingest_poll_jit): a file the program deletes before the
+	 * recording stops still names its code. */
+	struct ingest_jitfile {
+		uint32_t pid;
+		bool dump;               /* a jitdump, else a perf map */
+		long uid;                /* the process's user (-1 not known yet) */
+		char *path;
+		uint8_t *data;           /* the bytes read so far */
+		size_t len, cap;
+		/* its process has exited and what the file held was read:
+		 * not polled again (noted again if the pid comes back) */
+		bool done;
+		/* while the file is not there, polled every gap ns (doubling
+		 * from JIT_POLL_NS to JIT_POLL_MAX_NS), from sample time next */
+		uint64_t next, gap;
+	} *files;
+	size_t nfiles, filecap;
+	uint64_t polled;               /* sample time of the last poll */
+};
+
+/* The user stack beyond the kernel's copy (ustack.c): what is read on
+ * from the live process, and the outermost frames of each thread. */
+struct ingest_ustack {
+	/* switch-out stacks read on from the process past the kernel's
+	 * copy, and attempts given up (the thread had run again) */
+	uint8_t *xstack, *xcheck;
+	uint64_t stack_reads, stack_reads_stale;
 	/* on-CPU stacks deeper than their copy: the rest read from the
 	 * process, or not, as the thread's stack had moved on
 	 * (unwind_result.deep); stacks cut where the copy ended whose
@@ -131,46 +151,50 @@ struct ingest {
 				* its root: the top of the thread's stack */
 	} *tails;
 	size_t ntails, tailcap;
-	/* jitdump files mapped by the processes (their marker mmap), with
-	 * the unwind tables of their UNWINDING_INFO records */
-	struct ingest_jitdump {
-		uint32_t pid;
-		char *path;
-		struct jit_cfi *cfi;
-		size_t off;              /* parsed up to here */
-		uint64_t size, checked;  /* file size at the last read; when checked */
-		bool warned;
-	} *jitdumps;
-	size_t njitdumps, jitdumpcap;
-	/* JIT symbol files (/tmp/perf-PID.map, jitdumps) of processes with
-	 * anonymous executable memory, read while they grow during a live
-	 * recording (ingest_poll_jit): a file the program deletes before the
-	 * recording stops still names its code. */
-	struct ingest_jitfile {
-		uint32_t pid;
-		bool dump;               /* a jitdump, else a perf map */
-		long uid;                /* the process's user (-1 not known yet) */
-		char *path;
-		uint8_t *data;           /* the bytes read so far */
-		size_t len, cap;
-		/* its process has exited and what the file held was read:
-		 * not polled again (noted again if the pid comes back) */
-		bool done;
-		/* while the file is not there, polled every gap ns (doubling
-		 * from JIT_POLL_NS to JIT_POLL_MAX_NS), from sample time next */
-		uint64_t next, gap;
-	} *jitfiles;
-	size_t njitfiles, jitfilecap;
-	uint64_t jit_polled;             /* sample time of the last poll */
-	/* Python frames read from live CPython processes (pyframes.h): NULL
-	 * when off (not live, or --no-python-frames); set by the recorder.
-	 * py_* count samples expanded, failed to validate or unreadable. */
-	struct pyframes *py;
-	struct pyf_expansion *pyx;
-	uint64_t py_expanded, py_failed, py_noaccess, py_stale;
+};
+
+/* Python frames read from live CPython processes (python.c, with the
+ * reader of pyframes.h): reader is NULL when off (not live, or
+ * --no-python-frames); set by the recorder. The counts are of samples
+ * expanded, whose chain failed to validate, could not be read, or was
+ * another moment's. */
+struct ingest_python {
+	struct pyframes *reader;
+	struct pyf_expansion *x;
+	uint64_t expanded, failed, noaccess, stale;
+	uint64_t pcs[INGEST_MAX_FRAMES]; /* scratch: uframes before expanding */
+	bool ra[INGEST_MAX_FRAMES];
+};
+
+struct ingest {
+	struct store_writer *w;
+	struct state st;
+	struct stack_table stacks;
+	struct unwinder *unwinder;     /* NULL: use the kernel's chain as is */
+	enum unwind_mode mode;
+	uint64_t samples, lost, lost_samples, throttles, unthrottles;
+	uint64_t trimmed;              /* samples marked SAMPLE_Q_TRIMMED (live only) */
+	uint64_t unknown_records, bad_records;
+	uint64_t quality[4], method[3];
+	uint64_t max_stack;            /* the events' sample_max_stack (0: unknown) */
+	uint64_t chains_capped;        /* samples whose kernel chain hit max_stack */
+	uint64_t first_time, last_time;
+	/* a session already holding the modules' symbols and DWARF (opened
+	 * on another thread while reading): ingest_put_symbols uses it and
+	 * frees it; NULL: it opens its own */
+	struct sym_session *symbols_session;
+	uint32_t cur_pid;              /* the process of the sample at hand */
+	bool live;                     /* processes can be read: set by the recorder */
+	bool no_read_stack;            /* never read stacks beyond their copy */
+	/* names and mappings read from /proc when their records were lost
+	 * (recover.h); recover.on is set by the recorder */
+	struct recover recover;
+	struct ingest_offcpu off;
+	struct ingest_jit jit;
+	struct ingest_ustack us;
+	struct ingest_python py;
+	/* the sample at hand: its frames, leaf first */
 	uint8_t ukind[INGEST_MAX_FRAMES]; /* with ukind_on: UKIND_* of uframes[i] */
-	uint64_t frames_py[INGEST_MAX_FRAMES]; /* scratch: uframes before expanding */
-	bool ra_py[INGEST_MAX_FRAMES];
 	bool ukind_on;                   /* this sample's frames use ukind */
 	uint64_t kframes[INGEST_MAX_FRAMES], uframes[INGEST_MAX_FRAMES];
 	struct unwind_frame frames[INGEST_MAX_FRAMES];

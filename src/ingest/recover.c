@@ -2,6 +2,7 @@
  * (see recover.h). */
 #include "ingest/recover.h"
 #include "ingest/ingest.h"
+#include "symbol/symbol.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -331,4 +332,79 @@ void recover_sample(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time,
 		p->checked_epoch = r->epoch;
 		recover_known(g, pid, time, false);
 	}
+}
+
+/* ---- seeding from /proc ---- */
+
+/* Whether path (from a MMAP record) names the same as maps_path (from
+ * /proc/PID/maps, which says "" for anonymous memory and adds
+ * " (deleted)" to files removed since). */
+static bool same_path(const char *path, const char *maps_path)
+{
+	size_t n = strlen(maps_path), d = strlen(" (deleted)");
+	if (!*maps_path)
+		return !*path || !strcmp(path, "//anon");
+	if (!strcmp(path, maps_path))
+		return true;
+	return n > d && !strcmp(maps_path + n - d, " (deleted)") && strlen(path) == n - d &&
+	       !strncmp(path, maps_path, n - d);
+}
+
+/* Whether pid has the mapping m (read from /proc) already. */
+static bool has_mapping(struct ingest *g, uint32_t pid, const struct state_mapping *m)
+{
+	const struct state_mapping *old = state_mapping(&g->st, state_find(&g->st, pid, m->start));
+	return old && old->start == m->start && old->end == m->end && old->pgoff == m->pgoff &&
+	       same_path(old->path, m->path);
+}
+
+size_t ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids)
+{
+	char *line = NULL;
+	size_t cap = 0, added = 0;
+	ssize_t len;
+
+	/* getline, not a fixed buffer: a long path must not be split into a
+	 * second "line" that parses as a mapping of its own */
+	while ((len = getline(&line, &cap, f)) > 0) {
+		struct state_mapping m;
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		int pos = 0;
+		memset(&m, 0, sizeof(m));
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms,
+			   &off, &maj, &min, &ino, &pos) < 7 || !strchr(perms, 'x') ||
+		    start >= end || pos > len)
+			continue;
+		line[strcspn(line, "\n")] = 0;
+		m.start = start;
+		m.end = end;
+		m.pgoff = off;
+		m.maj = maj;
+		m.min = min;
+		m.inode = ino;
+		m.path = line + pos;
+		if (has_mapping(g, pid, &m))
+			continue;
+		if (build_ids && m.path[0] == '/')
+			m.build_id_size = (uint8_t)sym_read_build_id(m.path, m.build_id, 20);
+		ingest_seed_mapping(g, pid, time, &m);
+		added++;
+	}
+	free(line);
+	return added;
+}
+
+void ingest_seed_proc(struct ingest *g, int pid, uint64_t time)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	ingest_seed_maps(g, (uint32_t)pid, time, f, true);
+	fclose(f);
 }

@@ -164,9 +164,9 @@ void ingest_put_symbols(struct ingest *g)
 		if ((keys[i].flags & 0xff) == NODE_KERNEL) {
 			sym_lookup_kernel(ss, a, &res);
 		} else if (!keys[i].mapping && keys[i].addr >= PYFRAME_ADDR_MIN &&
-			   keys[i].addr <= PYFRAME_ADDR_MAX && g->py) {
+			   keys[i].addr <= PYFRAME_ADDR_MAX && g->py.reader) {
 			/* a Python frame read from the interpreter (pyframes.h) */
-			res.name = pyframes_name(g->py, (uint32_t)(keys[i].addr - PYFRAME_ADDR_MIN + 1));
+			res.name = pyframes_name(g->py.reader, (uint32_t)(keys[i].addr - PYFRAME_ADDR_MIN + 1));
 			res.module = PYFRAME_MODULE;
 		} else {
 			struct sym_module_ref ref = { 0 };

@@ -698,8 +698,8 @@ static void summary(struct recorder *r)
 		r->o->output, r->o->output, r->o->output);
 	if (r->o->off_cpu)
 		note("recorded %" PRIu64 " off-CPU intervals, %.1f ms off the CPU in all."
-		     " Next: stax threads -i %s, stax flame --wall -i %s", r->ing.offcpu_intervals,
-			r->ing.offcpu_ns / 1e6, r->o->output, r->o->output);
+		     " Next: stax threads -i %s, stax flame --wall -i %s", r->ing.off.intervals,
+			r->ing.off.ns / 1e6, r->o->output, r->o->output);
 	if (r->ing.chains_capped) {
 		/* Offer, never change the system setting ourselves. */
 		long cap = (long)r->ing.max_stack;
@@ -810,8 +810,8 @@ static void track_cpu(struct recorder *r)
  * cost -a -F 99 3.4% of a CPU. */
 static uint64_t reads_of(const struct ingest *g)
 {
-	return g->py_expanded + g->py_failed + g->py_stale + g->py_noaccess + g->deep_reads +
-	       g->deep_stale + g->deep_gone;
+	return g->py.expanded + g->py.failed + g->py.stale + g->py.noaccess + g->us.deep_reads +
+	       g->us.deep_stale + g->us.deep_gone;
 }
 
 /* The pace while samples read the process: one pass per
@@ -839,7 +839,7 @@ static void read_pace(struct recorder *r)
 	uint64_t reads = reads_of(g), now;
 	bool fast;
 
-	if (!r->read_seen && !pyframes_found(g->py) && !reads)
+	if (!r->read_seen && !pyframes_found(g->py.reader) && !reads)
 		return;
 	now = now_ns();
 	if (!r->read_seen) {
@@ -1025,24 +1025,24 @@ static void put_end_meta(struct recorder *r, int exit_status)
 	put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
 	put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
 	put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
-	store_put_meta(&r->w, "python_frames", r->ing.py ? "1" : "0");
-	if (r->ing.py) {
-		put_meta_u64(&r->w, "python_expanded", r->ing.py_expanded);
-		put_meta_u64(&r->w, "python_stale", r->ing.py_stale);
-		put_meta_u64(&r->w, "python_invalid", r->ing.py_failed);
-		put_meta_u64(&r->w, "python_unreadable", r->ing.py_noaccess);
+	store_put_meta(&r->w, "python_frames", r->ing.py.reader ? "1" : "0");
+	if (r->ing.py.reader) {
+		put_meta_u64(&r->w, "python_expanded", r->ing.py.expanded);
+		put_meta_u64(&r->w, "python_stale", r->ing.py.stale);
+		put_meta_u64(&r->w, "python_invalid", r->ing.py.failed);
+		put_meta_u64(&r->w, "python_unreadable", r->ing.py.noaccess);
 	}
-	if (r->ing.py && *pyframes_no_access_why(r->ing.py))
-		store_put_meta(&r->w, "python_no_access", pyframes_no_access_why(r->ing.py));
+	if (r->ing.py.reader && *pyframes_no_access_why(r->ing.py.reader))
+		store_put_meta(&r->w, "python_no_access", pyframes_no_access_why(r->ing.py.reader));
 	store_put_meta(&r->w, "read_stack", r->ing.no_read_stack ? "0" : "1");
-	put_meta_u64(&r->w, "deep_stacks_read", r->ing.deep_reads);
-	put_meta_u64(&r->w, "deep_stacks_stale", r->ing.deep_stale);
-	put_meta_u64(&r->w, "deep_stacks_gone", r->ing.deep_gone);
-	put_meta_u64(&r->w, "copy_cut_within_max", r->ing.cut_within_max);
-	put_meta_u64(&r->w, "copy_cut_beyond_max", r->ing.cut_beyond_max);
+	put_meta_u64(&r->w, "deep_stacks_read", r->ing.us.deep_reads);
+	put_meta_u64(&r->w, "deep_stacks_stale", r->ing.us.deep_stale);
+	put_meta_u64(&r->w, "deep_stacks_gone", r->ing.us.deep_gone);
+	put_meta_u64(&r->w, "copy_cut_within_max", r->ing.us.cut_within_max);
+	put_meta_u64(&r->w, "copy_cut_beyond_max", r->ing.us.cut_beyond_max);
 	if (r->o->off_cpu) {
-		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.stack_reads);
-		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.stack_reads_stale);
+		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.us.stack_reads);
+		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.us.stack_reads_stale);
 	}
 	if (r->cpus_sampled)
 		put_meta_u64(&r->w, "cpus", (uint64_t)r->cpus_sampled);

@@ -1,0 +1,267 @@
+/* ustack.c - a sample's user stack (state: struct ingest_ustack): its
+ * registers and copy to the unwinder, what lies beyond the copy (read on
+ * from the live process: the stack of a thread off the CPU, a stack
+ * deeper than its copy), and the outermost frames of each thread that
+ * complete its spliced stacks.
+ */
+#include "ingest/ingest-private.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+static bool find_module(void *arg, uint64_t pc, struct unwind_module *out)
+{
+	struct ingest *g = arg;
+	return ingest_module_of(state_mapping(&g->st, state_find(&g->st, g->cur_pid, pc)), out);
+}
+
+
+/* Read the current sample's stack beyond its copy from the live process
+ * (unwind_read_stack_fn). */
+static long read_stack(void *arg, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct ingest *g = arg;
+	struct iovec local = { buf, len }, remote[16];
+	uint64_t a = addr;
+	int n = 0;
+	ssize_t r;
+
+	if (!g->cur_pid)
+		return -ESRCH;
+	/* page by page: a read that runs past the top of the stack stops
+	 * there (partial reads stop at a whole remote element) */
+	while (n < 16 && a < addr + len) {
+		uint64_t next = MIN((a | 4095) + 1, addr + len);
+		remote[n].iov_base = (void *)(uintptr_t)a;
+		remote[n].iov_len = (size_t)(next - a);
+		n++;
+		a = next;
+	}
+	local.iov_len = (size_t)(a - addr);
+	r = process_vm_readv((pid_t)g->cur_pid, &local, 1, remote, (unsigned long)n, 0);
+	if (r < 0)
+		return errno == EACCES ? -EPERM : -errno;
+	return r ? (long)r : -EFAULT;
+}
+
+/* perf_event_x86_regs numbering (AX BX CX DX SI DI BP SP IP FLAGS CS SS DS
+ * ES FS GS R8..R15) to DWARF numbering; 0xff = not used for unwinding. */
+static const uint8_t perf_to_dwarf[24] = {
+	UNW_RAX, UNW_RBX, UNW_RCX, UNW_RDX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP, UNW_RIP,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
+};
+
+/* Thread tid's slot in g->us.tails (a new one is zeroed). */
+static struct ingest_tail *tail_slot(struct ingest *g, uint32_t tid)
+{
+	uint32_t at;
+	if (!hmap_get(&g->us.tail_index, tid, &at)) {
+		GROW(g->us.tails, g->us.tailcap, g->us.ntails + 1);
+		at = (uint32_t)g->us.ntails++;
+		memset(&g->us.tails[at], 0, sizeof(g->us.tails[at]));
+		g->us.tails[at].tid = tid;
+		hmap_put(&g->us.tail_index, tid, at);
+	}
+	return &g->us.tails[at];
+}
+
+/* The top of thread tid's stack, from the stacks of it that reached
+ * their root; a stack cut where its copy ended is counted by whether
+ * the largest copy (65528 bytes) would have reached that top. */
+static void stack_depth(struct ingest *g, uint32_t tid, uint64_t sp, const struct unwind_result *res)
+{
+	uint32_t at;
+
+	if (res->quality == UNWIND_Q_COMPLETE && res->depth && res->method == UNWIND_M_DWARF) {
+		struct ingest_tail *t = tail_slot(g, tid);
+		t->top = MAX(t->top, sp + res->depth);
+		return;
+	}
+	if (res->quality != UNWIND_Q_TRUNCATED || res->stop != UNWIND_STOP_COPY ||
+	    !hmap_get(&g->us.tail_index, tid, &at) || g->us.tails[at].top <= sp)
+		return;
+	if (g->us.tails[at].top - sp <= 65528)
+		g->us.cut_within_max++;
+	else
+		g->us.cut_beyond_max++;
+}
+
+/* Keep the outermost frames of a stack DWARF unwound to its root, or
+ * complete a spliced one from them (see struct ingest_tail). Sound because
+ * a thread's outermost frames do not change while it lives: the same
+ * return address into __libc_start_call_main or start_thread has the same
+ * callers. */
+static void root_tail(struct ingest *g, uint32_t tid, struct unwind_result *res)
+{
+	struct ingest_tail *t;
+	uint32_t at;
+	size_t i, j, n = res->n;
+
+	if (res->quality != UNWIND_Q_COMPLETE || !n)
+		return;
+	if (res->method == UNWIND_M_DWARF) {
+		t = tail_slot(g, tid);
+		t->n = (uint8_t)MIN(n, (size_t)INGEST_TAIL);
+		for (i = 0; i < t->n; i++)
+			t->pc[i] = g->frames[n - t->n + i].pc;
+		return;
+	}
+	if (res->method != UNWIND_M_SPLICED || !hmap_get(&g->us.tail_index, tid, &at))
+		return;
+	t = &g->us.tails[at];
+	for (j = 0; j + 1 < t->n && t->pc[j] != g->frames[n - 1].pc; j++)
+		;
+	if (j + 1 >= t->n)
+		return;
+	for (j++; j < t->n && res->n < INGEST_MAX_FRAMES; j++) {
+		g->frames[res->n].pc = t->pc[j];
+		g->frames[res->n].flags = UNWIND_F_RA;
+		res->n++;
+	}
+}
+
+/* The stack of a thread off the CPU past the kernel's copy: read from
+ * the process, up to this much in all. */
+#define STACK_READ_MAX (512u << 10)
+
+/* Bytes of the stack of s's process from addr into buf (up to len, page
+ * by page: the read stops at the first page that is not mapped). */
+static size_t read_stack_pages(uint32_t pid, uint64_t addr, uint8_t *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote[64];
+	size_t n = 0, done = 0;
+	ssize_t got;
+	while (done < len) {
+		uint64_t a = addr + done;
+		size_t k = 0, part = 0;
+		for (; k < 64 && done + part < len; k++) {
+			size_t step = MIN((size_t)(4096 - ((a + part) & 4095)), len - done - part);
+			remote[k].iov_base = (void *)(uintptr_t)(a + part);
+			remote[k].iov_len = step;
+			part += step;
+		}
+		local.iov_base = buf + done;
+		local.iov_len = part;
+		got = process_vm_readv((pid_t)pid, &local, 1, remote, k, 0);
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+		n = done;
+		if ((size_t)got < part)
+			break;
+	}
+	return n;
+}
+
+/* A switch-out's stack copy ended before the unwinding did: read the
+ * rest of the stack from the process, while the thread is still off the
+ * CPU (no switch-in of it handled yet, and the copied bytes are still
+ * what the stack holds, read again after the rest), into g->xstack.
+ * Returns the bytes of the longer stack (copy and rest), 0 if none. */
+static size_t extend_stack(struct ingest *g, const struct perf_sample *s, uint64_t sp)
+{
+	const struct offcpu_pending *p = ingest_offcpu_find(&g->off, s->tid);
+	size_t have = (size_t)s->stack_dyn_size, more;
+
+	if (!g->live || g->no_read_stack || !p || p->last_in > s->time || p->dead)
+		return 0;
+	if (!g->us.xstack) {
+		g->us.xstack = xmalloc(STACK_READ_MAX);
+		g->us.xcheck = xmalloc(STACK_READ_MAX);
+	}
+	if (have >= STACK_READ_MAX)
+		return 0;
+	memcpy(g->us.xstack, s->stack, have);
+	more = read_stack_pages(s->pid, sp + have, g->us.xstack + have, STACK_READ_MAX - have);
+	if (!more || read_stack_pages(s->pid, sp, g->us.xcheck, have) != have ||
+	    memcmp(g->us.xcheck, s->stack, have)) {
+		g->us.stack_reads_stale++;
+		return 0;
+	}
+	g->us.stack_reads++;
+	return have + more;
+}
+
+/* Unwind the user part of s from its registers and stack copy. Replaces
+ * uframes[0..*nu); returns false when the sample has no user registers.
+ * switch_out: s is a switch-out, whose stack can be read on (*extended:
+ * it was). */
+bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *nu,
+			struct rec_sample *out, bool switch_out, bool *extended)
+{
+	struct unwind_input in;
+	struct unwind_result res;
+	size_t k = 0;
+	int bit;
+
+	if (!s->regs_abi || !s->regs)
+		return false;
+	memset(&in, 0, sizeof(in));
+	for (bit = 0; bit < 64; bit++) {
+		uint64_t v;
+		if (!(s->regs_mask & (1ull << bit)))
+			continue;
+		memcpy(&v, s->regs + 8 * k++, 8);
+		if (bit < 24 && perf_to_dwarf[bit] != 0xff) {
+			in.regs.r[perf_to_dwarf[bit]] = v;
+			in.regs.valid |= 1u << perf_to_dwarf[bit];
+		}
+	}
+	if (!(in.regs.valid & (1u << UNW_RIP)) || !(in.regs.valid & (1u << UNW_RSP)))
+		return false;
+	in.stack = s->stack;
+	in.stack_size = s->stack ? (size_t)s->stack_dyn_size : 0;
+	in.fp_chain = g->uframes;
+	in.fp_chain_len = *nu;
+	in.find = find_module;
+	in.find_arg = g;
+	in.read_code = ingest_jit_read_code;
+	in.jit_table = g->jit.ndumps ? ingest_jit_table : NULL;
+	in.read_stack = g->live && !g->no_read_stack ? read_stack : NULL;
+	in.read_deep = !switch_out; /* extend_stack() reads a sleeper's */
+	in.space = state_gen(&g->st, s->pid);
+	g->cur_pid = s->pid;
+	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
+	if (switch_out && res.quality != UNWIND_Q_COMPLETE && res.stop == UNWIND_STOP_COPY &&
+	    s->stack_dyn_size == s->stack_size && in.stack_size) {
+		size_t n = extend_stack(g, s, in.regs.r[UNW_RSP]);
+		if (n) {
+			in.stack = g->us.xstack;
+			in.stack_size = n;
+			unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
+			*extended = true;
+		}
+	}
+	g->us.deep_reads += res.deep == 1;
+	g->us.deep_stale += res.deep == 2;
+	g->us.deep_gone += res.deep == 3;
+	stack_depth(g, s->tid, in.regs.r[UNW_RSP], &res);
+	root_tail(g, s->tid, &res);
+	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
+		g->uframes[k] = g->frames[k].pc;
+	*nu = k;
+	out->quality = (uint8_t)(res.quality | (unsigned)res.stop << SAMPLE_Q_STOP_SHIFT);
+	out->method = (uint8_t)(res.method | (res.jit & UNWIND_JIT_ALL) << SAMPLE_M_JIT_SHIFT |
+				(res.read_frames ? SAMPLE_M_READ : 0));
+	if (res.jit_frames) {
+		g->jit.samples++;
+		g->jit.frames += res.jit_frames;
+	}
+	return true;
+}
+
+void ingest_ustack_init(struct ingest_ustack *u)
+{
+	hmap_init(&u->tail_index);
+}
+
+void ingest_ustack_release(struct ingest_ustack *u)
+{
+	hmap_release(&u->tail_index);
+	free(u->tails);
+	free(u->xstack);
+	free(u->xcheck);
+}
