@@ -13,13 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static void put_meta_u64(struct store_writer *w, const char *key, uint64_t v)
-{
-	char buf[32];
-	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	store_put_meta(w, key, buf);
-}
-
 /* arg as a shell would need it: as is when it is made of safe
  * characters, else in single quotes ('\'' for a quote). */
 static void add_shell_word(struct buf *b, const char *arg)
@@ -92,13 +85,13 @@ void rec_put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "stax_version", stax_version);
 	store_put_meta(&r->w, "event", event_name(r->ev));
 	store_put_meta(&r->w, "event_is_clock", r->ev->is_clock ? "1" : "0");
-	put_meta_u64(&r->w, "freq", o->period ? 0 : o->freq);
+	store_put_meta_u64(&r->w, "freq", o->period ? 0 : o->freq);
 	if (o->period)
-		put_meta_u64(&r->w, "period", o->period);
-	put_meta_u64(&r->w, "max_stack", r->ing.max_stack);
-	put_meta_u64(&r->w, "ring_bytes", (uint64_t)r->pages * (uint64_t)sysconf(_SC_PAGESIZE));
+		store_put_meta_u64(&r->w, "period", o->period);
+	store_put_meta_u64(&r->w, "max_stack", r->ing.max_stack);
+	store_put_meta_u64(&r->w, "ring_bytes", (uint64_t)r->pages * (uint64_t)sysconf(_SC_PAGESIZE));
 	if (o->unwind != UNWIND_MODE_FP)
-		put_meta_u64(&r->w, "stack_size", o->stack_size);
+		store_put_meta_u64(&r->w, "stack_size", o->stack_size);
 	store_put_meta(&r->w, "unwind", o->unwind == UNWIND_MODE_FP ? "fp" :
 		       o->unwind == UNWIND_MODE_DWARF ? "dwarf" : "hybrid");
 	store_put_meta(&r->w, "kernel_frames", r->kernel ? "1" : "0");
@@ -114,8 +107,8 @@ void rec_put_header_meta(struct recorder *r)
 		store_put_meta(&r->w, "system_wide", "1");
 	gethostname(host, sizeof(host) - 1);
 	store_put_meta(&r->w, "hostname", host);
-	put_meta_u64(&r->w, "start_ns", r->start_ns);
-	put_meta_u64(&r->w, "wall_start", (uint64_t)time(NULL));
+	store_put_meta_u64(&r->w, "start_ns", r->start_ns);
+	store_put_meta_u64(&r->w, "wall_start", (uint64_t)time(NULL));
 	buf_release(&cmd);
 }
 
@@ -196,38 +189,38 @@ void rec_put_end_meta(struct recorder *r, int exit_status)
 	struct perm_facts now;
 
 	store_repeat_meta(&r->w); /* the first chunk's, should it be damaged */
-	put_meta_u64(&r->w, "end_ns", r->end_ns);
+	store_put_meta_u64(&r->w, "end_ns", r->end_ns);
 	/* the kernel lowers kernel.perf_event_max_sample_rate when sampling
 	 * costs too much: keep what it was at the end too */
 	perm_probe(&now);
 	r->perm.max_rate_end = now.max_rate;
 	perm_format(&r->perm, why, sizeof(why));
 	store_put_meta(&r->w, "perm", why);
-	put_meta_u64(&r->w, "recovered_processes", r->ing.recover.recovered_procs);
-	put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
-	put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
-	put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
+	store_put_meta_u64(&r->w, "recovered_processes", r->ing.recover.recovered_procs);
+	store_put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
+	store_put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
+	store_put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
 	store_put_meta(&r->w, "python_frames", r->ing.py.reader ? "1" : "0");
 	if (r->ing.py.reader) {
-		put_meta_u64(&r->w, "python_expanded", r->ing.py.expanded);
-		put_meta_u64(&r->w, "python_stale", r->ing.py.stale);
-		put_meta_u64(&r->w, "python_invalid", r->ing.py.failed);
-		put_meta_u64(&r->w, "python_unreadable", r->ing.py.noaccess);
+		store_put_meta_u64(&r->w, "python_expanded", r->ing.py.expanded);
+		store_put_meta_u64(&r->w, "python_stale", r->ing.py.stale);
+		store_put_meta_u64(&r->w, "python_invalid", r->ing.py.failed);
+		store_put_meta_u64(&r->w, "python_unreadable", r->ing.py.noaccess);
 	}
 	if (r->ing.py.reader && *pyframes_no_access_why(r->ing.py.reader))
 		store_put_meta(&r->w, "python_no_access", pyframes_no_access_why(r->ing.py.reader));
 	store_put_meta(&r->w, "read_stack", r->ing.no_read_stack ? "0" : "1");
-	put_meta_u64(&r->w, "deep_stacks_read", r->ing.us.deep_reads);
-	put_meta_u64(&r->w, "deep_stacks_stale", r->ing.us.deep_stale);
-	put_meta_u64(&r->w, "deep_stacks_gone", r->ing.us.deep_gone);
-	put_meta_u64(&r->w, "copy_cut_within_max", r->ing.us.cut_within_max);
-	put_meta_u64(&r->w, "copy_cut_beyond_max", r->ing.us.cut_beyond_max);
+	store_put_meta_u64(&r->w, "deep_stacks_read", r->ing.us.deep_reads);
+	store_put_meta_u64(&r->w, "deep_stacks_stale", r->ing.us.deep_stale);
+	store_put_meta_u64(&r->w, "deep_stacks_gone", r->ing.us.deep_gone);
+	store_put_meta_u64(&r->w, "copy_cut_within_max", r->ing.us.cut_within_max);
+	store_put_meta_u64(&r->w, "copy_cut_beyond_max", r->ing.us.cut_beyond_max);
 	if (r->o->off_cpu) {
-		put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.us.stack_reads);
-		put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.us.stack_reads_stale);
+		store_put_meta_u64(&r->w, "offcpu_stacks_read", r->ing.us.stack_reads);
+		store_put_meta_u64(&r->w, "offcpu_stacks_stale", r->ing.us.stack_reads_stale);
 	}
 	if (r->cpus_sampled)
-		put_meta_u64(&r->w, "cpus", (uint64_t)r->cpus_sampled);
+		store_put_meta_u64(&r->w, "cpus", (uint64_t)r->cpus_sampled);
 	if (r->failed)
 		store_put_meta(&r->w, "write_error", "1");
 	if (r->term_ns)
@@ -236,10 +229,10 @@ void rec_put_end_meta(struct recorder *r, int exit_status)
 		store_put_meta(&r->w, "stopped", "early"); /* a second signal: CMD goes on */
 	if (r->launched && r->child_done) {
 		struct rusage ru;
-		put_meta_u64(&r->w, "exit_status", (uint64_t)exit_status);
+		store_put_meta_u64(&r->w, "exit_status", (uint64_t)exit_status);
 		/* the CPU time of CMD and the children it waited for */
 		if (!getrusage(RUSAGE_CHILDREN, &ru))
-			put_meta_u64(&r->w, "cpu_ns",
+			store_put_meta_u64(&r->w, "cpu_ns",
 				     ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
 				     ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull);
 	}
@@ -248,6 +241,6 @@ void rec_put_end_meta(struct recorder *r, int exit_status)
 		size_t i;
 		for (i = 0; i < r->o->npids; i++)
 			cpu += r->cpu_last[i] - r->cpu_first[i];
-		put_meta_u64(&r->w, "cpu_ns", cpu);
+		store_put_meta_u64(&r->w, "cpu_ns", cpu);
 	}
 }

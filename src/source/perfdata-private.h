@@ -1,8 +1,9 @@
 /* perfdata-private.h - what the files of the perf.data reader share
  * (internal to src/source/): perf's file layout, the input (perfdata_input.c),
  * the session (struct pd), and the attribute, build-id and feature
- * readers (perfdata_header.c). perfdata.c reads the records and runs the
- * import. */
+ * readers (perfdata_header.c), the records (perfdata.c), the symbols
+ * opened ahead (perfdata_warm.c) and the import as a whole
+ * (perfdata_import.c). */
 #ifndef STAX_SOURCE_PERFDATA_PRIVATE_H
 #define STAX_SOURCE_PERFDATA_PRIVATE_H
 
@@ -178,5 +179,20 @@ int pd_attr_of(struct pd *pd, const struct perf_event_header *h);
 const struct pd_build_id *pd_bid_find(const struct pd *pd, const char *path);
 bool pd_build_id_event(struct pd *pd, const uint8_t *p, size_t n);
 int pd_feature(struct pd *pd, unsigned id, const uint8_t *p, size_t n, uint64_t off);
+/* perfdata.c: the records. Start the recording at input offset off (the
+ * first record: META records, the ingester); read records up to input
+ * offset limit (UINT64_MAX: the end) into the reorder queue, handing on
+ * those that are in order; hand on every queued record up to time limit.
+ * 0, or -1 with pd->err. */
+int pd_start(struct pd *pd, uint64_t off);
+int pd_read_records(struct pd *pd, uint64_t limit);
+void pd_flush_upto(struct pd *pd, uint64_t limit);
+/* perfdata_warm.c: the modules of the stacks opened on a thread of their
+ * own while records are read (file format): start it, post what the
+ * latest records name, and take its session (NULL when none) at the end. */
+struct sym_session;
+void pd_warm_start(struct pd *pd);
+void pd_warm_scan(struct pd *pd);
+struct sym_session *pd_warm_finish(struct pd *pd);
 
 #endif

@@ -2,6 +2,8 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -225,6 +227,13 @@ void store_put_meta(struct store_writer *w, const char *key, const char *value)
 	buf_add_str(&w->raw, value);
 	rec_end(w, at);
 	buf_add(&w->metas, w->raw.data + at, w->raw.len - at);
+}
+
+void store_put_meta_u64(struct store_writer *w, const char *key, uint64_t v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	store_put_meta(w, key, buf);
 }
 
 void store_repeat_meta(struct store_writer *w)

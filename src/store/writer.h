@@ -77,6 +77,8 @@ void store_writer_fast(struct store_writer *w);
 int store_writer_close(struct store_writer *w);
 
 void store_put_meta(struct store_writer *w, const char *key, const char *value);
+/* A META record whose value is v in decimal. */
+void store_put_meta_u64(struct store_writer *w, const char *key, uint64_t v);
 /* Put every META record put so far again: a reader that lost the first
  * chunk to damage still learns the command, event, rate... (a later META
  * with the same key wins, so nothing changes for the others). */
