@@ -131,6 +131,7 @@ size_t sym_elf_add_symbols(Elf *e, int shtype, struct sym_table *t,
 
 		GROW(t->cand, t->cap_cand, t->ncand + 1);
 		c = &t->cand[t->ncand++];
+		memset(c, 0, sizeof(*c)); /* no max_len: a symbol's extent is its own */
 		c->start = s.st_value;
 		c->size = s.st_size;
 		c->has_size = s.st_size != 0;
@@ -522,6 +523,7 @@ static void add_fdes(Elf *e, const char *name, struct sym_range **r, size_t *n, 
 	struct cfi_fde fde;
 	Elf_Data *d;
 	size_t off = 0, next;
+	int kind;
 
 	if (!scn || shdr.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) || !d->d_buf ||
 	    d->d_size < 8)
@@ -536,8 +538,9 @@ static void add_fdes(Elf *e, const char *name, struct sym_range **r, size_t *n, 
 	if (elf_file_section(e, ".text", &hdr))
 		sec.textrel = hdr.sh_addr;
 	memset(&cie, 0, sizeof(cie));
-	while (cfi_parse_entry(&sec, off, &next, &cie, &fde) > 0 && next > off) {
-		if (fde.pc_end > fde.pc_begin && fde.pc_begin) {
+	while ((kind = cfi_parse_entry(&sec, off, &next, &cie, &fde)) > 0 && next > off) {
+		/* a CIE (1) leaves fde as it was: only an FDE (2) has a range */
+		if (kind == 2 && fde.pc_end > fde.pc_begin && fde.pc_begin) {
 			GROW(*r, *cap, *n + 1);
 			(*r)[*n].start = fde.pc_begin;
 			(*r)[*n].end = fde.pc_end;
