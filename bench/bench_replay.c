@@ -158,7 +158,7 @@ struct tap {
 	struct proc *proc;
 };
 
-static bool tap_find(void *arg, uint64_t pc, struct unwind_module *out)
+static bool tap_find(void *arg, uint64_t pc, struct module_ref *out)
 {
 	struct tap *t = arg;
 	struct proc *p = t->proc;
@@ -244,7 +244,7 @@ void __wrap_unwind_sample(struct unwinder *u, enum unwind_mode mode,
 
 /* The importer's find (ingest/ingest.c find_module) on the mappings it
  * answered with. find_arg is the sample's struct proc. */
-static bool replay_find(void *arg, uint64_t pc, struct unwind_module *out)
+static bool replay_find(void *arg, uint64_t pc, struct module_ref *out)
 {
 	const struct proc *p = arg;
 	return ingest_module_of(state_mapping(&replay_state, state_find(&replay_state, p->pid, pc)), out);

@@ -59,7 +59,7 @@ static void maps_load(void)
 		fclose(f);
 }
 
-static bool find_cb(void *arg, uint64_t pc, struct unwind_module *out)
+static bool find_cb(void *arg, uint64_t pc, struct module_ref *out)
 {
 	size_t lo = 0, hi = nmaps;
 	(void)arg;
@@ -70,7 +70,7 @@ static bool find_cb(void *arg, uint64_t pc, struct unwind_module *out)
 		else if (maps[mid].start > pc)
 			hi = mid;
 		else {
-			*out = (struct unwind_module){ .path = maps[mid].path,
+			*out = (struct module_ref){ .path = maps[mid].path,
 				.start = maps[mid].start, .end = maps[mid].end,
 				.pgoff = maps[mid].pgoff };
 			return true;

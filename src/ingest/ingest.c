@@ -52,16 +52,16 @@ static void put_new_nodes(struct ingest *g)
 	}
 }
 
-bool ingest_module_of(const struct state_mapping *m, struct unwind_module *out)
+struct module_ref ingest_mapping_ref(const struct state_mapping *m)
+{
+	return module_ref_make(m->path, m->build_id, m->build_id_size, m->start, m->end, m->pgoff);
+}
+
+bool ingest_module_of(const struct state_mapping *m, struct module_ref *out)
 {
 	if (!m)
 		return false;
-	out->path = m->path;
-	out->build_id = m->build_id_size ? m->build_id : NULL;
-	out->build_id_size = m->build_id_size;
-	out->start = m->start;
-	out->end = m->end;
-	out->pgoff = m->pgoff;
+	*out = ingest_mapping_ref(m);
 	return true;
 }
 

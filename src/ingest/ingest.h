@@ -211,9 +211,11 @@ struct ingest {
 	} last[INGEST_LAST_WAYS];
 };
 
-/* The unwinder's view of mapping m (borrowing its path and build-id);
- * false when m is NULL. The unwinder's find callback (unwind_find_fn). */
-bool ingest_module_of(const struct state_mapping *m, struct unwind_module *out);
+/* The module ref of mapping m (borrowing its path and build-id). */
+struct module_ref ingest_mapping_ref(const struct state_mapping *m);
+/* The unwinder's find callback (unwind_find_fn): m's ref, false when m is
+ * NULL. */
+bool ingest_module_of(const struct state_mapping *m, struct module_ref *out);
 
 /* mode FP ignores registers and stack copies; DWARF and HYBRID unwind
  * samples that carry them. */

@@ -396,10 +396,7 @@ static enum offcpu_reason user_frame_reason(struct ingest *g, uint32_t pid, uint
 		return (enum offcpu_reason)v;
 	memset(&res, 0, sizeof(res));
 	if (m && m->path[0] == '/') {
-		struct sym_module_ref ref = {
-			m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
-			m->start, m->end, m->pgoff,
-		};
+		struct module_ref ref = ingest_mapping_ref(m);
 		if (!g->off.usyms) {
 			g->off.usyms = sym_session_new();
 			sym_set_lines(g->off.usyms, false);

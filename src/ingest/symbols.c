@@ -1,49 +1,18 @@
-/* symbols.c - the symbols chunk, written when a recording stops.
- *
- * Every distinct (mapping, address, kind, return-address flag) among the
- * stack nodes is resolved once, module by module (the mappings of one
- * binary in every process together) and in address order per mapping,
- * so each module's tables and DWARF are walked in one sweep and released
- * after it: a system-wide recording names thousands of modules, and
- * holding all of their tables at once took 600 MB. Each is written as a
- * REC_SYMBOL (the function) followed, when DWARF knows more, by a
- * REC_SYMBOL_SRC (its source line and inline chain). JIT perf maps of the
- * recorded processes are copied in (REC_PERFMAP), so the file still names
- * JIT code after /tmp is cleaned, and each module's symbol sources are
- * kept as META "symbols:MODULE" for `stax info`.
+/* symbols.c - the symbols chunk, written when a recording stops: every
+ * address of the stack nodes named by symbol/chunk.c (the one writer of
+ * the chunk), after the JIT perf maps of the recorded processes are
+ * copied in (REC_PERFMAP), so the file still names JIT code after /tmp
+ * is cleaned.
  */
 #include "ingest/ingest.h"
+#include "symbol/chunk.h"
 #include "symbol/symbol.h"
-#include "lib/hash.h"
 #include "lib/util.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Start a new symbols chunk past this many buffered bytes. */
-#define SYMBOLS_CHUNK_BYTES (24u << 20)
-
-struct symkey {
-	uint64_t module;  /* hash of the mapping's build-id, else path (0: none) */
-	uint64_t addr;
-	uint32_t mapping;
-	uint32_t flags;   /* node kind | NODE_F_RA */
-	uint32_t pid;     /* process of the first node with this key (JIT maps) */
-};
-
-static int cmp_symkey(const void *a, const void *b)
-{
-	const struct symkey *x = a, *y = b;
-	if (x->module != y->module)
-		return x->module < y->module ? -1 : 1;
-	if (x->mapping != y->mapping)
-		return x->mapping < y->mapping ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (x->flags > y->flags) - (x->flags < y->flags);
-}
 
 /* Copy /tmp/perf-PID.map of every recorded process into the file and hand
  * it to the session; jitdump files are found through their mappings. */
@@ -88,44 +57,32 @@ static void put_jit(struct ingest *g, struct sym_session *ss)
 	}
 }
 
-/* META "symbols:MODULE" = "SOURCE, lines from DWARFSOURCE", once per module. */
-static void put_module_source(struct ingest *g, struct sym_session *ss, struct hmap *done,
-			      const struct sym_module_ref *ref, const char *module)
+static bool mapping_of(void *arg, uint32_t id, struct module_ref *ref, uint32_t *pid)
 {
-	uint64_t h = hash_bytes(module, strlen(module));
-	uint32_t v;
-	char key[300], val[128];
-	if (hmap_get(done, h, &v))
-		return;
-	hmap_put(done, h, 1);
-	snprintf(key, sizeof(key), "symbols:%s", module);
-	sym_module_sources(ss, ref, val, sizeof(val));
-	store_put_meta(g->w, key, val);
+	const struct ingest *g = arg;
+	const struct state_mapping *m = state_mapping(&g->st, id);
+	if (!m)
+		return false;
+	*ref = ingest_mapping_ref(m);
+	*pid = m->pid;
+	return true;
 }
 
-/* The module a user node's mapping maps, as the symbol session keys it
- * (sym_module_ref: build-id, else path); 0 for other nodes. Equal
- * hashes of two modules only put them in one group. */
-static uint64_t module_hash(const struct ingest *g, const struct rec_node *nd)
+static const char *python_name(void *arg, uint64_t addr)
 {
-	const struct state_mapping *m;
-	if ((nd->flags & 0xff) == NODE_KERNEL || !nd->mapping || !(m = state_mapping(&g->st, nd->mapping)))
-		return 0;
-	if (m->build_id_size)
-		return hash_mix(hash_bytes(m->build_id, m->build_id_size), 'b') | 1;
-	return hash_mix(hash_bytes(m->path ? m->path : "", m->path ? strlen(m->path) : 0), 'p') | 1;
+	const struct ingest *g = arg;
+	return pyframes_name(g->py.reader, (uint32_t)(addr - PYFRAME_ADDR_MIN + 1));
 }
 
 void ingest_put_symbols(struct ingest *g)
 {
 	struct sym_session *ss = g->symbols_session ? g->symbols_session : sym_session_new();
-	struct symkey *keys = xmalloc((g->stacks.n + 1) * sizeof(*keys));
+	struct sym_chunk_key *keys = xmalloc((g->stacks.n + 1) * sizeof(*keys));
 	uint32_t *pid = xmalloc((g->stacks.n + 1) * sizeof(*pid));
-	struct store_inline inl[SYM_MAX_INLINE];
-	struct hmap done;
-	size_t n = 0, i, k;
+	struct sym_chunk_source src = { mapping_of, g->py.reader ? python_name : NULL, g };
+	struct sym_chunk_stats st;
+	size_t n = 0, i;
 
-	hmap_init(&done);
 	/* names are stored as the binaries have them; readers demangle, so
 	 * --no-demangle works on finished recordings too */
 	sym_set_demangle(ss, false);
@@ -138,75 +95,13 @@ void ingest_put_symbols(struct ingest *g)
 			continue;
 		}
 		pid[i] = nd->parent && nd->parent <= i ? pid[nd->parent - 1] : 0;
-		keys[n].module = module_hash(g, nd);
 		keys[n].addr = nd->addr;
 		keys[n].mapping = nd->mapping;
 		keys[n].flags = nd->flags & (0xff | NODE_F_RA);
 		keys[n].pid = pid[i];
 		n++;
 	}
-	if (n)
-		qsort(keys, n, sizeof(*keys), cmp_symkey);
-	/* each key once (a group's last key then ends its module) */
-	for (i = k = 0; i < n; i++)
-		if (!k || cmp_symkey(&keys[k - 1], &keys[i]))
-			keys[k++] = keys[i];
-	n = k;
-	for (i = 0; i < n; i++) {
-		struct sym_result res;
-		struct sym_module_ref last = { 0 };
-		struct rec_symbol rs;
-		uint64_t a = keys[i].addr - ((keys[i].flags & NODE_F_RA) ? 1 : 0);
-		const struct state_mapping *m = NULL;
-		if (g->w->raw.len > SYMBOLS_CHUNK_BYTES)
-			store_flush(g->w, CHUNK_SYMBOLS);
-		memset(&res, 0, sizeof(res));
-		if ((keys[i].flags & 0xff) == NODE_KERNEL) {
-			sym_lookup_kernel(ss, a, &res);
-		} else if (!keys[i].mapping && keys[i].addr >= PYFRAME_ADDR_MIN &&
-			   keys[i].addr <= PYFRAME_ADDR_MAX && g->py.reader) {
-			/* a Python frame read from the interpreter (pyframes.h) */
-			res.name = pyframes_name(g->py.reader, (uint32_t)(keys[i].addr - PYFRAME_ADDR_MIN + 1));
-			res.module = PYFRAME_MODULE;
-		} else {
-			struct sym_module_ref ref = { 0 };
-			if ((m = state_mapping(&g->st, keys[i].mapping)))
-				ref = (struct sym_module_ref){
-					m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
-					m->start, m->end, m->pgoff,
-				};
-			sym_lookup_user(ss, m ? &ref : NULL, m ? m->pid : 0, keys[i].pid, a, &res);
-			if (m && !sym_path_is_anon(m->path) && res.module)
-				put_module_source(g, ss, &done, &ref, res.module);
-			if (m && keys[i].module && (i + 1 == n || keys[i + 1].module != keys[i].module))
-				last = ref; /* its module is done: released below */
-		}
-		memset(&rs, 0, sizeof(rs));
-		rs.addr = keys[i].addr;
-		rs.mapping = keys[i].mapping;
-		rs.flags = keys[i].flags;
-		if (res.name) {
-			rs.flags |= SYMBOL_F_KNOWN;
-			rs.offset = res.sym_offset;
-		} else {
-			/* unknown: the ELF address of its function (FDE) or its own */
-			rs.offset = res.has_vaddr ? res.func_vaddr : res.file_offset;
-		}
-		store_put_symbol(g->w, &rs, res.name ? res.name : "", res.module ? res.module : "");
-		if (res.file || res.ninlined) {
-			struct rec_symbol_src src = { rs.addr, rs.mapping, rs.flags, res.line, 0 };
-			for (k = 0; k < res.ninlined && k < SYM_MAX_INLINE; k++)
-				inl[k] = (struct store_inline){ res.inlined[k].name, res.inlined[k].file,
-								res.inlined[k].line };
-			src.ninline = (uint32_t)k;
-			store_put_symbol_src(g->w, &src, res.file, inl);
-		}
-		if (last.path) {
-			sym_session_release(ss, &last);
-			last.path = NULL;
-		}
-	}
-	hmap_release(&done);
+	sym_chunk_write(ss, g->w, keys, n, &src, &st);
 	free(pid);
 	free(keys);
 	sym_session_free(ss);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
-static bool find_module(void *arg, uint64_t pc, struct unwind_module *out)
+static bool find_module(void *arg, uint64_t pc, struct module_ref *out)
 {
 	struct ingest *g = arg;
 	return ingest_module_of(state_mapping(&g->st, state_find(&g->st, g->cur_pid, pc)), out);

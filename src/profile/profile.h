@@ -11,6 +11,7 @@
 #ifndef STAX_PROFILE_PROFILE_H
 #define STAX_PROFILE_PROFILE_H
 
+#include "module/ref.h"
 #include "store/format.h"
 #include "store/reader.h"
 #include "store/stacks.h"
@@ -54,6 +55,12 @@ struct prof_mapping {
 	uint8_t build_id_size;
 	const char *path;
 };
+
+/* The module ref of m (borrowing its path and build-id, for m's life). */
+static inline struct module_ref profile_mapping_ref(const struct prof_mapping *m)
+{
+	return module_ref_make(m->path, m->build_id, m->build_id_size, m->start, m->end, m->pgoff);
+}
 
 struct prof_comm {
 	uint32_t pid, tid;

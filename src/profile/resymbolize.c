@@ -3,8 +3,8 @@
 #include "profile/profile.h"
 #include "store/reader.h"
 #include "store/writer.h"
+#include "symbol/chunk.h"
 #include "symbol/symbol.h"
-#include "lib/hash.h"
 #include "lib/util.h"
 
 #include <stdio.h>
@@ -12,25 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SYMBOLS_CHUNK_BYTES (24u << 20)
-
-struct resym_key {
-	uint64_t addr;
-	uint32_t mapping, flags, pid;
-};
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct resym_key *x = a, *y = b;
-	if (x->mapping != y->mapping)
-		return x->mapping < y->mapping ? -1 : 1;
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return (x->flags > y->flags) - (x->flags < y->flags);
-}
-
 /* Was (addr, mapping, flags) named in the old symbols? */
-static bool known_before(const struct profile *p, const struct resym_key *k)
+static bool known_before(const struct profile *p, const struct sym_chunk_key *k)
 {
 	size_t i;
 	for (i = 0; i < p->nsyms; i++) {
@@ -42,20 +25,15 @@ static bool known_before(const struct profile *p, const struct resym_key *k)
 	return false;
 }
 
-/* META "symbols:MODULE" = "SOURCE, lines from DWARFSOURCE", once per
- * module, as the recorder writes it. */
-static void put_module_source(struct store_writer *w, struct sym_session *ss, struct hmap *done,
-			      const struct sym_module_ref *ref, const char *module)
+static bool mapping_of(void *arg, uint32_t id, struct module_ref *ref, uint32_t *pid)
 {
-	uint64_t h = hash_bytes(module, strlen(module));
-	uint32_t v;
-	char key[300], val[128];
-	if (hmap_get(done, h, &v))
-		return;
-	hmap_put(done, h, 1);
-	snprintf(key, sizeof(key), "symbols:%s", module);
-	sym_module_sources(ss, ref, val, sizeof(val));
-	store_put_meta(w, key, val);
+	const struct profile *p = arg;
+	const struct prof_mapping *m = id && id <= p->nmaps ? &p->maps[id - 1] : NULL;
+	if (!m)
+		return false;
+	*ref = profile_mapping_ref(m);
+	*pid = m->pid;
+	return true;
 }
 
 /* The old symbols chunk's records to keep: everything but user-space
@@ -94,20 +72,20 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, st
 	struct profile p;
 	struct err e;
 	struct sym_session *ss = NULL;
-	struct resym_key *keys = NULL;
+	struct sym_chunk_key *keys = NULL;
+	struct sym_chunk_source src = { mapping_of, NULL, &p };
+	struct sym_chunk_stats cs;
+	uint32_t *pids = NULL;
 	struct buf keep;
-	struct hmap done;
 	bool have_r = false, have_w = false, have_p = false;
 	size_t i, n = 0;
 	int ret = -1, got;
 
 	memset(st, 0, sizeof(*st));
 	memset(&keep, 0, sizeof(keep));
-	hmap_init(&done);
 	if (profile_load_err(&p, path, &e)) {
 		err_set(err, -1, "%s", e.msg);
 		close(out_fd);
-		hmap_release(&done);
 		return -1;
 	}
 	have_p = true;
@@ -150,66 +128,30 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, st
 		err_set(err, -1, "%s", r.err.msg);
 		goto out;
 	}
-	/* the user-space addresses, once each */
+	/* the user-space addresses (each with its process, for its JIT
+	 * maps), named again */
 	keys = xcalloc(p.nnodes + 1, sizeof(*keys));
+	pids = xcalloc(p.nnodes + 1, sizeof(*pids));
 	for (i = 0; i < p.nnodes; i++) {
 		const struct prof_node *nd = &p.nodes[i];
+		if ((nd->flags & 0xff) == NODE_ROOT) {
+			pids[i] = (uint32_t)nd->addr;
+			continue;
+		}
+		pids[i] = nd->parent && nd->parent <= i ? pids[nd->parent - 1] : 0;
 		if ((nd->flags & 0xff) != NODE_USER || (nd->flags & NODE_F_LOST))
 			continue;
-		keys[n++] = (struct resym_key){ nd->addr, nd->mapping, nd->flags & (0xff | NODE_F_RA), 0 };
+		keys[n++] = (struct sym_chunk_key){ nd->addr, nd->mapping, nd->flags & (0xff | NODE_F_RA),
+						    pids[i], 0 };
 	}
-	if (n)
-		qsort(keys, n, sizeof(*keys), cmp_key);
 	ss = sym_session_new();
-	sym_set_demangle(ss, false); /* names are stored as the binary has them */
 	for (i = 0; i < p.nperfmaps; i++)
 		sym_jit_set_perfmap(ss, p.perfmaps[i].pid, p.perfmaps[i].data, p.perfmaps[i].size);
-	for (i = 0; i < n; i++) {
-		const struct resym_key *k = &keys[i];
-		const struct prof_mapping *m = k->mapping && k->mapping <= p.nmaps ? &p.maps[k->mapping - 1] : NULL;
-		uint64_t a = k->addr - ((k->flags & NODE_F_RA) ? 1 : 0);
-		struct sym_result res;
-		struct rec_symbol rs;
-		size_t j;
-
-		if (i && !cmp_key(&keys[i - 1], k))
-			continue;
-		if (w.raw.len > SYMBOLS_CHUNK_BYTES)
-			store_flush(&w, CHUNK_SYMBOLS);
-		memset(&res, 0, sizeof(res));
-		{
-			struct sym_module_ref ref = { 0 };
-			if (m)
-				ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL,
-							       m->build_id_size, m->start, m->end, m->pgoff };
-			sym_lookup_user(ss, m ? &ref : NULL, m ? m->pid : 0, 0, a, &res);
-			if (m && !sym_path_is_anon(m->path) && res.module)
-				put_module_source(&w, ss, &done, &ref, res.module);
-		}
-		st->addrs++;
-		st->known_before += known_before(&p, k);
-		st->known_after += res.name != NULL;
-		memset(&rs, 0, sizeof(rs));
-		rs.addr = k->addr;
-		rs.mapping = k->mapping;
-		rs.flags = k->flags;
-		if (res.name) {
-			rs.flags |= SYMBOL_F_KNOWN;
-			rs.offset = res.sym_offset;
-		} else {
-			rs.offset = res.has_vaddr ? res.func_vaddr : res.file_offset;
-		}
-		store_put_symbol(&w, &rs, res.name ? res.name : "", res.module ? res.module : "");
-		if (res.file || res.ninlined) {
-			struct rec_symbol_src src = { rs.addr, rs.mapping, rs.flags, res.line, 0 };
-			struct store_inline inl[SYM_MAX_INLINE];
-			for (j = 0; j < res.ninlined && j < SYM_MAX_INLINE; j++)
-				inl[j] = (struct store_inline){ res.inlined[j].name, res.inlined[j].file,
-								res.inlined[j].line };
-			src.ninline = (uint32_t)j;
-			store_put_symbol_src(&w, &src, res.file, inl);
-		}
-	}
+	n = sym_chunk_write(ss, &w, keys, n, &src, &cs);
+	for (i = 0; i < n; i++)
+		st->known_before += known_before(&p, &keys[i]);
+	st->addrs = cs.keys;
+	st->known_after = cs.named;
 	/* kernel symbols, perf maps and the rest of the old chunk */
 	buf_add(&w.raw, keep.data, keep.len);
 	store_flush(&w, CHUNK_SYMBOLS);
@@ -232,7 +174,7 @@ out:
 	if (ss)
 		sym_session_free(ss);
 	buf_release(&keep);
-	hmap_release(&done);
 	free(keys);
+	free(pids);
 	return ret;
 }

@@ -157,7 +157,7 @@ static void chain_from_file(struct symctx *c, uint32_t k, const struct prof_sym 
 	key_done(c, k, first);
 }
 
-static void note_module(struct symctx *c, const struct sym_module_ref *ref, const char *module)
+static void note_module(struct symctx *c, const struct module_ref *ref, const char *module)
 {
 	uint64_t h = hash_bytes(module, strlen(module));
 	uint32_t v;
@@ -215,10 +215,9 @@ static void chain_live(struct symctx *c, uint32_t k, const struct prof_node *nd,
 		if (kernel) {
 			sym_lookup_kernel(c->ss, a, &res);
 		} else {
-			struct sym_module_ref ref = { 0 };
+			struct module_ref ref = { 0 };
 			if (m)
-				ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL,
-							       m->build_id_size, m->start, m->end, m->pgoff };
+				ref = profile_mapping_ref(m);
 			sym_lookup_user(c->ss, m ? &ref : NULL, m ? m->pid : 0, pid, a, &res);
 			if (m && !sym_path_is_anon(m->path) && res.module)
 				note_module(c, &ref, res.module);

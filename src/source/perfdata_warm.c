@@ -53,7 +53,7 @@ static void *warm_main(void *arg)
 		it = w->items[w->next++];
 		pthread_mutex_unlock(&w->mu);
 		{
-			struct sym_module_ref ref = { it.path, it.id, it.size, it.start, it.end, it.pgoff };
+			struct module_ref ref = { it.path, it.id, it.size, it.start, it.end, it.pgoff };
 			sym_lookup(w->ss, &ref, it.addr, &res);
 		}
 		pthread_mutex_lock(&w->mu);

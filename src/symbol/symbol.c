@@ -301,7 +301,7 @@ out:
 /* A module's key in the session: its build-id when the ref has one,
  * else its path. The kind byte keeps a path from ever equalling a
  * build-id. */
-static void module_key(const struct sym_module_ref *r, uint8_t *kind,
+static void module_key(const struct module_ref *r, uint8_t *kind,
 		       const void **key, size_t *len)
 {
 	if (r->build_id && r->build_id_size && r->build_id_size <= MAX_BUILD_ID) {
@@ -337,7 +337,7 @@ static long module_slot(const struct sym_session *s, uint8_t kind, const void *k
 	return -1;
 }
 
-void sym_session_release(struct sym_session *s, const struct sym_module_ref *r)
+void sym_session_release(struct sym_session *s, const struct module_ref *r)
 {
 	const void *key;
 	uint8_t kind;
@@ -353,14 +353,14 @@ void sym_session_release(struct sym_session *s, const struct sym_module_ref *r)
 	slot_release(&s->slots[slot]);
 }
 
-static bool same_ref(const struct sym_session *s, const struct sym_module_ref *r)
+static bool same_ref(const struct sym_session *s, const struct module_ref *r)
 {
 	size_t n = r->build_id ? r->build_id_size : 0;
 	return s->last_mod && r->path && !strcmp(s->last_path, r->path) &&
 	       n == s->last_bid_size && (!n || !memcmp(r->build_id, s->last_bid, n));
 }
 
-static struct sym_module *module_get_sym(struct sym_session *s, const struct sym_module_ref *r)
+static struct sym_module *module_get_sym(struct sym_session *s, const struct module_ref *r)
 {
 	struct slot *sl;
 	const void *key;
@@ -462,7 +462,7 @@ static struct sym_dwarf *module_dwarf(struct sym_module *m)
 	return m->dwarf;
 }
 
-void sym_lookup(struct sym_session *s, const struct sym_module_ref *r,
+void sym_lookup(struct sym_session *s, const struct module_ref *r,
 		uint64_t addr, struct sym_result *out)
 {
 	struct sym_module *m = module_get_sym(s, r);
@@ -505,7 +505,7 @@ void sym_lookup(struct sym_session *s, const struct sym_module_ref *r,
 	}
 }
 
-bool sym_function_range(struct sym_session *s, const struct sym_module_ref *r, uint64_t addr,
+bool sym_function_range(struct sym_session *s, const struct module_ref *r, uint64_t addr,
 			uint64_t *vaddr, uint64_t *size, uint64_t *file_offset)
 {
 	struct sym_module *m = module_get_sym(s, r);
@@ -537,7 +537,7 @@ bool sym_function_range(struct sym_session *s, const struct sym_module_ref *r, u
 	return true;
 }
 
-size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *r, uint64_t lo, uint64_t hi,
+size_t sym_boundaries(struct sym_session *s, const struct module_ref *r, uint64_t lo, uint64_t hi,
 		      uint64_t *out, size_t max)
 {
 	struct sym_module *m = module_get_sym(s, r);
@@ -554,7 +554,7 @@ size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *r, uin
 	return n;
 }
 
-bool sym_source_line(struct sym_session *s, const struct sym_module_ref *r, uint64_t vaddr,
+bool sym_source_line(struct sym_session *s, const struct module_ref *r, uint64_t vaddr,
 		     const char **file, uint32_t *line)
 {
 	struct sym_module *m = module_get_sym(s, r);
@@ -570,13 +570,13 @@ bool sym_source_line(struct sym_session *s, const struct sym_module_ref *r, uint
 	return true;
 }
 
-const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_module_ref *r)
+const char *sym_module_dwarf_source(struct sym_session *s, const struct module_ref *r)
 {
 	struct sym_module *m = module_get_sym(s, r);
 	return m->dwarf_source ? m->dwarf_source : SYM_DW_NONE;
 }
 
-void sym_module_sources(struct sym_session *s, const struct sym_module_ref *m, char *out,
+void sym_module_sources(struct sym_session *s, const struct module_ref *m, char *out,
 			size_t outlen)
 {
 	const char *src;
@@ -617,7 +617,7 @@ size_t sym_read_build_id(const char *path, uint8_t *out, size_t max)
 	return n;
 }
 
-bool sym_module_info(struct sym_session *s, const struct sym_module_ref *r,
+bool sym_module_info(struct sym_session *s, const struct module_ref *r,
 		     const char **source, size_t *nsyms)
 {
 	struct sym_module *m = module_get_sym(s, r);
@@ -720,7 +720,7 @@ bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct s
 	return true;
 }
 
-void sym_lookup_user(struct sym_session *s, const struct sym_module_ref *m, uint32_t map_pid,
+void sym_lookup_user(struct sym_session *s, const struct module_ref *m, uint32_t map_pid,
 		     uint32_t pid, uint64_t addr, struct sym_result *out)
 {
 	if (m && !sym_path_is_anon(m->path)) {

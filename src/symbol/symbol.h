@@ -28,21 +28,14 @@
 #ifndef STAX_SYMBOL_SYMBOL_H
 #define STAX_SYMBOL_SYMBOL_H
 
+#include "module/ref.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct err; /* lib/err.h */
 struct sym_session;
-
-/* Where a module is mapped in one process. */
-struct sym_module_ref {
-	const char *path;          /* file path from MMAP2, or "[vdso]" */
-	const uint8_t *build_id;   /* may be NULL */
-	size_t build_id_size;
-	uint64_t start, end;       /* mapping's virtual address range */
-	uint64_t pgoff;            /* file offset of start */
-};
 
 /* One frame of an address's inline chain. */
 struct sym_frame {
@@ -83,7 +76,7 @@ void sym_session_free(struct sym_session *s);
  * debug files) and every string its lookups returned; a later lookup in
  * it loads it again. For a caller that resolves one module at a time:
  * the session then holds one module's tables, not all of them. */
-void sym_session_release(struct sym_session *s, const struct sym_module_ref *ref);
+void sym_session_release(struct sym_session *s, const struct module_ref *ref);
 void sym_set_demangle(struct sym_session *s, bool on);
 /* Look up DWARF lines and inline chains (default on). */
 void sym_set_lines(struct sym_session *s, bool on);
@@ -94,7 +87,7 @@ void sym_set_debuginfod(struct sym_session *s, bool on);
 /* Resolve a user-space address inside the mapping m. The [vdso] is read
  * from this process's own vDSO (same kernel), so it resolves after the
  * target exited. Never fails: *out is always filled. */
-void sym_lookup(struct sym_session *s, const struct sym_module_ref *m,
+void sym_lookup(struct sym_session *s, const struct module_ref *m,
 		uint64_t addr, struct sym_result *out);
 
 /* Resolve a kernel address from /proc/kallsyms (read once, lazily).
@@ -118,30 +111,30 @@ char *sym_demangle(const char *name);
 /* For "stax info": did the module opened for m have a symbol table at all,
  * and where did it come from. Returns false when the module cannot be
  * opened. */
-bool sym_module_info(struct sym_session *s, const struct sym_module_ref *m,
+bool sym_module_info(struct sym_session *s, const struct module_ref *m,
 		     const char **source, size_t *nsyms);
 /* Where the module's DWARF (lines, inlines) comes from: "binary",
  * "debug-file", "debuglink", "debuginfod", or "none". */
-const char *sym_module_dwarf_source(struct sym_session *s, const struct sym_module_ref *m);
+const char *sym_module_dwarf_source(struct sym_session *s, const struct module_ref *m);
 /* Both, as the recording's META "symbols:MODULE" value says them
  * (docs/FORMAT.md): "SOURCE, lines from DWSOURCE", SOURCE "not found"
  * when the module cannot be opened. Written by the recorder
  * (ingest/symbols.c) and stax symbolize (profile/resymbolize.c). */
-void sym_module_sources(struct sym_session *s, const struct sym_module_ref *m, char *out,
+void sym_module_sources(struct sym_session *s, const struct module_ref *m, char *out,
 			size_t outlen);
 
 /* Function covering addr in module m, for annotate: its ELF start address
  * and size, and the file offset of its first byte. False when unknown. */
-bool sym_function_range(struct sym_session *s, const struct sym_module_ref *m, uint64_t addr,
+bool sym_function_range(struct sym_session *s, const struct module_ref *m, uint64_t addr,
 			uint64_t *vaddr, uint64_t *size, uint64_t *file_offset);
 /* Known instruction boundaries in the ELF address range [lo, hi) of
  * module m, for a disassembler to resume at after bytes it cannot
  * decode: starts of line-table rows, of symbols and of FDEs. Up to max
  * into out, unsorted, possibly repeated; returns the count. */
-size_t sym_boundaries(struct sym_session *s, const struct sym_module_ref *m, uint64_t lo, uint64_t hi,
+size_t sym_boundaries(struct sym_session *s, const struct module_ref *m, uint64_t lo, uint64_t hi,
 		      uint64_t *out, size_t max);
 /* Source line of an ELF virtual address of module m (innermost frame). */
-bool sym_source_line(struct sym_session *s, const struct sym_module_ref *m, uint64_t vaddr,
+bool sym_source_line(struct sym_session *s, const struct module_ref *m, uint64_t vaddr,
 		     const char **file, uint32_t *line);
 
 /* ---- JIT code: /tmp/perf-PID.map and jitdump (jit.c) ---- */
@@ -201,7 +194,7 @@ bool sym_lookup_jit(struct sym_session *s, uint32_t pid, uint64_t addr, struct s
  * only the module (m's file name, or "[unknown]") and the file offset.
  * The one way the recorder (ingest/symbols.c), the query side
  * (profile/symbolize.c) and stax symbolize resolve a user address. */
-void sym_lookup_user(struct sym_session *s, const struct sym_module_ref *m, uint32_t map_pid,
+void sym_lookup_user(struct sym_session *s, const struct module_ref *m, uint32_t map_pid,
 		     uint32_t pid, uint64_t addr, struct sym_result *out);
 /* True when a mapping path is anonymous memory where JIT code lives. */
 bool sym_path_is_anon(const char *path);

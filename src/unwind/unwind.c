@@ -232,7 +232,7 @@ void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)
 	*st = u->stats;
 }
 
-static uint64_t file_key(const struct unwind_module *m)
+static uint64_t file_key(const struct module_ref *m)
 {
 	uint64_t h = 0x57a4;
 	struct stat st;
@@ -261,7 +261,7 @@ static void table_free(void *t)
 
 /* The table of m's file: its module's (module/module.h), built once
  * for every unwinder of the process, held until unwinder_free(). */
-static const struct utable *table_get(struct unwinder *u, const struct unwind_module *m)
+static const struct utable *table_get(struct unwinder *u, const struct module_ref *m)
 {
 	uint64_t key = file_key(m);
 	uint32_t idx;
@@ -285,7 +285,7 @@ static const struct utable *table_get(struct unwinder *u, const struct unwind_mo
 	return t;
 }
 
-static bool slot_matches(const struct umod *s, const struct unwind_module *m)
+static bool slot_matches(const struct umod *s, const struct module_ref *m)
 {
 	if (!s->used || s->start != m->start || s->end != m->end || s->pgoff != m->pgoff)
 		return false;
@@ -299,7 +299,7 @@ static bool slot_matches(const struct umod *s, const struct unwind_module *m)
 static const struct umod *module_for(struct unwinder *u, const struct unwind_input *in,
 				     uint64_t pc)
 {
-	struct unwind_module m;
+	struct module_ref m;
 
 	memset(&m, 0, sizeof(m));
 	if (!in->find || !in->find(in->find_arg, pc, &m) || !m.path ||

@@ -13,6 +13,8 @@
 #ifndef STAX_UNWIND_UNWIND_H
 #define STAX_UNWIND_UNWIND_H
 
+#include "module/ref.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,19 +37,11 @@ struct unwind_regs {
 
 enum unwind_mode { UNWIND_MODE_FP = 0, UNWIND_MODE_DWARF, UNWIND_MODE_HYBRID };
 
-/* Where a module is mapped (filled by the caller's find callback). */
-struct unwind_module {
-	const char *path;          /* file path, or "[vdso]" */
-	const uint8_t *build_id;   /* may be NULL */
-	size_t build_id_size;
-	uint64_t start, end, pgoff;
-};
-
 /* Find the executable mapping containing pc in the sampled process.
  * Anonymous executable memory (JIT code) is a mapping too, with path ""
  * or "//anon" (no unwind table). Returns false when pc is in no
  * executable mapping: the unwinder then never makes pc a frame. */
-typedef bool (*unwind_find_fn)(void *arg, uint64_t pc, struct unwind_module *out);
+typedef bool (*unwind_find_fn)(void *arg, uint64_t pc, struct module_ref *out);
 
 /* Read len bytes of the sampled process's code at addr into buf, to
  * recognise generated code without CFI by its bytes. Returns false when

@@ -235,7 +235,7 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	struct insn_row *rows = NULL;
 	struct line_row *lines = NULL, **order = NULL;
 	const struct prof_mapping *m;
-	struct sym_module_ref ref;
+	struct module_ref ref;
 	struct src_cache sc = { 0 };
 	uint8_t *code = NULL;
 	cs_insn *insn = NULL;
@@ -271,8 +271,7 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 		goto out;
 	}
 	m = &p->maps[best_map - 1];
-	ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL, m->build_id_size,
-				       m->start, m->end, m->pgoff };
+	ref = profile_mapping_ref(m);
 	ss = sym_session_new();
 	for (i = 0; i < nhits && hits[i].mapping != best_map; i++)
 		;

@@ -234,11 +234,10 @@ static bool symbols_now(const struct profile *p, const char *module)
 	was = profile_meta(p, key);
 	for (i = 0; i < p->nmaps; i++) {
 		const struct prof_mapping *m = &p->maps[i];
-		struct sym_module_ref ref;
+		struct module_ref ref;
 		if (!m->path || strcmp(path_base(m->path), module))
 			continue;
-		ref = (struct sym_module_ref){ m->path, m->build_id_size ? m->build_id : NULL,
-					       m->build_id_size, m->start, m->end, m->pgoff };
+		ref = profile_mapping_ref(m);
 		ss = sym_session_new();
 		now = sym_module_info(ss, &ref, &src, &nsyms) && nsyms && strcmp(src, "none") &&
 		      strcmp(src, "dynsym") && (!was || strncmp(was, src, strlen(src)));

@@ -59,7 +59,7 @@ static void symbols(Elf *e, const struct fuzz_pair *p)
 static void as_module(const struct fuzz_files *f, const struct fuzz_pair *p)
 {
 	struct sym_session *s = sym_session_new();
-	struct sym_module_ref ref = { 0 };
+	struct module_ref ref = { 0 };
 	struct sym_result r;
 	const char *src, *file;
 	uint32_t line;

@@ -103,7 +103,7 @@ static void from_xz(const void *xz, size_t n, const uint8_t *data, size_t size)
 static void as_module(const uint8_t *data, size_t size)
 {
 	struct sym_session *s;
-	struct sym_module_ref ref;
+	struct module_ref ref;
 	struct sym_result r;
 	const char *src, *file;
 	uint64_t va, sz, fo;

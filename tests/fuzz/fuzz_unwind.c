@@ -91,7 +91,7 @@ static const struct mod *mod_of(uint64_t pc)
 	return NULL;
 }
 
-static bool find(void *arg, uint64_t pc, struct unwind_module *out)
+static bool find(void *arg, uint64_t pc, struct module_ref *out)
 {
 	const struct mod *m = mod_of(pc);
 	(void)arg;

@@ -85,7 +85,7 @@ static const char *base(const char *p)
  * first, joined by " | ". */
 static void ours(struct sym_session *s, const char *path, uint64_t addr, char *out, size_t n)
 {
-	struct sym_module_ref ref = { path, NULL, 0, 0, UINT64_MAX, 0 };
+	struct module_ref ref = { path, NULL, 0, 0, UINT64_MAX, 0 };
 	struct sym_result r;
 	size_t i, len = 0;
 	sym_lookup(s, &ref, addr, &r);

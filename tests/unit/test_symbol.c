@@ -76,7 +76,7 @@ static int find_map(uint64_t addr, struct test_map *m)
 static void lookup_self(struct sym_session *s, const void *p, struct sym_result *r,
 			struct test_map *m)
 {
-	struct sym_module_ref ref = { 0 };
+	struct module_ref ref = { 0 };
 	uint64_t addr = (uint64_t)(uintptr_t)p;
 	memset(r, 0, sizeof(*r));
 	if (!find_map(addr, m)) {
@@ -102,7 +102,7 @@ static void test_self(void)
 	struct test_map m;
 	const char *src;
 	size_t n;
-	struct sym_module_ref ref = { 0 };
+	struct module_ref ref = { 0 };
 
 	lookup_self(s, (const void *)sym_test_global_fn, &r, &m);
 	CHECK(streq(r.name, "sym_test_global_fn") && r.sym_offset == 0,
@@ -144,7 +144,7 @@ static void test_self(void)
 static void test_many_lookups(void)
 {
 	struct sym_session *s = sym_session_new(), *fresh = sym_session_new();
-	struct sym_module_ref ref = { 0 }, ref2;
+	struct module_ref ref = { 0 }, ref2;
 	struct sym_result r, f;
 	struct test_map m, m2;
 	uint64_t base = (uint64_t)(uintptr_t)sym_test_global_fn;
@@ -178,7 +178,7 @@ static void test_many_lookups(void)
 	       (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9, hits);
 	CHECK(hits > n / 2, "many lookups: most addresses of the test binary's code are named");
 	for (i = 0; i < n; i++) {
-		const struct sym_module_ref *rr = i & 1 ? &ref2 : &ref;
+		const struct module_ref *rr = i & 1 ? &ref2 : &ref;
 		uint64_t a = rr->start + (uint64_t)(i * 7919) % (rr->end - rr->start);
 		sym_lookup(s, rr, a, &r);
 		if (i % 101)
@@ -195,7 +195,7 @@ static void test_many_lookups(void)
 	 * other module stays as it was */
 	checked = same = 0;
 	for (i = 0; i < 2000; i++) {
-		const struct sym_module_ref *rr = i & 1 ? &ref2 : &ref;
+		const struct module_ref *rr = i & 1 ? &ref2 : &ref;
 		uint64_t a = rr->start + (uint64_t)(i * 7919) % (rr->end - rr->start);
 		if (i % 7 == 0)
 			sym_session_release(s, i % 14 ? &ref : &ref2);
@@ -404,7 +404,7 @@ static const char prog_src[] =
 	"}\n";
 
 /* Run prog and build a ref for the mapping of its hidden_worker. */
-static int run_prog(const char *path, struct sym_module_ref *ref, uint64_t *addr)
+static int run_prog(const char *path, struct module_ref *ref, uint64_t *addr)
 {
 	FILE *p = popen(path, "r");
 	unsigned long a, s, e, off;
@@ -425,7 +425,7 @@ static int run_prog(const char *path, struct sym_module_ref *ref, uint64_t *addr
 static void check_prog(const char *path, const char *want_source, const char *name)
 {
 	struct sym_session *s = sym_session_new();
-	struct sym_module_ref ref;
+	struct module_ref ref;
 	struct sym_result r;
 	uint64_t addr;
 	char what[256];
@@ -448,7 +448,7 @@ static void test_fixtures(const char *dir)
 	char path[4200], buf[4200];
 	FILE *f;
 	struct sym_session *s;
-	struct sym_module_ref ref;
+	struct module_ref ref;
 	struct sym_result r;
 	uint64_t addr;
 
@@ -531,7 +531,7 @@ static void test_fixtures(const char *dir)
 
 /* A ref that maps ELF virtual address vaddr of the file at path as its
  * PT_LOAD segment does (from readelf -lW), so lookups take vaddr. */
-static int elf_ref(const char *path, uint64_t vaddr, struct sym_module_ref *ref)
+static int elf_ref(const char *path, uint64_t vaddr, struct module_ref *ref)
 {
 	char cmd[4200], line[512];
 	unsigned long long off, va, fsz;
@@ -559,7 +559,7 @@ static int elf_ref(const char *path, uint64_t vaddr, struct sym_module_ref *ref)
  * *off. */
 static const char *name_at(struct sym_session *s, const char *path, uint64_t vaddr, uint64_t *off)
 {
-	struct sym_module_ref ref;
+	struct module_ref ref;
 	struct sym_result r;
 	*off = 0;
 	if (!elf_ref(path, vaddr, &ref))
@@ -921,7 +921,7 @@ static uint32_t rnd(void)
 static void test_corrupt(const char *dir)
 {
 	char path[4200], src[4200];
-	struct sym_module_ref ref = { 0 };
+	struct module_ref ref = { 0 };
 	struct sym_result r;
 	uint8_t bid[64], *img = NULL;
 	FILE *f;

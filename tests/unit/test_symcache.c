@@ -52,7 +52,7 @@ struct answers {
 static void answers(struct answers *a)
 {
 	struct sym_session *s = sym_session_new();
-	struct sym_module_ref ref = { big, bid, bid_size, 0, big_size, 0 };
+	struct module_ref ref = { big, bid, bid_size, 0, big_size, 0 };
 	struct sym_result r;
 
 	sym_set_lines(s, false);

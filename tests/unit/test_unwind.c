@@ -122,7 +122,7 @@ static const struct map *map_of(uint64_t a)
 
 static unsigned find_calls;
 
-static bool find_cb(void *arg, uint64_t pc, struct unwind_module *out)
+static bool find_cb(void *arg, uint64_t pc, struct module_ref *out)
 {
 	(void)arg;
 	find_calls++;
@@ -1179,9 +1179,9 @@ static NOINLINE void test_garbage(void)
  * alike: this program's code mapping at three made-up addresses chosen to
  * collide in a direct-mapped cache of 64, used in turn by 300 samples,
  * must be entered into the unwinder's cache 3 times, not 300. */
-static struct unwind_module fake_maps[3];
+static struct module_ref fake_maps[3];
 
-static bool fake_find(void *arg, uint64_t pc, struct unwind_module *out)
+static bool fake_find(void *arg, uint64_t pc, struct module_ref *out)
 {
 	(void)arg;
 	for (int i = 0; i < 3; i++)
@@ -1211,12 +1211,12 @@ static NOINLINE void test_mapping_cache(void)
 	for (; n < 3; start += 0x1000000ull) {
 		if ((hash_mix(start, self->pgoff) & 63) != slot)
 			continue;
-		fake_maps[n] = (struct unwind_module){ .path = self->path, .start = start,
+		fake_maps[n] = (struct module_ref){ .path = self->path, .start = start,
 			.end = start + (self->end - self->start), .pgoff = self->pgoff };
 		n++;
 	}
 	for (int i = 0; i < 300; i++) {
-		const struct unwind_module *m = &fake_maps[i % 3];
+		const struct module_ref *m = &fake_maps[i % 3];
 		struct unwind_input in = {
 			.regs = { .valid = (1u << UNW_RIP) | (1u << UNW_RSP) },
 			.stack = zeros, .stack_size = sizeof(zeros), .find = fake_find,
