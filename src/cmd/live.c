@@ -11,6 +11,7 @@
 #include "lib/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -55,7 +56,11 @@ const struct cmd_spec cmd_live_spec = {
 "is left of afterwards (even when stax is killed), or in FILE with -o,\n"
 "which is kept. It ends when CMD exits, when the processes exit, or when\n"
 "stax live quits (CMD is then sent SIGINT, as by stax record, and runs on\n"
-"to its end; attached processes are never signalled).\n"
+"to its end; attached processes are never signalled). The intervals count\n"
+"from the start of the recording. The exit status is CMD's when CMD ended\n"
+"the recording (as for stax record), 0 when stax live ended it, and the\n"
+"recorder's (1, or 126/127 for a command that cannot run) when it could\n"
+"not start.\n"
 ,
 	live_opts,
 	NULL,
@@ -132,6 +137,28 @@ static uint64_t snapshot(const char *path, uint64_t since_ns, size_t rows,
 	return last;
 }
 
+/* Wait until the recorder says the recording has started (a byte on
+ * started), or has ended without starting (the pipe closes: it failed and
+ * said why). False when it did not start, or a signal came first. */
+static bool wait_started(int started, pid_t child, int *status, bool *ended)
+{
+	for (;;) {
+		struct pollfd pfd = { started, POLLIN, 0 };
+		int st;
+		char c;
+		if (stop_requested)
+			return false;
+		if (poll(&pfd, 1, 100) > 0 && read(started, &c, 1) == 1)
+			return true;
+		/* closed without a byte: the recorder failed, and ends */
+		if (waitpid(child, &st, pfd.revents ? 0 : WNOHANG) == child) {
+			*ended = true;
+			*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			return false;
+		}
+	}
+}
+
 int cmd_live(int argc, char **argv)
 {
 	struct record_opts ro;
@@ -142,8 +169,8 @@ int cmd_live(int argc, char **argv)
 	struct termios saved;
 	bool tty = false, by_total = false, paused = false;
 	struct opt_parser op;
-	int i, id, fd, status = 0;
-	(void)status;
+	int i, id, fd, status = 0, started[2];
+	bool ended = false;
 	uint64_t since = 0;
 	unsigned n = 0;
 	pid_t child;
@@ -224,6 +251,8 @@ int cmd_live(int argc, char **argv)
 	tty = !count && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (!tty && !count)
 		count = 10; /* batch mode without --count: ten snapshots */
+	if (pipe2(started, O_CLOEXEC))
+		die("live: cannot make a pipe: %s", strerror(errno));
 	fflush(NULL);
 	child = fork();
 	if (child < 0)
@@ -233,6 +262,8 @@ int cmd_live(int argc, char **argv)
 		struct err e;
 		/* the recorder: its own process, so that it keeps recording at
 		 * its own pace while this one reads */
+		close(started[0]);
+		ro.started_fd = started[1];
 		if (record_run(&ro, &st, &e)) {
 			if (e.msg[0])
 				error("%s", e.msg);
@@ -243,6 +274,22 @@ int cmd_live(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	close(started[1]);
+	/* the intervals count from the recording's start, not ours: a
+	 * recorder that takes long to start (a slow machine, a sanitizer
+	 * build) must not have its snapshots, or its end, come before CMD
+	 * even runs */
+	if (!wait_started(started[0], child, &status, &ended)) {
+		close(started[0]);
+		if (!ended) {
+			kill(child, SIGINT);
+			waitpid(child, &status, 0);
+			status = 0;
+		}
+		free(ro.pids);
+		return ended && !status ? 1 : status;
+	}
+	close(started[0]);
 	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
 		struct termios raw = saved;
 		raw.c_lflag &= ~(ICANON | ECHO | ISIG);
@@ -254,7 +301,7 @@ int cmd_live(int argc, char **argv)
 	}
 	for (;;) {
 		uint64_t until = mono_ns() + (uint64_t)(interval * 1e9);
-		bool ended = false, redraw = false;
+		bool redraw = false;
 		int st;
 		/* wait out the interval, answering keys */
 		while (!stop_requested) {
@@ -304,7 +351,7 @@ int cmd_live(int argc, char **argv)
 	/* stop the recorder: the first SIGINT it forwards to CMD (as stax
 	 * record does), a second one stops the recording; attached
 	 * processes are never signalled */
-	if (waitpid(child, &status, WNOHANG) == 0) {
+	if (!ended && waitpid(child, &status, WNOHANG) == 0) {
 		int st, k;
 		kill(child, SIGINT);
 		for (k = 0; k < 30 && waitpid(child, &st, WNOHANG) == 0; k++)
@@ -313,8 +360,10 @@ int cmd_live(int argc, char **argv)
 			kill(child, SIGINT);
 			waitpid(child, &st, 0);
 		}
+		status = 0; /* stax live ended it: CMD's status is not ours */
+	} else if (!ended) {
+		status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	}
-	status = 0;
 	free(ro.pids);
 	return status;
 }

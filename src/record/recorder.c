@@ -916,6 +916,12 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	if (o->off_cpu && !r->wakers && !o->no_wakers)
 		note("recording the waits without who ended them (stax wakers shows them as not recorded): %s",
 		     r->wakers_why.msg);
+	if (o->started_fd > 0) {
+		if (write(o->started_fd, "", 1) != 1) {
+			/* the reader went away: it learns from our exit */
+		}
+		close(o->started_fd);
+	}
 	oom_rec = r;
 	set_oom_handler(record_oom);
 	start_queue(r);

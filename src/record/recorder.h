@@ -43,6 +43,10 @@ struct record_opts {
 	size_t mmap_pages;      /* -m: data pages of each ring (a power of
 				 * two); 0 = sized from the rate (see
 				 * ring_default_pages) */
+	int started_fd;         /* > 0: one byte is written to it once the
+				 * recording has started (events enabled, CMD
+				 * released), then it is closed: stax live's
+				 * intervals begin there */
 };
 
 /* Record; on success *exit_status is the launched command's status

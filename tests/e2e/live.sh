@@ -52,6 +52,23 @@ else
 	[ -n "$cpid" ] && kill "$cpid" 2>/dev/null
 fi
 
+# the exit status: CMD's when it ends the recording, 127 for a command
+# that cannot run (as stax record), with the recorder's one error line
+stax live --count 50 --interval 0.2 -- sh -c 'exit 3' </dev/null >/dev/null 2>"$T/st.err"
+rc=$?
+if [ "$rc" -eq 3 ]; then
+	ok "live -- CMD: CMD's exit status when CMD ends the recording (3)"
+else
+	fail "live -- CMD exit status" "status $rc, not 3: $(first_line "$T/st.err")"
+fi
+stax live --count 2 -- "$T/no-such-command" </dev/null >"$T/nc.out" 2>"$T/nc.err"
+rc=$?
+if [ "$rc" -eq 127 ] && one_line_error "$T/nc.err" && [ ! -s "$T/nc.out" ]; then
+	ok "live -- a command that does not exist: 127, one error line, no snapshot"
+else
+	fail "live -- a command that does not exist" "status $rc, $(wc -l <"$T/nc.out") lines out: $(first_line "$T/nc.err")"
+fi
+
 stax live --count 2 </dev/null >/dev/null 2>"$T/bad.err"
 rc=$?
 if [ "$rc" -eq 1 ] && one_line_error "$T/bad.err"; then
