@@ -3,10 +3,18 @@
 #
 # Runs each unit test binary build/unit/* and each tests/e2e/*.sh (not
 # lib.sh), two at a time (STAX_TEST_JOBS=N: N at a time; 1 runs them one
-# after the other), then, one at a time, the tests that must run alone:
-# those that run something as the user nobody (their locked ring-buffer
-# memory counts against one per-user limit) and those listed in ALONE
-# below. Every test must pass the same on a busy machine (make check's
+# after the other), the longest first, then, one at a time, the tests
+# that must run alone. A test file says what it needs in a line of its
+# first 30 that starts "# stax-test:", words separated by commas:
+#   alone          run it by itself, after the others (say why beside it)
+#   seconds=N      it takes about N seconds alone on an idle machine (the
+#                  order: longest first, so two lanes end together; 5
+#                  when not said; STAX_TEST_TIMES=FILE writes every
+#                  test's seconds of a run into FILE)
+#   no-sanitize    not part of make check-sanitize's pass (timings, or
+#                  packaging that rebuilds stax itself): counted as
+#                  skipped there, with the reason
+# Every test must pass the same on a busy machine (make check's
 # promise), so a test running beside another is a test on a busy
 # machine. Each runs under "timeout 900" (STAX_TEST_TIMEOUT=SECONDS sets
 # another limit; it only stops a hang: the tests assert no wall-clock
@@ -34,9 +42,10 @@ cd "$top" || exit 1
 limit=${STAX_TEST_TIMEOUT:-900}
 logs=${STAX_SANITIZER_LOGS:-}
 
-# Tests that must have the machine to themselves: bench_quick runs perf
-# and stax side by side on both cpus.
-ALONE="e2e/bench_quick"
+# the words of a test file's "# stax-test:" line, one a line
+marks() {
+	sed -n '1,30s/^# stax-test: *//p' "$1" | sed 's/ *(.*//' | tr ',' '\n' | sed 's/^ *//; s/ *$//'
+}
 
 # --one TMP NAME CMD...: run one test, print its output whole, and leave
 # its counts in TMP/res/NAME (called by this script itself).
@@ -113,15 +122,30 @@ trap 'exit 130' INT TERM
 : >"$tmp/alone"
 : >"$tmp/order"
 
-# list NAME CMD...: a test to run (one line per test: NAME, then CMD)
+# list NAME CMD...: a test to run (one line per test: SECONDS NAME CMD
+# in its lane's list, and NAME in the order of the report)
 list() {
 	case $1 in *"$only"*) ;; *) return ;; esac
 	lane=together
-	case " $ALONE " in *" $1 "*) lane=alone ;; esac
-	if [ "$2" = sh ] && grep -q 'nobody' "$3"; then
-		lane=alone
+	secs=5
+	if [ "$2" = sh ]; then
+		m=$(marks "$3")
+		case " $(echo $m) " in *" alone "*) lane=alone ;; esac
+		s=$(echo "$m" | sed -n 's/^seconds=\([0-9]*\)$/\1/p' | head -n 1)
+		[ -n "$s" ] && secs=$s
+		if [ -n "$logs" ] && echo "$m" | grep -qx no-sanitize; then
+			why=$(sed -n '1,30s/^# stax-test:.*no-sanitize[^(]*(\([^)]*\)).*/\1/p' "$3" | head -n 1)
+			key=$(echo "$1" | tr / _)
+			mkdir -p "$tmp/res" "$tmp/out"
+			echo "skip - $1: not in the sanitizer pass (${why:-see the test file})" >"$tmp/out/$key.print"
+			: >"$tmp/out/$key.fail"
+			echo "0 0 1 0" >"$tmp/res/$key"
+			cat "$tmp/out/$key.print"
+			echo "$1" >>"$tmp/order"
+			return
+		fi
 	fi
-	echo "$*" >>"$tmp/$lane"
+	echo "$secs $*" >>"$tmp/$lane"
 	echo "$1" >>"$tmp/order"
 }
 unit_dir=${STAX_UNIT_DIR:-build/unit}
@@ -135,15 +159,20 @@ for t in tests/e2e/*.sh; do
 	list "e2e/$(basename "$t" .sh)" sh "$t"
 done
 
-# names and commands hold no blanks (file names of this tree)
+# names and commands hold no blanks (file names of this tree); the
+# longest first
 if [ -s "$tmp/together" ]; then
+	sort -k1,1nr -s "$tmp/together" | cut -d' ' -f2- >"$tmp/together.sorted"
 	# shellcheck disable=SC2016
-	xargs -P "$jobs" -L 1 sh tests/run.sh --one "$tmp" <"$tmp/together"
+	xargs -P "$jobs" -L 1 sh tests/run.sh --one "$tmp" <"$tmp/together.sorted"
 fi
-while read -r line; do
-	# shellcheck disable=SC2086
-	sh tests/run.sh --one "$tmp" $line
-done <"$tmp/alone"
+if [ -s "$tmp/alone" ]; then
+	sort -k1,1nr -s "$tmp/alone" | cut -d' ' -f2- >"$tmp/alone.sorted"
+	while read -r line; do
+		# shellcheck disable=SC2086
+		sh tests/run.sh --one "$tmp" $line
+	done <"$tmp/alone.sorted"
+fi
 
 pass=0
 failed=0
@@ -178,6 +207,8 @@ fi
 if [ -s "$tmp/times" ]; then
 	echo
 	echo "# slowest (seconds): $(sort -rn "$tmp/times" | head -n 8 | tr '\n' ' ')"
+	# STAX_TEST_TIMES=FILE: every test's seconds, for the seconds= marks
+	[ -n "${STAX_TEST_TIMES:-}" ] && sort -rn "$tmp/times" >"$STAX_TEST_TIMES"
 fi
 if [ -s "$tmp/failures" ]; then
 	echo

@@ -6,6 +6,7 @@
 # report.json exist, every section and every row is there, and every
 # numeric cell is a number (null only in a row marked "waiting on issue N"
 # or "n/a"), so the benchmark cannot rot unnoticed.
+# stax-test: alone, no-sanitize, seconds=90 (it runs perf and stax side by side on both cpus and times them; the sanitizer build times nothing)
 . "$(dirname "$0")/lib.sh"
 require_stax
 

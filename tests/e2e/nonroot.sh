@@ -4,6 +4,7 @@
 # Under kernel.perf_event_paranoid 2 a user may profile its own processes,
 # user-space frames only. stax and callgraph-fp are copied to a directory
 # nobody can read and run; the output goes to one nobody can write.
+# stax-test: alone, seconds=10 (it records as the user nobody: the locked ring memory of every such recording counts against one per-user limit)
 . "$(dirname "$0")/lib.sh"
 require_stax
 

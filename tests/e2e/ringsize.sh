@@ -5,6 +5,7 @@
 #
 #   spin-fp SECONDS       main;spin_loop
 #   manythreads-fp N S    N threads spinning in thread_work for S seconds
+# stax-test: alone, seconds=15 (it records as the user nobody up to its locked memory limit, which other recordings as nobody share)
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -10,6 +10,7 @@
 #   sleepy   main sleeps in nanosleep: the timer interrupt wakes it ([irq];
 #            [no wake-up seen] where the kernel sends no sample from an idle cpu)
 #   cat      fed through a pipe by a shell outside the recording
+# stax-test: alone, seconds=15 (it records as the user nobody: the locked ring memory of every such recording counts against one per-user limit)
 . "$(dirname "$0")/lib.sh"
 require_stax
 
