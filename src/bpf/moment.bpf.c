@@ -269,7 +269,7 @@ static long slot_step(__u32 i, void *arg)
 		return 0;
 	if (addr + len <= w->copy_end)
 		return 0;
-	if (off < REC_SLOT_OFF || off > REC_MAX - sizeof(*h) - MOMENT_MAX_RANGE)
+	if (off > REC_MAX - sizeof(*h) - MOMENT_MAX_RANGE)
 		return 1;
 	h = (struct moment_range_hdr *)(w->s->rec + off);
 	h->addr = addr;
