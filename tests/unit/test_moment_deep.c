@@ -395,7 +395,7 @@ int main(int argc, char **argv)
 	close(fd);
 	memset(&d, 0, sizeof(d));
 	d.u = unwinder_new();
-	if (mt_start(&run, m, av, 999, STACK, &e)) {
+	if (mt_start(&run, m, av, 999, STACK, false, &e)) {
 		CHECK(0, "moment deep: start the program");
 		printf("# %s\n", e.msg);
 		TEST_DONE();
