@@ -50,6 +50,7 @@ struct moment {
 	struct hmap thread_index;  /* tid -> index */
 	struct mrec *taken;        /* the record moment_take() returned last */
 	size_t held;               /* bytes in the queues */
+	int stats_fd;              /* BPF_ENABLE_STATS holder, or -1 */
 	struct moment_stats st;
 };
 
@@ -204,6 +205,7 @@ int moment_open(struct moment **out, const struct moment_opts *o, struct err *e)
 	m = xcalloc(1, sizeof(*m));
 	m->o = *o;
 	m->skel = skel;
+	m->stats_fd = -1;
 	hmap_init(&m->thread_index);
 	m->rb = ring_buffer__new(bpf_map__fd(skel->maps.ring), on_record, m, NULL);
 	if (!m->rb) {
@@ -222,6 +224,8 @@ void moment_free(struct moment *m)
 		return;
 	for (i = 0; i < m->nlinks; i++)
 		bpf_link__destroy(m->links[i]);
+	if (m->stats_fd >= 0)
+		close(m->stats_fd);
 	free(m->links);
 	if (m->rb)
 		ring_buffer__free(m->rb);
@@ -446,4 +450,12 @@ void moment_get_stats(const struct moment *m, struct moment_stats *st)
 		st->run_ns = info.run_time_ns;
 		st->run_cnt = info.run_cnt;
 	}
+}
+
+int moment_count_time(struct moment *m)
+{
+	if (m->stats_fd >= 0)
+		return 0;
+	m->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	return m->stats_fd < 0 ? -errno : 0;
 }

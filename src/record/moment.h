@@ -129,5 +129,9 @@ struct moment_stats {
 				   * kernel.bpf_stats_enabled is 1 (else 0) */
 };
 void moment_get_stats(const struct moment *m, struct moment_stats *st);
+/* Count the program's run time from now while m lives (the kernel's
+ * BPF run-time statistics, on as long as one holder keeps them on:
+ * kernel.bpf_stats_enabled need not be set). 0 or -errno. */
+int moment_count_time(struct moment *m);
 
 #endif

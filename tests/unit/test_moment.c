@@ -479,6 +479,7 @@ int main(int argc, char **argv)
 		printf("# %s\n", e.msg);
 		TEST_DONE();
 	}
+	moment_count_time(m);
 	if (!mkdtemp(dir)) {
 		CHECK(0, "moment: a directory");
 		TEST_DONE();

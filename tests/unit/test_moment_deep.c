@@ -388,6 +388,7 @@ int main(int argc, char **argv)
 		TEST_DONE();
 	}
 	the_m = m;
+	moment_count_time(m);
 	if ((fd = mkstemp(logp)) < 0) {
 		CHECK(0, "moment deep: a log file");
 		TEST_DONE();
