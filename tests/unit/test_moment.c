@@ -26,7 +26,10 @@
  * with the switch-out event, as --off-cpu opens it): a program sleeping
  * in napper() has >= 98% of its switch-outs read with their chain
  * (innermost napper, rooted at <module>), their user registers taken
- * in the kernel. And the program's cost per sample (bpf stats), printed.
+ * in the kernel. Two threads on the CPU at once (3.12, 3.13): one in
+ * zlib.compress without the GIL, one in Python: each one's samples have
+ * its own chain (the tstate is found per thread, not the GIL holder's).
+ * And the program's cost per sample (bpf stats), printed.
  */
 #include "test.h"
 #include "momenttest.h"
@@ -83,6 +86,33 @@ static const char sleeper[] =
 	"out.write('%d\\n' % time.monotonic_ns())\n"
 	"out.close()\n";
 
+/* Two threads on the CPU at once: squeeze() (a thread of its own) in
+ * zlib.compress, which runs without the GIL, while the main thread runs
+ * spin(): a sample of either has its own thread's chain, whichever
+ * holds the GIL. */
+static const char threads[] =
+	"import sys, time, threading, zlib, json\n"
+	"blob = bytes(range(256)) * 2048\n"
+	"def squeeze():\n"
+	"    n = 0\n"
+	"    while time.monotonic() < end:\n"
+	"        n += len(zlib.compress(blob, 6))\n"
+	"def spin():\n"
+	"    s = 0\n"
+	"    while time.monotonic() < end:\n"
+	"        s += len(json.dumps([1, 2.5, 'x']))\n"
+	"out = open(sys.argv[2], 'w')\n"
+	"end = time.monotonic() + float(sys.argv[1])\n"
+	"out.write('%d\\n' % time.monotonic_ns())\n"
+	"t = threading.Thread(target=squeeze)\n"
+	"t.start()\n"
+	"spin()\n"
+	"t.join()\n"
+	"out.write('%d\\n' % time.monotonic_ns())\n"
+	"out.close()\n";
+
+enum mode { M_WORK, M_OFFCPU, M_THREADS };
+
 /* The interpreter of a process, as the test finds it. */
 struct py {
 	pid_t pid;
@@ -104,11 +134,13 @@ struct py {
 	size_t nsamples, samplecap;
 	uint64_t t0, t1;
 	size_t stale_names, lines_ok, lines_all, tstate_asks, entries_bad;
-	bool offcpu;          /* the switch-out samples only, leaf napper */
+	enum mode mode;       /* M_OFFCPU: the switch-out samples only; M_THREADS:
+			       * every thread's */
+	bool *other;          /* per sample: of a thread other than the main one */
 	char first_bad[256], bad_line[64];
 };
 
-enum verdict { V_NONE, V_BAD, V_HEAVY, V_LIGHT, V_OTHER, V_NAPPER };
+enum verdict { V_NONE, V_BAD, V_HEAVY, V_LIGHT, V_OTHER, V_NAPPER, V_SQUEEZE, V_SPIN };
 
 static int rd(void *arg, uint64_t addr, void *buf, size_t len)
 {
@@ -300,7 +332,7 @@ static void note_bad(struct py *p, const char *what, const struct moment_rec *r)
 static enum verdict judge(struct py *p, const struct moment_rec *r)
 {
 	const struct moment_pyframe *f;
-	bool is_heavy = false, is_light = false;
+	bool is_heavy = false, is_light = false, is_spin = false;
 	size_t i, frames = 0;
 	const char *outer = NULL;
 
@@ -326,6 +358,7 @@ static enum verdict judge(struct py *p, const struct moment_rec *r)
 		outer = p->name[id - 1];
 		is_heavy |= !strcmp(outer, "heavy");
 		is_light |= !strcmp(outer, "light");
+		is_spin |= !strcmp(outer, "spin");
 		if (frames == 1 && !strcmp(outer, "work")) {
 			int line = code_line(p, id, f[i].instr);
 			p->lines_all++;
@@ -334,11 +367,18 @@ static enum verdict judge(struct py *p, const struct moment_rec *r)
 				snprintf(p->bad_line, sizeof(p->bad_line), "line %d at offset %d", line, f[i].instr);
 		}
 	}
+	if (p->mode == M_THREADS && r->tid != r->pid) {
+		/* the other thread's chain: squeeze <- run <- ... <- _bootstrap */
+		uint32_t id = f[0].flags & MOMENT_PYF_ENTRY ? 0 : code_name(p, f[0].code, f[0].stamp);
+		return id && !strcmp(p->name[id - 1], "squeeze") ? V_SQUEEZE : V_OTHER;
+	}
 	if (!outer || strcmp(outer, "<module>")) {
 		note_bad(p, "not rooted at <module>", r);
 		return V_BAD;
 	}
-	if (p->offcpu) {
+	if (p->mode == M_THREADS)
+		return is_spin ? V_SPIN : V_OTHER; /* under spin (json's Python code above it) */
+	if (p->mode == M_OFFCPU) {
 		/* the innermost frame */
 		uint32_t id = f[0].flags & MOMENT_PYF_ENTRY ? 0 : code_name(p, f[0].code, f[0].stamp);
 		return id && !strcmp(p->name[id - 1], "napper") && (r->flags & MOMENT_F_KERNEL) ? V_NAPPER : V_OTHER;
@@ -349,10 +389,13 @@ static enum verdict judge(struct py *p, const struct moment_rec *r)
 static void on_sample(void *arg, const struct perf_sample *s, const struct moment_rec *r)
 {
 	struct py *p = arg;
-	if (s->pid != (uint32_t)p->pid || s->tid != (uint32_t)p->pid || (p->offcpu && s->period != 1))
+	if (s->pid != (uint32_t)p->pid || (s->tid != (uint32_t)p->pid && p->mode != M_THREADS) ||
+	    (p->mode == M_OFFCPU && s->period != 1))
 		return;
 	GROW(p->time, p->samplecap, p->nsamples + 1);
 	p->verdict = realloc(p->verdict, p->samplecap);
+	p->other = realloc(p->other, p->samplecap * sizeof(*p->other));
+	p->other[p->nsamples] = s->tid != (uint32_t)p->pid;
 	p->time[p->nsamples] = s->time;
 	p->verdict[p->nsamples++] = (uint8_t)judge(p, r);
 }
@@ -364,7 +407,7 @@ static void on_tick(void *arg, struct mt_run *run)
 }
 
 static void run_python(struct moment *m, struct py *p, const char *python, const char *dir, const char *secs,
-		       bool offcpu)
+		       enum mode mode)
 {
 	char sp[256], tp[256], label[300];
 	char *argv[] = { (char *)python, sp, (char *)secs, tp, NULL };
@@ -376,13 +419,14 @@ static void run_python(struct moment *m, struct py *p, const char *python, const
 	double share, cost;
 	size_t in_loop = 0, with_record = 0, complete = 0, heavy = 0, light = 0;
 
-	snprintf(sp, sizeof(sp), "%s/%s", dir, offcpu ? "sleep.py" : "work.py");
+	snprintf(sp, sizeof(sp), "%s/%s", dir, mode == M_OFFCPU ? "sleep.py" : mode == M_THREADS ? "threads.py" :
+		 "work.py");
 	snprintf(tp, sizeof(tp), "%s/times", dir);
-	p->offcpu = offcpu;
+	p->mode = mode;
 	snprintf(label, sizeof(label), "moment: %s", python);
 	unlink(tp);
 	moment_get_stats(m, &st0);
-	if (mt_start(&run, m, argv, 999, 8192, offcpu, &e)) {
+	if (mt_start(&run, m, argv, 999, 8192, mode == M_OFFCPU, &e)) {
 		CHECK(0, label);
 		printf("# %s\n", e.msg);
 		return;
@@ -419,7 +463,24 @@ static void run_python(struct moment *m, struct py *p, const char *python, const
 	       (unsigned long long)(st1.unmatched - st0.unmatched), (unsigned long long)(st1.dropped - st0.dropped));
 	if (p->first_bad[0])
 		printf("#   first incomplete: %s\n", p->first_bad);
-	if (offcpu) {
+	if (mode == M_THREADS) {
+		size_t squeeze = 0, spin = 0, others = 0;
+		for (size_t i = 0; i < p->nsamples; i++) {
+			if (p->time[i] < p->t0 || p->time[i] > p->t1)
+				continue;
+			others += p->other[i];
+			squeeze += p->other[i] && p->verdict[i] == V_SQUEEZE;
+			spin += !p->other[i] && p->verdict[i] == V_SPIN;
+		}
+		printf("#   threads: %zu of %zu samples of the main thread under spin; %zu of %zu of the other in"
+		       " squeeze\n", spin, in_loop - others, squeeze, others);
+		snprintf(label, sizeof(label), "moment: %s, two threads on the CPU: >= 98%% of each one's samples"
+			 " have its own chain (%zu and %zu samples)", python, in_loop - others, others);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0 && others >= 300 && in_loop - others >= 300 &&
+		      squeeze >= 0.98 * (double)others && spin >= 0.98 * (double)(in_loop - others), label);
+		return;
+	}
+	if (mode == M_OFFCPU) {
 		size_t napper = 0;
 		for (size_t i = 0; i < p->nsamples; i++)
 			napper += p->time[i] >= p->t0 && p->time[i] <= p->t1 && p->verdict[i] == V_NAPPER;
@@ -457,6 +518,7 @@ static void py_release(struct py *p)
 	free(p->tsize);
 	free(p->time);
 	free(p->verdict);
+	free(p->other);
 	hmap_release(&p->names);
 }
 
@@ -500,6 +562,11 @@ int main(int argc, char **argv)
 		CHECK(0, "moment: write the script");
 		TEST_DONE();
 	}
+	snprintf(sp, sizeof(sp), "%s/threads.py", dir);
+	if (!(f = fopen(sp, "w")) || fputs(threads, f) < 0 || fclose(f)) {
+		CHECK(0, "moment: write the script");
+		TEST_DONE();
+	}
 	snprintf(sp, sizeof(sp), "%s/sleep.py", dir);
 	if (!(f = fopen(sp, "w")) || fputs(sleeper, f) < 0 || fclose(f)) {
 		CHECK(0, "moment: write the script");
@@ -514,14 +581,17 @@ int main(int argc, char **argv)
 		memset(&p, 0, sizeof(p));
 		p.m = m;
 		hmap_init(&p.names);
-		run_python(m, &p, g.gl_pathv[0], dir, secs, false);
+		run_python(m, &p, g.gl_pathv[0], dir, secs, M_WORK);
 		py_release(&p);
-		if (i == 1) {
-			/* off the CPU, on one version: the switch-out samples */
+		/* off the CPU, and two threads, on one version (3.12) and the
+		 * two threads on the other layout family too (3.13) */
+		for (enum mode k = M_OFFCPU; k <= M_THREADS; k++) {
+			if (i == 0 || (i == 2 && k == M_OFFCPU))
+				continue;
 			memset(&p, 0, sizeof(p));
 			p.m = m;
 			hmap_init(&p.names);
-			run_python(m, &p, g.gl_pathv[0], dir, secs, true);
+			run_python(m, &p, g.gl_pathv[0], dir, secs, k);
 			py_release(&p);
 		}
 		globfree(&g);
@@ -532,6 +602,8 @@ int main(int argc, char **argv)
 		unlink(path);
 		unlink(sp);
 		snprintf(path, sizeof(path), "%s/work.py", dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/threads.py", dir);
 		unlink(path);
 		rmdir(dir);
 	}
