@@ -26,7 +26,7 @@ CC ?= cc
 CFLAGS ?= -O2 -g
 STAX_CPPFLAGS = -Isrc -D_GNU_SOURCE -MMD -MP
 STAX_CFLAGS = -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare
-STAX_LIBS = -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl -lm
+STAX_LIBS = -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lbpf -lpthread -ldl -lm
 ALL_CPPFLAGS = $(STAX_CPPFLAGS) $(CPPFLAGS)
 ALL_CFLAGS = $(STAX_CFLAGS) $(CFLAGS) $(SAN_CFLAGS)
 ALL_LIBS = $(STAX_LIBS) $(LDLIBS)
@@ -43,7 +43,8 @@ VERSION_STRING := $(shell sh scripts/version.sh)
 
 B = build
 BIN = stax
-SRC := $(shell find src -name '*.c' | sort)
+# *.bpf.c are BPF programs (the rules below), not stax's own code
+SRC := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
 OBJ := $(SRC:%.c=$(B)/%.o)
 LIBOBJ := $(filter-out $(B)/src/main.o $(B)/src/cmd/%,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/*.c)
@@ -74,6 +75,25 @@ $(B)/src/lib/version.o: $(B)/version
 $(B)/version: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(VERSION_STRING)' | cmp -s - $@ || echo '$(VERSION_STRING)' >$@
+
+# The in-kernel reader (src/bpf/, record/moment.c): clang -target bpf
+# builds the program with BTF (CO-RE: libbpf relocates it at load against
+# the running kernel's BTF, so no vmlinux.h of the build machine's kernel
+# is needed), bpftool embeds it in a skeleton header that record/moment.c
+# includes. __TARGET_ARCH_ names the target's pt_regs; the multiarch
+# include directory has the asm/ headers linux/bpf.h needs.
+BPF_CLANG ?= clang
+BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+BPF_ARCH ?= $(shell $(CC) -dumpmachine | sed 's/-.*//; s/x86_64/x86/; s/aarch64/arm64/')
+BPF_INCLUDE ?= /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+$(B)/bpf/%.bpf.o: src/bpf/%.bpf.c src/bpf/moment_abi.h | deps
+	@mkdir -p $(dir $@)
+	$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INCLUDE) -Isrc/bpf -c -o $@ $<
+$(B)/bpf/%.skel.h: $(B)/bpf/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
+.SECONDARY: $(B)/bpf/moment.bpf.o
+$(B)/src/record/moment.o: $(B)/bpf/moment.skel.h
+$(B)/src/record/moment.o: STAX_CPPFLAGS += -I$(B)/bpf
 
 $(B)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -165,7 +185,7 @@ uninstall:
 # gcc -fanalyzer and cppcheck over src/; scripts/analyze.supp holds the
 # findings that are not bugs, each with its reason
 .PHONY: analyze
-analyze: deps
+analyze: deps $(B)/bpf/moment.skel.h
 	@sh scripts/analyze.sh
 
 # make deb: stax built with Debian's flags (dpkg-buildflags, all hardening)

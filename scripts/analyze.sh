@@ -32,10 +32,10 @@ if [ -n "$bad" ]; then
 fi
 
 # gcc -fanalyzer, one file a process, as many as there are cpus
-srcs=$(find src -name '*.c' | sort)
+srcs=$(find src -name '*.c' ! -name '*.bpf.c' | sort)
 printf '%s\n' $srcs | xargs -P "$(nproc)" -I{} sh -c \
 	'f=$1; log=$2/gcc/$(echo "$f" | tr / _).log
-	 "$3" -fanalyzer -std=gnu11 -Isrc -D_GNU_SOURCE -O0 -c -o /dev/null "$f" >"$log" 2>&1 ||
+	 "$3" -fanalyzer -std=gnu11 -Isrc -Ibuild/bpf -D_GNU_SOURCE -O0 -c -o /dev/null "$f" >"$log" 2>&1 ||
 		echo "stax: error: $3 -fanalyzer failed on $f (see $log)" >&2' sh {} "$out" "$gcc" 2>"$out/gcc.errors"
 if [ -s "$out/gcc.errors" ]; then
 	cat "$out/gcc.errors" >&2
@@ -54,8 +54,9 @@ for f in $srcs; do
 	}' "$out/gcc/$(echo "$f" | tr / _).log" >>"$out/findings"
 done
 
-# cppcheck: warnings, portability and performance, not style
-if ! "$cppcheck" -q --std=c11 -Isrc -D_GNU_SOURCE --enable=warning,portability,performance \
+# cppcheck: warnings, portability and performance, not style (not the BPF
+# programs of src/bpf/, which only clang -target bpf reads)
+if ! "$cppcheck" -q --std=c11 -Isrc -Ibuild/bpf -isrc/bpf -D_GNU_SOURCE --enable=warning,portability,performance \
 	--inline-suppr --template='cppcheck {id} {file} - {line}: {message}' src 2>"$out/cppcheck.log" >"$out/cppcheck.out"; then
 	echo "stax: error: cppcheck failed (see $out/cppcheck.log)" >&2
 	exit 1

@@ -32,6 +32,8 @@ liblzma-dev:/usr/include/lzma.h
 libmicrohttpd-dev:/usr/include/microhttpd.h
 libdebuginfod-dev:/usr/include/elfutils/debuginfod.h
 libcapstone-dev:/usr/include/capstone/capstone.h
+libbpf-dev:/usr/include/bpf/libbpf.h
+bpftool:/usr/sbin/bpftool
 libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 [ "${1:-}" = "--test" ] && need="$need

@@ -38,6 +38,9 @@ bool pyf_layout_builtin(uint32_t version, struct pyf_layout *l)
 	l->u_state = 32;
 	l->co_filename = 112;
 	l->co_qualname = 128;
+	l->co_name = 120;
+	l->co_linetable = 136;
+	l->fr_instr = 56;
 	l->rt_interp_head = 40;
 	l->ts_next = 8;
 	switch (version) {
@@ -52,6 +55,7 @@ bool pyf_layout_builtin(uint32_t version, struct pyf_layout *l)
 		l->fr_previous = 48;
 		l->fr_owner = 69;
 		l->fr_is_entry = 68;
+		l->co_firstlineno = 72;
 		l->u_ascii_size = 48; /* with wstr */
 		l->u_compact_size = 72;
 		return true;
@@ -67,6 +71,7 @@ bool pyf_layout_builtin(uint32_t version, struct pyf_layout *l)
 		l->fr_owner = 70;
 		l->fr_is_entry = -1;
 		l->owned_by_cstack = 3;
+		l->co_firstlineno = 68;
 		l->u_ascii_size = 40;
 		l->u_compact_size = 56;
 		return true;
@@ -90,10 +95,12 @@ int pyf_layout_from_debug(const uint8_t *p, size_t size, struct pyf_layout *l)
 		&l->rt_interp_head, &l->interp_next, &l->interp_threads_head, &l->ts_next,
 		&l->ts_current, &l->ts_native_tid, &l->fr_previous, &l->fr_code, &l->fr_owner,
 		&l->co_filename, &l->co_qualname, &l->ob_type, &l->u_state, &l->u_length,
-		&l->u_ascii_size, &l->co_code,
+		&l->u_ascii_size, &l->co_code, &l->fr_instr, &l->co_name, &l->co_linetable,
+		&l->co_firstlineno,
 	};
 	static const size_t at[] = {
 		40, 64, 72, 168, 184, 200, 232, 240, 264, 280, 296, 360, 544, 552, 560, 344,
+		248, 288, 304, 312,
 	};
 	size_t i;
 

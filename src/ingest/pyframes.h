@@ -48,6 +48,10 @@ struct pyf_layout {
 				    * owned by the C stack (3.12, 3.13) */
 	uint8_t owned_by_cstack;   /* 3 in 3.12/3.13 */
 	uint64_t co_filename, co_qualname, co_code;  /* co_code: co_code_adaptive */
+	/* for reading at the sample (record/moment.h) and lines: the
+	 * frame's instruction pointer (3.11/3.12 prev_instr, 3.13
+	 * instr_ptr), co_name, co_linetable, co_firstlineno (an int) */
+	uint64_t fr_instr, co_name, co_linetable, co_firstlineno;
 	uint64_t ob_type;
 	uint64_t u_state, u_length, u_ascii_size, u_compact_size;
 };

@@ -359,16 +359,50 @@ struct copy {
 	 * [xbase, xend) in the unwinder's buffer */
 	const uint8_t *x;
 	uint64_t xbase, xend;
+	/* words read at the sample beyond the copy (unwind_input.words) */
+	const struct unwind_words *words;
+	bool used_words;      /* the last read beyond the copy came from them */
+	/* the addresses read (unwind_input.slots_out) */
+	uint64_t *slots, slots_from;
+	size_t nslots, slots_max;
 };
+
+static bool words_find(const struct unwind_words *w, uint64_t addr, uint64_t *v)
+{
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->addr[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < w->n && w->addr[lo] == addr) {
+		*v = w->val[lo];
+		return true;
+	}
+	return false;
+}
 
 static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
 {
 	if (addr >= c->base && addr <= c->end - 8 && c->end - c->base >= 8) {
 		memcpy(v, c->stack + (addr - c->base), 8);
+		if (c->slots && addr >= c->slots_from && c->nslots < c->slots_max)
+			c->slots[c->nslots++] = addr;
+		return true;
+	}
+	if (c->words && addr >= c->end && words_find(c->words, addr, v)) {
+		c->used_words = true;
+		if (c->slots && addr >= c->slots_from && c->nslots < c->slots_max)
+			c->slots[c->nslots++] = addr;
 		return true;
 	}
 	if (c->x && addr >= c->xbase && addr <= c->xend - 8 && c->xend - c->xbase >= 8) {
 		memcpy(v, c->x + (addr - c->xbase), 8);
+		c->used_words = false;
+		if (c->slots && addr >= c->slots_from && c->nslots < c->slots_max)
+			c->slots[c->nslots++] = addr;
 		return true;
 	}
 	/* Above the copy is where the stack goes on: truncated. Below it
@@ -770,6 +804,12 @@ static bool walk_start(struct walker *w, enum unwind_mode mode)
 	c->fault = FAULT_NONE;
 	c->x = NULL;
 	c->xbase = c->xend = 0;
+	c->words = in->words && in->words->n ? in->words : NULL;
+	c->used_words = false;
+	c->slots = in->slots_out;
+	c->slots_max = in->slots_out ? in->slots_max : 0;
+	c->slots_from = in->slots_from;
+	c->nslots = 0;
 	if (in->stack)
 		for (size_t o = 0; o < MIN(in->stack_size, (size_t)STACK_PREFETCH); o += 64)
 			__builtin_prefetch(in->stack + o);
@@ -1128,8 +1168,14 @@ static void step_advance(struct walker *w, const struct step *s)
 	w->frames[w->n].flags = s->signal ? UNWIND_F_SIGNAL : s->injected || s->context ? 0 : UNWIND_F_RA;
 	w->cfas[w->n] = s->nsp;
 	w->n++;
-	if (w->c->x && !(s->nsp - 8 >= w->c->base && s->nsp <= w->c->end))
-		w->res->read_frames++;
+	if (!(s->nsp - 8 >= w->c->base && s->nsp <= w->c->end)) {
+		/* beyond the copy: its return address came from the words
+		 * read at the sample, or from a later read */
+		if (w->c->words && w->c->used_words)
+			w->res->word_frames++;
+		else if (w->c->x)
+			w->res->read_frames++;
+	}
 }
 
 enum fault_end {
@@ -1380,6 +1426,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		case FAULT_AGAIN:
 			continue;
 		case FAULT_SPLICED:
+			res->nslots = c.nslots;
 			return;
 		case FAULT_STOP:
 			goto stop;
@@ -1389,6 +1436,7 @@ stop:
 	res->stop_pc = w.pc;
 done:
 	res->n = w.n;
+	res->nslots = c.nslots;
 	res->depth = w.n > 1 ? cfas[w.n - 1] - in->regs.r[UNW_RSP] : 0;
 	if (res->method != UNWIND_M_SPLICED)
 		res->dwarf_frames = w.n;

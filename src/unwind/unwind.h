@@ -59,6 +59,14 @@ typedef long (*unwind_read_stack_fn)(void *arg, uint64_t addr, uint8_t *buf, siz
 struct utable;
 typedef const struct utable *(*unwind_jit_table_fn)(void *arg, uint64_t pc);
 
+/* Words of the sampled thread's stack read at the sample, beyond the
+ * copy (the in-kernel reader's slots, record/moment.h): addr[i] holds
+ * val[i]; addr sorted ascending, no duplicates. */
+struct unwind_words {
+	const uint64_t *addr, *val;
+	size_t n;
+};
+
 struct unwind_input {
 	struct unwind_regs regs;       /* user registers at the sample */
 	const uint8_t *stack;          /* copy of user memory starting at regs RSP */
@@ -87,6 +95,17 @@ struct unwind_input {
 	 * again without asking; the caller must change it whenever a
 	 * mapping of the space changes. 0: ask find() for every module. */
 	uint64_t space;
+	/* optional: stack words beyond the copy as they were at the sample.
+	 * A read beyond the copy takes its word from here first; only a
+	 * word not here goes to read_stack (a later moment). */
+	const struct unwind_words *words;
+	/* optional: the addresses (>= slots_from) of the stack words the
+	 * walk read, from the copy, words or read_stack, in the order read
+	 * (repeats possible), up to slots_max into slots_out: what to ask
+	 * the in-kernel reader for at this thread's next samples. */
+	uint64_t *slots_out;
+	size_t slots_max;
+	uint64_t slots_from;
 };
 
 #define UNWIND_F_RA 1u      /* pc is a return address: symbolize at pc-1 */
@@ -121,6 +140,9 @@ struct unwind_result {
 	int deep;
 	uint64_t depth;            /* bytes from the sample's sp to the CFA of
 				    * the last frame found */
+	size_t word_frames;        /* frames found beyond the copy in
+				    * unwind_input.words (the sample's moment) */
+	size_t nslots;             /* addresses written to slots_out */
 };
 
 struct unwinder;

@@ -30,10 +30,10 @@ out=$top/build/fuzz
 mkdir -p "$out"
 cd "$top" || exit 1
 only=${FUZZ_ONLY:-}
-srcs=$(find src -name '*.c' ! -name main.c ! -path 'src/cmd/*' | sort)
+srcs=$(find src -name '*.c' ! -name main.c ! -name '*.bpf.c' ! -path 'src/cmd/*' | sort)
 # the same libraries as ./stax (the Makefile's STAX_LIBS line)
 libs=$(sed -n 's/^STAX_LIBS = //p' Makefile)
-cflags="-std=gnu11 -D_GNU_SOURCE -g -O1 -Isrc -fsanitize=address,undefined -fno-sanitize-recover=undefined"
+cflags="-std=gnu11 -D_GNU_SOURCE -g -O1 -Isrc -I$top/build/bpf -fsanitize=address,undefined -fno-sanitize-recover=undefined"
 status=0
 if ! command -v clang >/dev/null 2>&1; then
 	echo "not ok - fuzz: clang is not installed (sh scripts/deps.sh installs it; libFuzzer needs it)"

@@ -1,0 +1,351 @@
+/* moment.bpf.c - the in-kernel reader: at each sample of stax's perf
+ * events, read what describes the sampled thread at that moment (its
+ * CPython frame chain, the stack slots user space asked for) and write
+ * it into a ring buffer. See moment_abi.h for the records and maps, and
+ * record/moment.h for the user-space side.
+ *
+ * Built with clang -target bpf; CO-RE: the only kernel structure read,
+ * struct pt_regs, is declared here with preserve_access_index and
+ * relocated by libbpf at load against the running kernel's BTF (no
+ * vmlinux.h from the build machine). Every read of the process is
+ * bpf_probe_read_user (it cannot fault a page in: a page not present
+ * fails the read, which the record says).
+ *
+ * Returns 1: the kernel writes the sample as it would without us.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+typedef __u8 uint8_t;
+typedef __u16 uint16_t;
+typedef __u32 uint32_t;
+typedef __u64 uint64_t;
+typedef __s32 int32_t;
+
+#include "moment_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* The kernel's saved registers of a task (the user ones when taken from
+ * bpf_task_pt_regs()); the field names are the kernel's, their offsets
+ * come from its BTF at load. */
+#if defined(__TARGET_ARCH_arm64)
+struct pt_regs {
+	__u64 sp;
+	__u64 pc;
+} __attribute__((preserve_access_index));
+#define USER_IP(r) BPF_CORE_READ(r, pc)
+#define USER_SP(r) BPF_CORE_READ(r, sp)
+/* bpf_perf_event_data.regs is the UAPI struct user_pt_regs: pstate at 264 */
+#define CTX_IN_KERNEL(ctx) ((((const __u64 *)(ctx))[33] & 0xf) != 0)
+#else
+struct pt_regs {
+	unsigned long ip;
+	unsigned long sp;
+} __attribute__((preserve_access_index));
+#define USER_IP(r) BPF_CORE_READ(r, ip)
+#define USER_SP(r) BPF_CORE_READ(r, sp)
+/* bpf_perf_event_data.regs is the UAPI struct pt_regs: cs at 136 */
+#define CTX_IN_KERNEL(ctx) ((((const __u64 *)(ctx))[17] & 3) == 0)
+#endif
+
+struct task_struct;
+
+#define REC_PY_OFF ((__u32)sizeof(struct moment_rec))
+#define REC_SLOT_OFF (REC_PY_OFF + MOMENT_MAX_PYFRAMES * (__u32)sizeof(struct moment_pyframe))
+#define REC_MAX (REC_SLOT_OFF + MOMENT_SLOT_BYTES)
+
+/* Per cpu: the record being built and the bytes of the frame and code
+ * object being read (the BPF stack is too small for them). */
+struct scratch {
+	__u8 rec[REC_MAX];
+	__u8 frame[MOMENT_FRAME_BUF];
+	__u8 code[MOMENT_CODE_BUF];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);                  /* pid */
+	__type(value, struct moment_pyproc);
+} pyprocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);                  /* tid */
+	__type(value, __u64);                /* its PyThreadState */
+} tstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);                  /* tid */
+	__type(value, struct moment_slots);
+} slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);        /* user space sets the size */
+} ring SEC(".maps");
+
+struct moment_config config;
+/* records not written: the ring was full */
+__u64 dropped;
+
+static __always_inline __u64 get64(const __u8 *buf, __u32 off)
+{
+	return *(const __u64 *)(buf + off);
+}
+
+/* The walk of one chain, through bpf_loop(). */
+struct pywalk {
+	struct scratch *s;
+	const struct moment_pyproc *pp;
+	__u64 frame;          /* the next frame to read */
+	__u32 n;              /* entries written */
+	__u32 flags;
+	__u32 err;
+};
+
+static __always_inline int put_entry(struct pywalk *w, __u64 code, __u64 stamp, __s32 instr,
+				     __u32 flags)
+{
+	struct moment_pyframe *f;
+	__u32 n = w->n;
+
+	if (n >= MOMENT_MAX_PYFRAMES) {
+		w->flags |= MOMENT_F_PY_CUT;
+		return -1;
+	}
+	barrier_var(n);
+	f = (struct moment_pyframe *)(w->s->rec + REC_PY_OFF +
+				      (n & (MOMENT_MAX_PYFRAMES - 1)) * sizeof(*f));
+	f->code = code;
+	f->stamp = stamp;
+	f->instr = instr;
+	f->flags = flags;
+	w->n = n + 1;
+	return 0;
+}
+
+static long py_step(__u32 i, void *arg)
+{
+	struct pywalk *w = arg;
+	const struct moment_pyproc *pp = w->pp;
+	struct scratch *s = w->s;
+	__u32 fsize = pp->frame_read, csize = pp->code_read;
+	__u64 code, instr_ptr, stamp, prev;
+	__s64 instr;
+	__u8 owner;
+
+	if (!w->frame) {
+		w->flags |= MOMENT_F_PY_DONE;
+		return 1;
+	}
+	if (fsize < 8 || fsize > MOMENT_FRAME_BUF || csize < 8 || csize > MOMENT_CODE_BUF) {
+		w->flags |= MOMENT_F_PY_FAULT;
+		w->err = MOMENT_PYE_LAYOUT;
+		return 1;
+	}
+	if (bpf_probe_read_user(s->frame, fsize, (const void *)w->frame)) {
+		w->flags |= MOMENT_F_PY_FAULT;
+		w->err = MOMENT_PYE_FRAME;
+		return 1;
+	}
+	prev = get64(s->frame, pp->fr_previous & (MOMENT_FRAME_BUF - 8));
+	owner = s->frame[pp->fr_owner & (MOMENT_FRAME_BUF - 1)];
+	if (pp->fr_is_entry == 0xffff && owner == pp->owned_by_cstack) {
+		/* 3.12+: the entry frame of one _PyEval_EvalFrameDefault */
+		if (put_entry(w, 0, 0, 0, MOMENT_PYF_ENTRY))
+			return 1;
+		w->frame = prev;
+		return 0;
+	}
+	code = get64(s->frame, pp->fr_code & (MOMENT_FRAME_BUF - 8));
+	instr_ptr = get64(s->frame, pp->fr_instr & (MOMENT_FRAME_BUF - 8));
+	if (!code || bpf_probe_read_user(s->code, csize, (const void *)code)) {
+		w->flags |= MOMENT_F_PY_FAULT;
+		w->err = MOMENT_PYE_CODE;
+		return 1;
+	}
+	if (get64(s->code, pp->ob_type & (MOMENT_CODE_BUF - 8)) != pp->code_type) {
+		w->flags |= MOMENT_F_PY_FAULT;
+		w->err = MOMENT_PYE_TYPE;
+		return 1;
+	}
+	stamp = moment_stamp(get64(s->code, pp->co_filename & (MOMENT_CODE_BUF - 8)),
+			     get64(s->code, pp->co_name & (MOMENT_CODE_BUF - 8)),
+			     get64(s->code, pp->co_qualname & (MOMENT_CODE_BUF - 8)),
+			     get64(s->code, pp->co_linetable & (MOMENT_CODE_BUF - 8)),
+			     *(const __u32 *)(s->code + (pp->co_firstlineno & (MOMENT_CODE_BUF - 4))));
+	instr = (__s64)(instr_ptr - (code + pp->co_code));
+	if (instr < -0x40000000 || instr > 0x40000000)
+		instr = -0x40000000;
+	if (put_entry(w, code, stamp, (__s32)instr, 0))
+		return 1;
+	if (pp->fr_is_entry != 0xffff && s->frame[pp->fr_is_entry & (MOMENT_FRAME_BUF - 1)] &&
+	    put_entry(w, 0, 0, 0, MOMENT_PYF_ENTRY))
+		return 1;
+	w->frame = prev;
+	return 0;
+}
+
+/* The chain of thread tid (tstate ts) into the record; returns its
+ * entries. */
+static __always_inline __u32 read_python(struct scratch *s, struct moment_rec *h,
+					 const struct moment_pyproc *pp, __u32 tid)
+{
+	struct pywalk w = { .s = s, .pp = pp };
+	__u64 *tsp = bpf_map_lookup_elem(&tstates, &tid), ts, v = 0, frame = 0;
+
+	h->flags |= MOMENT_F_PY;
+	if (!tsp) {
+		h->flags |= MOMENT_F_NO_TSTATE;
+		return 0;
+	}
+	ts = *tsp;
+	h->tstate = ts;
+	if (bpf_probe_read_user(&v, sizeof(v), (const void *)(ts + pp->ts_native_tid))) {
+		h->flags |= MOMENT_F_PY_FAULT;
+		h->py_err = MOMENT_PYE_TSTATE;
+		return 0;
+	}
+	if (v != tid) {
+		h->flags |= MOMENT_F_TSTATE_GONE;
+		return 0;
+	}
+	if (bpf_probe_read_user(&frame, sizeof(frame), (const void *)(ts + pp->ts_frame))) {
+		h->flags |= MOMENT_F_PY_FAULT;
+		h->py_err = MOMENT_PYE_TSTATE;
+		return 0;
+	}
+	if (pp->cf_current != 0xffff && frame &&
+	    bpf_probe_read_user(&frame, sizeof(frame), (const void *)(frame + pp->cf_current))) {
+		h->flags |= MOMENT_F_PY_FAULT;
+		h->py_err = MOMENT_PYE_CFRAME;
+		return 0;
+	}
+	w.frame = frame;
+	bpf_loop(MOMENT_MAX_PYFRAMES + 1, py_step, &w, 0);
+	h->flags |= w.flags;
+	h->py_err = (__u16)w.err;
+	return w.n;
+}
+
+/* The copy of the thread's asked-for slot ranges, through bpf_loop(). */
+struct slotwalk {
+	struct scratch *s;
+	const struct moment_slots *sl;
+	__u64 copy_end;       /* slots below it are in the sample's copy */
+	__u32 off;            /* where the next range goes in the record */
+	__u32 n;
+};
+
+static long slot_step(__u32 i, void *arg)
+{
+	struct slotwalk *w = arg;
+	const struct moment_range *r;
+	struct moment_range_hdr *h;
+	__u32 off = w->off, len;
+	__u64 addr;
+
+	if (i >= w->sl->n || i >= MOMENT_MAX_RANGES)
+		return 1;
+	barrier_var(i); /* keep the mask: the verifier wants it */
+	r = &w->sl->r[i & (MOMENT_MAX_RANGES - 1)];
+	addr = r->addr;
+	len = r->len;
+	if (len < 8 || len > MOMENT_MAX_RANGE || (len & 7) || (addr & 7))
+		return 0;
+	if (addr + len <= w->copy_end)
+		return 0;
+	if (off > REC_MAX - sizeof(*h) - MOMENT_MAX_RANGE)
+		return 1;
+	h = (struct moment_range_hdr *)(w->s->rec + off);
+	h->addr = addr;
+	h->len = len;
+	h->err = (__s32)bpf_probe_read_user(w->s->rec + off + sizeof(*h), len, (const void *)addr);
+	w->off = off + sizeof(*h) + len;
+	w->n++;
+	return 0;
+}
+
+SEC("perf_event")
+int moment_sample(void *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 pid = id >> 32, tid = (__u32)id, zero = 0, npy = 0, size;
+	const struct moment_pyproc *pp;
+	const struct moment_slots *sl;
+	struct moment_rec *h;
+	struct scratch *s;
+	struct pt_regs *regs;
+	__u64 out;
+
+	if (!pid)
+		return 1;
+	pp = bpf_map_lookup_elem(&pyprocs, &pid);
+	sl = bpf_map_lookup_elem(&slots, &tid);
+	/* two tests, not one of (pp | sl): the verifier refuses arithmetic
+	 * on pointers */
+	asm volatile("" : "+r"(pp));
+	if (!pp) {
+		if (!sl)
+			return 1; /* nothing asked of this thread: the common case */
+	}
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 1;
+	h = (struct moment_rec *)s->rec;
+	__builtin_memset(h, 0, sizeof(*h));
+	h->pid = pid;
+	h->tid = tid;
+	h->time = bpf_ktime_get_ns();
+	h->cpu = bpf_get_smp_processor_id();
+	/* the user registers, wherever the sample interrupted the thread
+	 * (as perf's REGS_USER: the task's saved user registers) */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (regs) {
+		h->ip = USER_IP(regs);
+		h->sp = USER_SP(regs);
+	}
+	if (CTX_IN_KERNEL(ctx))
+		h->flags |= MOMENT_F_KERNEL;
+	if (pp)
+		npy = read_python(s, h, pp, tid);
+	size = REC_PY_OFF + npy * sizeof(struct moment_pyframe);
+	if (sl) {
+		struct slotwalk w = {
+			.s = s, .sl = sl, .copy_end = h->sp + config.stack_user, .off = size,
+		};
+		h->flags |= MOMENT_F_SLOTS;
+		h->slots_gen = sl->gen;
+		bpf_loop(MOMENT_MAX_RANGES, slot_step, &w, 0);
+		h->nranges = (__u16)w.n;
+		size = w.off;
+	}
+	h->npy = (__u16)npy;
+	h->size = size;
+	out = size;
+	barrier_var(out);
+	if (out < sizeof(*h) || out > REC_MAX)
+		return 1;
+	/* no wake-up per record (each would preempt the workload): user
+	 * space reads on its own pace, and is woken when half is full */
+	if (bpf_ringbuf_output(&ring, s->rec, out,
+			       bpf_ringbuf_query(&ring, BPF_RB_AVAIL_DATA) >
+			       bpf_ringbuf_query(&ring, BPF_RB_RING_SIZE) / 2 ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
+		__sync_fetch_and_add(&dropped, 1);
+	return 1;
+}
