@@ -34,7 +34,7 @@
 #define MAX_MODS 4
 
 struct mod {
-	const char *path;       /* as unwind_module.path */
+	const char *path;       /* as module_ref.path */
 	char *owned;
 	uint64_t real;          /* where this process has the ELF address 0 */
 	uint64_t vaddr, size;   /* the executable PT_LOAD */
