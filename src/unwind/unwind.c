@@ -457,6 +457,19 @@ static int xread(struct unwinder *u, const struct unwind_input *in, struct copy 
 	/* the slot's value as the sample had it: in the copy, or in an
 	 * earlier read checked the same way (the buffer is about to be
 	 * overwritten, so a copy of it) */
+	if (in->read_unchecked) {
+		/* (slots only: see unwind_input.read_unchecked) */
+		from = (addr & ~7ull) - MIN(addr & ~7ull, (uint64_t)XREAD_CHECK);
+		got = in->read_stack(in->find_arg, from, u->xbuf, XREAD_SIZE);
+		if (got < 0)
+			return (int)got;
+		if (got < 16)
+			return -EFAULT;
+		c->x = u->xbuf;
+		c->xbase = from;
+		c->xend = from + (uint64_t)got;
+		return 0;
+	}
 	if (deep && slot && !(slot & 7) && addr >= slot) {
 		if (slot >= c->base && slot + 8 <= c->end) {
 			memcpy(&slot_val, c->stack + (slot - c->base), 8);

@@ -90,6 +90,11 @@ struct unwind_input {
 	 * caller, which knows whether it ran since). false: it stays
 	 * truncated. */
 	bool read_deep;
+	/* with read_stack: read it without checking that the thread is
+	 * still where the copy says (the outermost return address in its
+	 * slot): the frames are then not the sample's, and are for nothing
+	 * but finding the slots a stack of this shape reads (slots_out) */
+	bool read_unchecked;
 	/* The address space's version: when it equals the previous sample's
 	 * (and is not 0), the modules find() gave for that sample are used
 	 * again without asking; the caller must change it whenever a
