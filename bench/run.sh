@@ -517,7 +517,9 @@ lib_objs() {
 		[ -f "${_s%.o}.c" ] && echo "$_o"
 	done
 }
-rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(lib_objs) -Wl,--wrap=unwind_sample -ldw -lelf -lzstd -lxxhash -lz -llzma -liberty -lpthread -ldl -lm${LU:+ -lunwind-x86_64 -lunwind}"
+# the libraries stax links (the Makefile's STAX_LIBS line)
+stax_libs=$(sed -n 's/^STAX_LIBS = //p' Makefile)
+rb="cc -std=gnu11 -O2 -g -Isrc -D_GNU_SOURCE $LU -o $W/bench_replay bench/bench_replay.c \$(lib_objs) -Wl,--wrap=unwind_sample $stax_libs${LU:+ -lunwind-x86_64 -lunwind}"
 rb_ok=0
 [ -f build/src/unwind/unwind.o ] && eval "$rb" 2>"$W/rb.err" && rb_ok=1
 [ "$rb_ok" = 1 ] || say "bench_replay did not build: $(head -n 3 "$W/rb.err" 2>/dev/null | tr '\n' ' ')"

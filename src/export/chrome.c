@@ -26,15 +26,32 @@ struct open_frame {
 };
 
 static void slice(const struct profile *p, const struct rec_sample *s, const struct open_frame *o,
-		  uint64_t end, FILE *out, bool *first)
+		  uint64_t end, struct jw *w)
 {
 	const struct prof_func *fn = profile_func(p, o->func);
-	fputs(*first ? "\n{\"ph\":\"X\",\"name\":" : ",\n{\"ph\":\"X\",\"name\":", out);
-	*first = false;
-	json_str(out, fn ? fn->name : "[unknown]");
-	fprintf(out, ",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
-		fn && fn->kernel ? "kernel" : "user", s->pid, s->tid,
-		(o->start - p->first_time) / 1e3, (end - o->start) / 1e3);
+	jw_object(w, NULL);
+	jw_str(w, "ph", "X");
+	jw_str(w, "name", fn ? fn->name : "[unknown]");
+	jw_str(w, "cat", fn && fn->kernel ? "kernel" : "user");
+	jw_u64(w, "pid", s->pid);
+	jw_u64(w, "tid", s->tid);
+	jw_double(w, "ts", (o->start - p->first_time) / 1e3, 3);
+	jw_double(w, "dur", (end - o->start) / 1e3, 3);
+	jw_object_end(w);
+}
+
+/* A metadata event naming a thread or process ("thread_name"). */
+static void name_event(struct jw *w, const char *what, const struct rec_sample *s, const char *name)
+{
+	jw_object(w, NULL);
+	jw_str(w, "ph", "M");
+	jw_str(w, "name", what);
+	jw_u64(w, "pid", s->pid);
+	jw_u64(w, "tid", s->tid);
+	jw_object(w, "args");
+	jw_str(w, "name", name);
+	jw_object_end(w);
+	jw_object_end(w);
 }
 
 int export_chrome(const struct profile *p, const struct view_filter *f, FILE *out, struct err *e)
@@ -44,7 +61,8 @@ int export_chrome(const struct profile *p, const struct view_filter *f, FILE *ou
 	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
 	struct open_frame *open = xmalloc(MAX_DEPTH * sizeof(*open));
 	uint64_t period = 0;
-	bool first = true;
+	char exporter[64];
+	struct jw w;
 
 	/* the usual sample period, to tell a pause from the next sample */
 	for (i = 0; i < n && !period; i++)
@@ -52,25 +70,25 @@ int export_chrome(const struct profile *p, const struct view_filter *f, FILE *ou
 	if (!period || export_weight(p, &p->samples[idx[0]]) == 1) /* n > 0 here */
 		period = 1000000; /* not a clock event: assume 1 ms */
 
-	fprintf(out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"exporter\":\"stax %s\"},\"traceEvents\":[",
-		stax_version);
+	/* Chrome's trace format: no json_version, the writer for commas and
+	 * escapes */
+	jw_init_value(&w, out);
+	jw_object(&w, NULL);
+	jw_str(&w, "displayTimeUnit", "ms");
+	jw_object(&w, "otherData");
+	snprintf(exporter, sizeof(exporter), "stax %s", stax_version);
+	jw_str(&w, "exporter", exporter);
+	jw_object_end(&w);
+	jw_array(&w, "traceEvents");
 	for (i = 0; i < n; i = j) {
 		const struct rec_sample *s0 = &p->samples[idx[i]];
 		const struct rec_sample *prev = NULL;
 		size_t nopen = 0, k;
 		uint64_t prev_end = 0;
 
-		fprintf(out, "%s\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
-			first ? "" : ",", s0->pid, s0->tid);
-		first = false;
-		json_str(out, profile_comm(p, s0->pid, s0->tid, s0->time));
-		fputs("}}", out);
-		if (s0->pid == s0->tid) {
-			fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
-				s0->pid, s0->tid);
-			json_str(out, profile_comm(p, s0->pid, s0->tid, s0->time));
-			fputs("}}", out);
-		}
+		name_event(&w, "thread_name", s0, profile_comm(p, s0->pid, s0->tid, s0->time));
+		if (s0->pid == s0->tid)
+			name_event(&w, "process_name", s0, profile_comm(p, s0->pid, s0->tid, s0->time));
 		for (j = i; j < n && p->samples[idx[j]].tid == s0->tid && p->samples[idx[j]].pid == s0->pid; j++) {
 			const struct rec_sample *s = &p->samples[idx[j]];
 			size_t nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH), same = 0;
@@ -80,7 +98,7 @@ int export_chrome(const struct profile *p, const struct view_filter *f, FILE *ou
 				while (same < nopen && same < nf && open[same].func == frames[nf - 1 - same])
 					same++;
 			for (k = nopen; k-- > same;)
-				slice(p, prev, &open[k], prev_end, out, &first);
+				slice(p, prev, &open[k], prev_end, &w);
 			for (k = same; k < nf; k++)
 				open[k] = (struct open_frame){ frames[nf - 1 - k], s->time };
 			nopen = nf;
@@ -88,9 +106,11 @@ int export_chrome(const struct profile *p, const struct view_filter *f, FILE *ou
 			prev_end = s->time + dur;
 		}
 		for (k = nopen; k-- > 0;)
-			slice(p, prev, &open[k], prev_end, out, &first);
+			slice(p, prev, &open[k], prev_end, &w);
 	}
-	fputs("\n]}\n", out);
+	jw_array_end(&w);
+	jw_object_end(&w);
+	fputc('\n', out);
 	free(idx);
 	free(frames);
 	free(open);

@@ -41,6 +41,8 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 	uint32_t *frame_of = xcalloc(p->nfuncs + 2, sizeof(*frame_of)); /* func -> index + 1 */
 	uint32_t *order = xmalloc((p->nfuncs + 2) * sizeof(*order));
 	uint32_t nframes = 0;
+	char exporter[64];
+	struct jw w;
 
 	for (i = 0; i < n; i = j) {
 		const struct rec_sample *s = &p->samples[idx[i]];
@@ -62,22 +64,31 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 	if (nruns)
 		qsort(runs, nruns, sizeof(*runs), cmp_run);
 
-	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":", out);
-	json_str(out, p->path ? path_base(p->path) : "stax");
-	fprintf(out, ",\"exporter\":\"stax %s\",\"activeProfileIndex\":0,\"shared\":{\"frames\":[", stax_version);
+	/* speedscope's format: no json_version (its readers know the
+	 * schema), the writer for commas and escapes */
+	jw_init_value(&w, out);
+	jw_object(&w, NULL);
+	jw_str(&w, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	jw_str(&w, "name", p->path ? path_base(p->path) : "stax");
+	snprintf(exporter, sizeof(exporter), "stax %s", stax_version);
+	jw_str(&w, "exporter", exporter);
+	jw_u64(&w, "activeProfileIndex", 0);
+	jw_object(&w, "shared");
+	jw_array(&w, "frames");
 	for (i = 0; i < nframes; i++) {
 		const struct prof_func *fn = profile_func(p, order[i]);
-		fputs(i ? ",{\"name\":" : "{\"name\":", out);
-		json_str(out, fn ? fn->name : "[unknown]");
+		jw_object(&w, NULL);
+		jw_str(&w, "name", fn ? fn->name : "[unknown]");
 		if (fn) {
-			fputs(",\"file\":", out);
-			json_str(out, fn->file ? fn->file : file_of[order[i]] ? file_of[order[i]] : fn->module);
+			jw_str(&w, "file", fn->file ? fn->file : file_of[order[i]] ? file_of[order[i]] : fn->module);
 			if (fn->file && fn->line)
-				fprintf(out, ",\"line\":%u", fn->line);
+				jw_u64(&w, "line", fn->line);
 		}
-		fputs("}", out);
+		jw_object_end(&w);
 	}
-	fputs("]},\"profiles\":[", out);
+	jw_array_end(&w);
+	jw_object_end(&w);
+	jw_array(&w, "profiles");
 	for (i = 0; i < nruns; i++) {
 		const struct thread_run *r = &runs[i];
 		const struct rec_sample *s0 = &p->samples[idx[r->first]];
@@ -86,30 +97,37 @@ int export_speedscope(const struct profile *p, const struct view_filter *f, FILE
 		char name[300];
 		snprintf(name, sizeof(name), "%s (pid %u, tid %u)", profile_comm(p, s0->pid, s0->tid, s0->time),
 			 s0->pid, s0->tid);
-		fputs(i ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":", out);
-		json_str(out, name);
-		fprintf(out, ",\"unit\":\"%s\",\"samples\":[", is_clock ? "nanoseconds" : "none");
+		jw_object(&w, NULL);
+		jw_str(&w, "type", "sampled");
+		jw_str(&w, "name", name);
+		jw_str(&w, "unit", is_clock ? "nanoseconds" : "none");
+		jw_array(&w, "samples");
 		for (j = 0; j < r->n; j++) {
 			const struct rec_sample *s = &p->samples[idx[r->first + j]];
 			size_t nf = profile_stack_frames(p, s->stack, frames, MAX_DEPTH);
-			fputs(j ? ",[" : "[", out);
+			jw_array(&w, NULL);
 			for (k = nf; k-- > 0;) /* root first */
-				fprintf(out, "%s%u", k + 1 == nf ? "" : ",",
-					frame_of[frames[k].func <= p->nfuncs ? frames[k].func : 0] - 1);
-			fputs("]", out);
+				jw_u64(&w, NULL, frame_of[frames[k].func <= p->nfuncs ? frames[k].func : 0] - 1);
+			jw_array_end(&w);
 		}
-		fputs("],\"weights\":[", out);
+		jw_array_end(&w);
+		jw_array(&w, "weights");
 		for (j = 0; j < r->n; j++) {
-			uint64_t w = export_weight(p, &p->samples[idx[r->first + j]]);
-			sum += w;
-			fprintf(out, "%s%" PRIu64, j ? "," : "", w);
+			uint64_t wt = export_weight(p, &p->samples[idx[r->first + j]]);
+			sum += wt;
+			jw_u64(&w, NULL, wt);
 		}
+		jw_array_end(&w);
 		end = is_clock ? sl->time + sl->weight - p->first_time : sum;
 		if (end < start + sum && !is_clock)
 			end = start + sum;
-		fprintf(out, "],\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64 "}", start, end);
+		jw_u64(&w, "startValue", start);
+		jw_u64(&w, "endValue", end);
+		jw_object_end(&w);
 	}
-	fputs("]}\n", out);
+	jw_array_end(&w);
+	jw_object_end(&w);
+	fputc('\n', out);
 	free(idx);
 	free(runs);
 	free(frames);

@@ -1,8 +1,13 @@
 #include "lib/json.h"
+#include "lib/util.h"
 
-#include <stdbool.h>
 #include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 size_t utf8_len(const unsigned char *s)
 {
@@ -75,4 +80,151 @@ void json_str_markup(FILE *f, const char *s)
 void json_addr(FILE *f, uint64_t addr)
 {
 	fprintf(f, "\"0x%" PRIx64 "\"", addr);
+}
+
+/* ---- the streaming writer ---- */
+
+/* Before a value: the comma after the previous item, then the key. */
+static void item(struct jw *w, const char *key)
+{
+	if (w->depth > 0) {
+		if (w->has[w->depth - 1])
+			fputc(',', w->f);
+		w->has[w->depth - 1] = true;
+	}
+	if (key) {
+		json_str(w->f, key);
+		fputc(':', w->f);
+	}
+}
+
+static void open_c(struct jw *w, const char *key, char c)
+{
+	item(w, key);
+	if (w->depth == w->cap) {
+		bool *h = xmalloc(2 * w->cap * sizeof(*h));
+		memcpy(h, w->has, w->cap * sizeof(*h));
+		if (w->has != w->inline_has)
+			free(w->has);
+		w->has = h;
+		w->cap *= 2;
+	}
+	fputc(c, w->f);
+	w->has[w->depth++] = false;
+}
+
+static void close_c(struct jw *w, char c)
+{
+	if (!w->depth)
+		BUG("JSON closed more than opened");
+	w->depth--;
+	fputc(c, w->f);
+	if (!w->depth && w->has != w->inline_has) {
+		free(w->has);
+		w->has = w->inline_has;
+		w->cap = JW_DEPTH;
+	}
+}
+
+void jw_init_value(struct jw *w, FILE *f)
+{
+	w->f = f;
+	w->depth = 0;
+	w->has = w->inline_has;
+	w->cap = JW_DEPTH;
+}
+
+void jw_begin(struct jw *w, FILE *f)
+{
+	jw_init_value(w, f);
+	jw_object(w, NULL);
+	jw_u64(w, "json_version", JSON_VERSION);
+}
+
+void jw_end(struct jw *w)
+{
+	jw_object_end(w);
+	if (w->depth)
+		BUG("JSON containers left open");
+	fputc('\n', w->f);
+}
+
+void jw_object(struct jw *w, const char *key)
+{
+	open_c(w, key, '{');
+}
+
+void jw_object_end(struct jw *w)
+{
+	close_c(w, '}');
+}
+
+void jw_array(struct jw *w, const char *key)
+{
+	open_c(w, key, '[');
+}
+
+void jw_array_end(struct jw *w)
+{
+	close_c(w, ']');
+}
+
+void jw_str(struct jw *w, const char *key, const char *s)
+{
+	item(w, key);
+	json_str(w->f, s);
+}
+
+void jw_str_markup(struct jw *w, const char *key, const char *s)
+{
+	item(w, key);
+	json_str_markup(w->f, s);
+}
+
+void jw_u64(struct jw *w, const char *key, uint64_t v)
+{
+	item(w, key);
+	fprintf(w->f, "%" PRIu64, v);
+}
+
+void jw_i64(struct jw *w, const char *key, int64_t v)
+{
+	item(w, key);
+	fprintf(w->f, "%" PRId64, v);
+}
+
+void jw_double(struct jw *w, const char *key, double v, int decimals)
+{
+	item(w, key);
+	if (isfinite(v))
+		fprintf(w->f, "%.*f", decimals, v);
+	else
+		fputs("null", w->f);
+}
+
+void jw_bool(struct jw *w, const char *key, bool v)
+{
+	item(w, key);
+	fputs(v ? "true" : "false", w->f);
+}
+
+void jw_null(struct jw *w, const char *key)
+{
+	item(w, key);
+	fputs("null", w->f);
+}
+
+void jw_addr(struct jw *w, const char *key, uint64_t addr)
+{
+	item(w, key);
+	json_addr(w->f, addr);
+}
+
+void jw_raw(struct jw *w, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	item(w, key);
+	va_start(ap, fmt);
+	vfprintf(w->f, fmt, ap);
+	va_end(ap);
 }

@@ -221,291 +221,360 @@ static bool branch_target(const char *mnemonic, const char *ops, uint64_t *to)
 	return !*end;
 }
 
-int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
-		  bool json, bool color, FILE *out, struct err *err)
-{
-	uint32_t target = find_target(p, what, err), best_map = 0;
-	const struct prof_func *tf = profile_func(p, target);
-	struct hit *hits = NULL;
-	size_t nhits = 0, hitcap = 0, i, j, ninsn = 0, nrows = 0, rowcap = 0, nlines = 0, linecap = 0;
-	size_t nbound = 0, boundcap = 0, nundecoded = 0;
-	uint64_t total = 0, kept = 0, in_func = 0, elsewhere = 0, *per_map = NULL, fvaddr, fsize, foff;
-	uint64_t *bound = NULL, at;
-	struct sym_session *ss = NULL;
-	struct insn_row *rows = NULL;
-	struct line_row *lines = NULL, **order = NULL;
-	const struct prof_mapping *m;
+/* What annotate shows, computed once (annotate_compute) and printed as
+ * text or JSON. */
+struct annotation {
+	const struct prof_func *func;     /* the target */
+	const struct prof_mapping *map;   /* the mapping with most of its samples */
 	struct module_ref ref;
-	struct src_cache sc = { 0 };
-	uint8_t *code = NULL;
-	cs_insn *insn = NULL;
-	csh cs = 0;
-	int ret = -1;
+	struct sym_session *ss;
+	uint64_t fvaddr, fsize, foff;     /* its ELF address, size, file offset */
+	uint8_t *code;                    /* its bytes */
+	struct hit *hits;                 /* its samples: leaf addresses, then ELF addresses */
+	size_t nhits;
+	uint64_t kept;                    /* samples the filter keeps */
+	uint64_t total, elsewhere;        /* its samples; of them outside its bytes */
+	struct insn_row *rows;
+	size_t nrows, ninsn, nundecoded;
+	struct line_row *lines, **order;  /* order: lines, most samples first */
+	size_t nlines;
+};
 
-	if (!target)
-		return -1;
-	per_map = xcalloc(p->nmaps + 1, sizeof(*per_map));
+static void annotation_release(struct annotation *a)
+{
+	if (a->ss)
+		sym_session_free(a->ss);
+	free(a->code);
+	free(a->hits);
+	free(a->rows);
+	free(a->lines);
+	free(a->order);
+}
+
+/* The samples whose leaf is in the target (a->hits, as runtime
+ * addresses) and the mapping most of them are in (a->map). */
+static int collect_hits(const struct profile *p, const struct view_filter *f, const char *what,
+			struct annotation *a, struct err *err)
+{
+	uint64_t *per_map = xcalloc(p->nmaps + 1, sizeof(*per_map));
+	uint32_t best_map = 0;
+	size_t i, hitcap = 0;
+
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
 		const struct prof_node *nd;
 		if (!view_keep(p, f, s))
 			continue;
-		kept++;
+		a->kept++;
 		nd = profile_node(p, s->stack);
 		/* the leaf's own frame: skip the inline frames above it */
 		while (nd && (nd->flags & NODE_F_INLINE))
 			nd = profile_node(p, nd->parent);
-		if (!nd || (nd->flags & 0xff) != NODE_USER || !same_func(profile_func(p, nd->func), tf))
+		if (!nd || (nd->flags & 0xff) != NODE_USER || !same_func(profile_func(p, nd->func), a->func))
 			continue;
 		nd = profile_node(p, s->stack);
-		GROW(hits, hitcap, nhits + 1);
-		hits[nhits++] = (struct hit){ nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0), nd->mapping };
+		GROW(a->hits, hitcap, a->nhits + 1);
+		a->hits[a->nhits++] = (struct hit){ nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0), nd->mapping };
 		if (nd->mapping <= p->nmaps)
 			per_map[nd->mapping]++;
 	}
 	for (i = 1; i <= p->nmaps; i++)
 		if (per_map[i] > per_map[best_map])
 			best_map = (uint32_t)i;
-	if (!best_map || !nhits) {
-		err_set(err, -1, "%s has no samples of its own here (it is only a caller; see stax top)", what);
-		goto out;
-	}
-	m = &p->maps[best_map - 1];
-	ref = profile_mapping_ref(m);
-	ss = sym_session_new();
-	for (i = 0; i < nhits && hits[i].mapping != best_map; i++)
+	free(per_map);
+	if (!best_map || !a->nhits)
+		return err_set(err, -1, "%s has no samples of its own here (it is only a caller; see stax top)",
+			       what);
+	a->map = &p->maps[best_map - 1];
+	return 0;
+}
+
+/* The target's range and bytes in its binary, and every sample of it as
+ * an ELF address of that binary: from every mapping of the same file
+ * (several processes, or the file mapped twice); the rest (another file
+ * of the same name, or a function of the same name elsewhere in it) is
+ * counted apart (a->elsewhere) and dropped. */
+static int locate(const struct profile *p, const char *what, struct annotation *a, struct err *err)
+{
+	const struct prof_mapping *m = a->map;
+	size_t i, j;
+
+	a->ref = profile_mapping_ref(m);
+	a->ss = sym_session_new();
+	for (i = 0; i < a->nhits && a->hits[i].mapping != (uint64_t)(m - p->maps) + 1; i++)
 		;
-	if (!sym_function_range(ss, &ref, hits[i].addr, &fvaddr, &fsize, &foff) || !fsize ||
-	    fsize > MAX_FUNC_BYTES) {
-		err_set(err, -1, "cannot find %s in %s (the binary changed or is gone; annotate needs it)",
-			 what, m->path);
-		goto out;
-	}
-	if (read_bytes(m, foff, fsize, &code)) {
-		err_set(err, -1, "cannot read %s from %s (annotate needs the binary)", what, m->path);
-		goto out;
-	}
-	/* Every sample of the function, as an ELF address of this module:
-	 * from every mapping of the same file (several processes, or the
-	 * file mapped twice); the rest (another file of the same name, or a
-	 * function of the same name elsewhere in it) is counted apart. */
-	for (i = 0; i < nhits; i++) {
-		const struct prof_mapping *hm = hits[i].mapping && hits[i].mapping <= p->nmaps ?
-						&p->maps[hits[i].mapping - 1] : NULL;
+	if (!sym_function_range(a->ss, &a->ref, a->hits[i].addr, &a->fvaddr, &a->fsize, &a->foff) ||
+	    !a->fsize || a->fsize > MAX_FUNC_BYTES)
+		return err_set(err, -1, "cannot find %s in %s (the binary changed or is gone; annotate needs it)",
+			       what, m->path);
+	if (read_bytes(m, a->foff, a->fsize, &a->code))
+		return err_set(err, -1, "cannot read %s from %s (annotate needs the binary)", what, m->path);
+	for (i = 0; i < a->nhits; i++) {
+		struct hit *h = &a->hits[i];
+		const struct prof_mapping *hm = h->mapping && h->mapping <= p->nmaps ? &p->maps[h->mapping - 1] : NULL;
 		uint64_t off;
-		if (!hm || hm->start > hits[i].addr || (hm != m && !same_file(hm, m))) {
-			hits[i].addr = UINT64_MAX;
+		if (!hm || hm->start > h->addr || (hm != m && !same_file(hm, m))) {
+			h->addr = UINT64_MAX;
 			continue;
 		}
-		off = hits[i].addr - hm->start + hm->pgoff;
-		hits[i].addr = off >= foff && off - foff < fsize ? off - foff + fvaddr : UINT64_MAX;
+		off = h->addr - hm->start + hm->pgoff;
+		h->addr = off >= a->foff && off - a->foff < a->fsize ? off - a->foff + a->fvaddr : UINT64_MAX;
 	}
-	qsort(hits, nhits, sizeof(*hits), cmp_hit);
-	for (j = nhits; j > 0 && hits[j - 1].addr == UINT64_MAX; j--)
-		elsewhere++;
-	nhits = j;
-	if (!cs_fn.open && load_library(CAPSTONE_SONAME, ARRAY_SIZE(cs_names), cs_names,
-					(void **)&cs_fn, err)) {
+	qsort(a->hits, a->nhits, sizeof(*a->hits), cmp_hit);
+	for (j = a->nhits; j > 0 && a->hits[j - 1].addr == UINT64_MAX; j--)
+		a->elsewhere++;
+	a->nhits = j;
+	return 0;
+}
+
+/* One row of bytes capstone cannot decode, [at, next). */
+static void undecoded_row(struct insn_row *r, const struct annotation *a, uint64_t at, uint64_t next)
+{
+	size_t k;
+	uint64_t b;
+	memset(r, 0, sizeof(*r));
+	r->vaddr = at;
+	r->size = next - at;
+	r->undecoded = true;
+	k = (size_t)snprintf(r->text, sizeof(r->text), "(%" PRIu64 " bytes capstone cannot decode:", r->size);
+	for (b = at; b < next && b < at + 12 && k < sizeof(r->text); b++)
+		k += (size_t)snprintf(r->text + k, sizeof(r->text) - k, " %02x", a->code[b - a->fvaddr]);
+	if (k < sizeof(r->text))
+		snprintf(r->text + k, sizeof(r->text) - k, "%s)", next > at + 12 ? " ..." : "");
+}
+
+/* The target's instructions (a->rows). Decoding resumes after bytes
+ * capstone cannot decode only at known instruction starts: the sampled
+ * addresses, line-table rows, symbol and FDE starts, and the targets of
+ * the branches decoded so far; never byte by byte. */
+static int disassemble(struct annotation *a, struct err *err)
+{
+	uint64_t end = a->fvaddr + a->fsize, *bound, at;
+	size_t nbound = a->nhits, boundcap = a->nhits + MAX_BOUNDS + 1, rowcap = 0, i;
+	cs_insn *insn = NULL;
+	csh cs = 0;
+
+	if (!cs_fn.open && load_library(CAPSTONE_SONAME, ARRAY_SIZE(cs_names), cs_names, (void **)&cs_fn, err)) {
 		err_append(err, " (install it: apt-get install libcapstone4)");
-		goto out;
+		return -1;
 	}
-	if (cs_fn.open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
-		err_set(err, -1, "capstone cannot disassemble x86-64 (reinstall libcapstone4)");
-		goto out;
-	}
-	/* where decoding may resume after bytes capstone cannot decode: the
-	 * sampled addresses, line-table rows, symbol and FDE starts, and the
-	 * targets of the branches decoded so far; never byte by byte */
-	nbound = nhits;
-	bound = xmalloc((nhits + MAX_BOUNDS + 1) * sizeof(*bound));
-	for (i = 0; i < nhits; i++)
-		bound[i] = hits[i].addr;
-	nbound += sym_boundaries(ss, &ref, fvaddr, fvaddr + fsize, bound + nbound, MAX_BOUNDS);
-	boundcap = nhits + MAX_BOUNDS + 1;
+	if (cs_fn.open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return err_set(err, -1, "capstone cannot disassemble x86-64 (reinstall libcapstone4)");
+	bound = xmalloc(boundcap * sizeof(*bound));
+	for (i = 0; i < a->nhits; i++)
+		bound[i] = a->hits[i].addr;
+	nbound += sym_boundaries(a->ss, &a->ref, a->fvaddr, end, bound + nbound, MAX_BOUNDS);
 	sort_bounds(bound, &nbound);
-	for (at = fvaddr; at < fvaddr + fsize;) {
-		size_t k = 0, got;
-		uint64_t next, b;
+	for (at = a->fvaddr; at < end;) {
+		size_t got = cs_fn.disasm(cs, a->code + (at - a->fvaddr), end - at, at, 1, &insn);
+		uint64_t b = next_bound(bound, nbound, at), next; /* the next known boundary after at */
 		struct insn_row *r;
-		got = cs_fn.disasm(cs, code + (at - fvaddr), fsize - (at - fvaddr), at, 1, &insn);
-		/* the next known boundary after at */
-		b = next_bound(bound, nbound, at);
+		GROW(a->rows, rowcap, a->nrows + 1);
+		r = &a->rows[a->nrows++];
 		if (got == 1 && (b == UINT64_MAX || b >= at + insn[0].size)) {
-			GROW(rows, rowcap, nrows + 1);
-			r = &rows[nrows++];
 			memset(r, 0, sizeof(*r));
 			r->vaddr = at;
 			r->size = insn[0].size;
 			snprintf(r->text, sizeof(r->text), "%s%s%s", insn[0].mnemonic,
 				 insn[0].op_str[0] ? " " : "", insn[0].op_str);
-			if (branch_target(insn[0].mnemonic, insn[0].op_str, &next) && next > at &&
-			    next < fvaddr + fsize) {
+			if (branch_target(insn[0].mnemonic, insn[0].op_str, &next) && next > at && next < end) {
 				GROW(bound, boundcap, nbound + 1);
 				bound[nbound++] = next;
 				sort_bounds(bound, &nbound);
 			}
-			ninsn++;
+			a->ninsn++;
 			at += insn[0].size;
 		} else {
 			/* undecodable, or an instruction that would run over a
 			 * known boundary (so it is garbage): show the bytes up
 			 * to the next boundary */
-			next = b != UINT64_MAX && b < fvaddr + fsize ? b : fvaddr + fsize;
-			GROW(rows, rowcap, nrows + 1);
-			r = &rows[nrows++];
-			memset(r, 0, sizeof(*r));
-			r->vaddr = at;
-			r->size = next - at;
-			r->undecoded = true;
-			k = (size_t)snprintf(r->text, sizeof(r->text), "(%" PRIu64 " bytes capstone cannot decode:",
-					     r->size);
-			for (b = at; b < next && b < at + 12 && k < sizeof(r->text); b++)
-				k += (size_t)snprintf(r->text + k, sizeof(r->text) - k, " %02x", code[b - fvaddr]);
-			if (k < sizeof(r->text))
-				snprintf(r->text + k, sizeof(r->text) - k, "%s)", next > at + 12 ? " ..." : "");
-			nundecoded++;
+			next = b != UINT64_MAX && b < end ? b : end;
+			undecoded_row(r, a, at, next);
+			a->nundecoded++;
 			at = next;
 		}
 		if (got)
 			cs_fn.free(insn, got);
 		insn = NULL;
 	}
-	for (i = 0; i < nrows; i++) {
-		struct insn_row *r = &rows[i];
-		size_t lo = 0, hi = nhits;
+	free(bound);
+	cs_fn.close(&cs);
+	return 0;
+}
+
+/* Samples per instruction and per source line (a->lines; a->order with
+ * the HOT_LINES hottest marked). */
+static void count_rows(struct annotation *a)
+{
+	size_t i, j, linecap = 0;
+	uint64_t in_func = 0;
+
+	for (i = 0; i < a->nrows; i++) {
+		struct insn_row *r = &a->rows[i];
+		size_t lo = 0, hi = a->nhits;
 		while (lo < hi) {
 			size_t mid = (lo + hi) / 2;
-			if (hits[mid].addr < r->vaddr)
+			if (a->hits[mid].addr < r->vaddr)
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (; lo < nhits && hits[lo].addr < r->vaddr + r->size; lo++)
+		for (; lo < a->nhits && a->hits[lo].addr < r->vaddr + r->size; lo++)
 			r->count++;
 		in_func += r->count;
 		r->line_idx = -1;
-		if (sym_source_line(ss, &ref, r->vaddr, &r->file, &r->line)) {
-			for (j = 0; j < nlines; j++)
-				if (lines[j].line == r->line && !strcmp(lines[j].file, r->file))
+		if (sym_source_line(a->ss, &a->ref, r->vaddr, &r->file, &r->line)) {
+			for (j = 0; j < a->nlines; j++)
+				if (a->lines[j].line == r->line && !strcmp(a->lines[j].file, r->file))
 					break;
-			if (j == nlines) {
-				GROW(lines, linecap, nlines + 1);
-				lines[nlines++] = (struct line_row){ r->file, r->line, 0, false };
+			if (j == a->nlines) {
+				GROW(a->lines, linecap, a->nlines + 1);
+				a->lines[a->nlines++] = (struct line_row){ r->file, r->line, 0, false };
 			}
-			lines[j].count += r->count;
+			a->lines[j].count += r->count;
 			r->line_idx = (int)j;
 		}
 	}
-	total = in_func + elsewhere;
-	order = xcalloc(nlines + 1, sizeof(*order));
-	for (i = 0; i < nlines; i++)
-		order[i] = &lines[i];
-	qsort(order, nlines, sizeof(*order), cmp_line_count);
-	for (i = 0; i < nlines && i < HOT_LINES && order[i]->count; i++)
-		order[i]->hot = true;
+	a->total = in_func + a->elsewhere;
+	a->order = xcalloc(a->nlines + 1, sizeof(*a->order));
+	for (i = 0; i < a->nlines; i++)
+		a->order[i] = &a->lines[i];
+	qsort(a->order, a->nlines, sizeof(*a->order), cmp_line_count);
+	for (i = 0; i < a->nlines && i < HOT_LINES && a->order[i]->count; i++)
+		a->order[i]->hot = true;
+}
 
-	if (json) {
-		fputs(JSON_OPEN "\"function\":", out);
-		json_str(out, tf->name);
-		fputs(",\"module\":", out);
-		json_str(out, tf->module);
-		fputs(",\"path\":", out);
-		json_str(out, m->path);
-		fputs(",\"start\":", out);
-		json_addr(out, fvaddr);
-		fprintf(out, ",\"size\":%" PRIu64 ",\"samples\":%" PRIu64
-			",\"samples_kept\":%" PRIu64 ",\"samples_elsewhere\":%" PRIu64 ",\"instructions\":[",
-			fsize, total, kept, elsewhere);
-		for (i = 0; i < nrows; i++) {
-			fputs(i ? ",{\"addr\":" : "{\"addr\":", out);
-			json_addr(out, rows[i].vaddr);
-			fprintf(out, ",\"samples\":%" PRIu64 ",\"percent\":%.2f,\"asm\":", rows[i].count,
-				total ? 100.0 * rows[i].count / total : 0.0);
-			json_str(out, rows[i].text);
-			if (rows[i].undecoded)
-				fprintf(out, ",\"undecoded\":true,\"bytes\":%" PRIu64, rows[i].size);
-			if (rows[i].file) {
-				fputs(",\"file\":", out);
-				json_str(out, rows[i].file);
-				if (rows[i].line)
-					fprintf(out, ",\"line\":%u", rows[i].line);
-			}
-			fputc('}', out);
+static double share_of(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * n / total : 0.0;
+}
+
+static void annotate_json(const struct annotation *a, struct src_cache *sc, FILE *out)
+{
+	struct jw w;
+	size_t i;
+
+	jw_begin(&w, out);
+	jw_str(&w, "function", a->func->name);
+	jw_str(&w, "module", a->func->module);
+	jw_str(&w, "path", a->map->path);
+	jw_addr(&w, "start", a->fvaddr);
+	jw_u64(&w, "size", a->fsize);
+	jw_u64(&w, "samples", a->total);
+	jw_u64(&w, "samples_kept", a->kept);
+	jw_u64(&w, "samples_elsewhere", a->elsewhere);
+	jw_array(&w, "instructions");
+	for (i = 0; i < a->nrows; i++) {
+		const struct insn_row *r = &a->rows[i];
+		jw_object(&w, NULL);
+		jw_addr(&w, "addr", r->vaddr);
+		jw_u64(&w, "samples", r->count);
+		jw_double(&w, "percent", share_of(r->count, a->total), 2);
+		jw_str(&w, "asm", r->text);
+		if (r->undecoded) {
+			jw_bool(&w, "undecoded", true);
+			jw_u64(&w, "bytes", r->size);
 		}
-		fputs("],\"lines\":[", out);
-		for (i = 0; i < nlines; i++) {
-			const char *text = src_line(&sc, order[i]->file, order[i]->line);
-			fprintf(out, "%s{\"file\":", i ? "," : "");
-			json_str(out, order[i]->file);
-			if (order[i]->line)
-				fprintf(out, ",\"line\":%u", order[i]->line);
-			fprintf(out, ",\"samples\":%" PRIu64 ",\"percent\":%.2f,\"source\":",
-				order[i]->count, total ? 100.0 * order[i]->count / total : 0.0);
-			if (text)
-				json_str(out, text);
-			else
-				fputs("null", out);
-			fputc('}', out);
+		if (r->file) {
+			jw_str(&w, "file", r->file);
+			if (r->line)
+				jw_u64(&w, "line", r->line);
 		}
-		fputs("]}\n", out);
-		ret = 0;
-		goto out;
+		jw_object_end(&w);
 	}
+	jw_array_end(&w);
+	jw_array(&w, "lines");
+	for (i = 0; i < a->nlines; i++) {
+		const struct line_row *l = a->order[i];
+		jw_object(&w, NULL);
+		jw_str(&w, "file", l->file);
+		if (l->line)
+			jw_u64(&w, "line", l->line);
+		jw_u64(&w, "samples", l->count);
+		jw_double(&w, "percent", share_of(l->count, a->total), 2);
+		jw_str(&w, "source", src_line(sc, l->file, l->line));
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_end(&w);
+}
+
+static void annotate_text(const struct annotation *a, bool color, struct src_cache *sc, FILE *out)
+{
+	const struct prof_func *tf = a->func;
+	size_t i;
+
 	fprintf(out, "%s (%s, %s) at 0x%" PRIx64 ", %" PRIu64 " bytes: %" PRIu64 " samples (%.1f%% of %" PRIu64 ")\n",
-		tf->name, tf->module, m->path, fvaddr, fsize, total, kept ? 100.0 * total / kept : 0.0, kept);
-	if (elsewhere)
+		tf->name, tf->module, a->map->path, a->fvaddr, a->fsize, a->total, share_of(a->total, a->kept),
+		a->kept);
+	if (a->elsewhere)
 		fprintf(out, "%" PRIu64 " of them at addresses outside this function's bytes (another function"
-			" named %s in %s, or another build of it): not in the listing\n", elsewhere, tf->name,
+			" named %s in %s, or another build of it): not in the listing\n", a->elsewhere, tf->name,
 			tf->module);
-	if (nundecoded)
+	if (a->nundecoded)
 		fprintf(out, "%zu byte range%s capstone cannot decode, shown with their samples; decoding resumes"
 			" at known instruction starts (samples, line rows, symbols, FDEs, branch targets)\n",
-			nundecoded, nundecoded == 1 ? "" : "s");
-	if (nlines) {
+			a->nundecoded, a->nundecoded == 1 ? "" : "s");
+	if (a->nlines) {
 		fputs("hottest lines:\n", out);
-		for (i = 0; i < nlines && i < HOT_LINES && order[i]->count; i++)
+		for (i = 0; i < a->nlines && i < HOT_LINES && a->order[i]->count; i++)
 			/* "%.0u" prints nothing for line 0 (no line) */
-			fprintf(out, "  %6.2f%% %8" PRIu64 "  %s%s%.0u\n",
-				total ? 100.0 * order[i]->count / total : 0.0, order[i]->count,
-				path_base(order[i]->file), order[i]->line ? ":" : "", order[i]->line);
+			fprintf(out, "  %6.2f%% %8" PRIu64 "  %s%s%.0u\n", share_of(a->order[i]->count, a->total),
+				a->order[i]->count, path_base(a->order[i]->file), a->order[i]->line ? ":" : "",
+				a->order[i]->line);
 	}
 	fprintf(out, "\n%8s %8s  %-12s %s\n", "PERCENT", "SAMPLES", "ADDRESS", "INSTRUCTION");
-	for (i = 0; i < nrows; i++) {
-		const struct insn_row *r = &rows[i];
-		bool hot = r->line_idx >= 0 && lines[r->line_idx].hot;
-		if (r->file && (!i || r->line != rows[i - 1].line || strcmp(r->file, rows[i - 1].file ? rows[i - 1].file : ""))) {
-			const char *text = src_line(&sc, r->file, r->line);
-			const struct line_row *lr = &lines[r->line_idx];
+	for (i = 0; i < a->nrows; i++) {
+		const struct insn_row *r = &a->rows[i], *prev = i ? &a->rows[i - 1] : NULL;
+		bool hot = r->line_idx >= 0 && a->lines[r->line_idx].hot;
+		if (r->file && (!prev || r->line != prev->line || strcmp(r->file, prev->file ? prev->file : ""))) {
+			const char *text = src_line(sc, r->file, r->line);
+			const struct line_row *lr = &a->lines[r->line_idx];
 			char share[32] = "";
-			if (lr->count && total)
-				snprintf(share, sizeof(share), "  [%.1f%%]", 100.0 * lr->count / total);
+			if (lr->count && a->total)
+				snprintf(share, sizeof(share), "  [%.1f%%]", share_of(lr->count, a->total));
 			fprintf(out, "%s%25s %s%s%.0u%s%s%s%s\n", hot && color ? "\033[1;31m" : "", "",
 				path_base(r->file), r->line ? ":" : "", r->line, text ? "  " : "",
-				text ? text : "", share,
-				hot && color ? "\033[0m" : "");
+				text ? text : "", share, hot && color ? "\033[0m" : "");
 		}
 		if (r->count)
 			fprintf(out, "%s%7.2f%% %8" PRIu64 "%s  %-12" PRIx64 " %s\n", color && hot ? "\033[31m" : "",
-				total ? 100.0 * r->count / total : 0.0, r->count, color && hot ? "\033[0m" : "",
-				r->vaddr, r->text);
+				share_of(r->count, a->total), r->count, color && hot ? "\033[0m" : "", r->vaddr, r->text);
 		else
 			fprintf(out, "%8s %8s  %-12" PRIx64 " %s\n", "", "", r->vaddr, r->text);
 	}
-	if (!ninsn)
+	if (!a->ninsn)
 		fputs("(capstone decoded no instructions)\n", out);
-	ret = 0;
-out:
-	free(bound);
-	if (cs)
-		cs_fn.close(&cs);
+}
+
+/* Find the target, its samples, its bytes, its instructions and lines. */
+static int annotate_compute(const struct profile *p, const struct view_filter *f, const char *what,
+			    struct annotation *a, struct err *err)
+{
+	uint32_t target = find_target(p, what, err);
+
+	memset(a, 0, sizeof(*a));
+	if (!target)
+		return -1;
+	a->func = profile_func(p, target);
+	if (collect_hits(p, f, what, a, err) || locate(p, what, a, err) || disassemble(a, err))
+		return -1;
+	count_rows(a);
+	return 0;
+}
+
+int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
+		  bool json, bool color, FILE *out, struct err *err)
+{
+	struct annotation a;
+	struct src_cache sc = { 0 };
+	int ret = annotate_compute(p, f, what, &a, err);
+
+	if (!ret && json)
+		annotate_json(&a, &sc, out);
+	else if (!ret)
+		annotate_text(&a, color, &sc, out);
 	src_release(&sc);
-	free(code);
-	free(rows);
-	free(lines);
-	free(order);
-	free(hits);
-	free(per_map);
-	if (ss)
-		sym_session_free(ss);
+	annotation_release(&a);
 	return ret;
 }

@@ -1,4 +1,5 @@
 #include "view/view.h"
+#include "lib/json.h"
 #include "lib/util.h"
 #include "unwind/unwind.h"
 
@@ -154,4 +155,18 @@ uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, s
 		return 0;
 	}
 	return first;
+}
+
+void view_json_func(struct jw *w, const struct prof_func *fn)
+{
+	jw_str(w, "name", fn->name);
+	jw_str(w, "module", fn->module);
+	if (fn->file) {
+		jw_str(w, "file", fn->file);
+		if (fn->line)
+			jw_u64(w, "line", fn->line);
+	}
+	if (profile_func_is_python(fn))
+		jw_bool(w, "python", true);
+	jw_bool(w, "kernel", fn->kernel);
 }

@@ -139,32 +139,45 @@ double view_diff(const struct profile *base, const struct profile *now, const st
 		qsort(stacks, nst, sizeof(*stacks), cmp_stack);
 
 	if (o->json) {
-		fputs(JSON_OPEN "\"base\":{\"path\":", out);
-		json_str(out, base->path);
-		fprintf(out, ",\"samples\":%" PRIu64 "},\"new\":{\"path\":", t.total[1]);
-		json_str(out, now->path);
-		fprintf(out, ",\"samples\":%" PRIu64 "},\"functions\":[", t.total[0]);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_object(&w, "base");
+		jw_str(&w, "path", base->path);
+		jw_u64(&w, "samples", t.total[1]);
+		jw_object_end(&w);
+		jw_object(&w, "new");
+		jw_str(&w, "path", now->path);
+		jw_u64(&w, "samples", t.total[0]);
+		jw_object_end(&w);
+		jw_array(&w, "functions");
 		lim = o->limit && o->limit < nfn ? o->limit : nfn;
 		for (i = 0; i < lim; i++) {
 			const struct fn_row *r = &fns[i];
-			fputs(i ? ",{\"name\":" : "{\"name\":", out);
-			json_str(out, t.labels[r->label].name);
-			fprintf(out, ",\"kernel\":%s,\"base_self_pct\":%.2f,\"new_self_pct\":%.2f,\"self_change\":%.2f,"
-				"\"base_total_pct\":%.2f,\"new_total_pct\":%.2f,\"total_change\":%.2f}",
-				t.labels[r->label].kernel ? "true" : "false",
-				pct(r->self[1], t.total[1]), pct(r->self[0], t.total[0]), r->dself,
-				pct(r->total[1], t.total[1]), pct(r->total[0], t.total[0]), r->dtotal);
+			jw_object(&w, NULL);
+			jw_str(&w, "name", t.labels[r->label].name);
+			jw_bool(&w, "kernel", t.labels[r->label].kernel);
+			jw_double(&w, "base_self_pct", pct(r->self[1], t.total[1]), 2);
+			jw_double(&w, "new_self_pct", pct(r->self[0], t.total[0]), 2);
+			jw_double(&w, "self_change", r->dself, 2);
+			jw_double(&w, "base_total_pct", pct(r->total[1], t.total[1]), 2);
+			jw_double(&w, "new_total_pct", pct(r->total[0], t.total[0]), 2);
+			jw_double(&w, "total_change", r->dtotal, 2);
+			jw_object_end(&w);
 		}
-		fputs("],\"stacks\":[", out);
+		jw_array_end(&w);
+		jw_array(&w, "stacks");
 		lim = o->limit && o->limit < nst ? o->limit : nst;
 		for (i = 0; i < lim; i++) {
 			stack_text(&t, stacks[i].node, &b);
-			fputs(i ? ",{\"stack\":" : "{\"stack\":", out);
-			json_str(out, (char *)b.data);
-			fprintf(out, ",\"base_pct\":%.2f,\"new_pct\":%.2f,\"change\":%.2f}",
-				pct(stacks[i].self[1], t.total[1]), pct(stacks[i].self[0], t.total[0]), stacks[i].d);
+			jw_object(&w, NULL);
+			jw_str(&w, "stack", (char *)b.data);
+			jw_double(&w, "base_pct", pct(stacks[i].self[1], t.total[1]), 2);
+			jw_double(&w, "new_pct", pct(stacks[i].self[0], t.total[0]), 2);
+			jw_double(&w, "change", stacks[i].d, 2);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		goto out;
 	}
 	fprintf(out, "base: %s (%" PRIu64 " samples)\nnew:  %s (%" PRIu64 " samples)\n\n",

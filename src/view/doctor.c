@@ -369,20 +369,17 @@ static void node_findings(const struct profile *p, const struct view_filter *flt
 			" --interpreted-frames-native-stack to name them too", 100.0 * interp / kept));
 }
 
-void view_doctor(const struct profile *p, const struct view_filter *flt, bool json, FILE *out)
-{
-	struct findings f = { 0 };
-	struct mod_stat *mods = NULL;
-	size_t nmods = 0, modcap = 0, i;
-	uint64_t kept = 0, rooted = 0, q[4] = { 0 }, lost = p->lost_records + p->lost_samples;
-	uint64_t stops[UNWIND_NSTOPS] = { 0 }, cut = 0;
-	const char *unwind = profile_meta(p, "unwind");
-	const char *kernel = profile_meta(p, "kernel_frames");
-	bool fp_mode = !unwind || !strcmp(unwind, "fp");
-	struct perm_facts pf;     /* as the recorder found them */
-	char why[512];
+/* What doctor learns from the samples the filter keeps. */
+struct doctor_counts {
+	uint64_t kept, rooted, q[4], cut;  /* cut: stacks a damaged chunk ended */
+	uint64_t stops[UNWIND_NSTOPS];     /* stacks short of a root, by why */
+	struct mod_stat *mods;
+	size_t nmods;
+};
 
-	perm_parse(&pf, profile_meta(p, "perm") ? profile_meta(p, "perm") : "");
+static void count_stacks(const struct profile *p, const struct view_filter *flt, struct doctor_counts *c)
+{
+	size_t i, modcap = 0;
 
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
@@ -390,8 +387,8 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		bool root = false, lost = false;
 		if (!view_keep(p, flt, s))
 			continue;
-		kept++;
-		q[SAMPLE_Q(s->quality)]++;
+		c->kept++;
+		c->q[SAMPLE_Q(s->quality)]++;
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
@@ -401,7 +398,7 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 				continue;
 			if (fn->known && unwind_is_root_name(fn->name))
 				root = true;
-			m = mod_get(&mods, &nmods, &modcap, fn->module);
+			m = mod_get(&c->mods, &c->nmods, &modcap, fn->module);
 			if (!m->mapping)
 				m->mapping = nd->mapping;
 			m->frames++;
@@ -410,17 +407,17 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 			if (!fn->kernel)
 				outer = nd;
 		}
-		rooted += root;
+		c->rooted += root;
 		if (!root && lost) {
-			cut++; /* the damage, not the unwinder, ended it */
+			c->cut++; /* the damage, not the unwinder, ended it */
 		} else if (!root) {
 			unsigned stop = SAMPLE_Q_STOP(s->quality);
 			if (stop >= UNWIND_NSTOPS)
 				stop = UNWIND_STOP_NONE;
-			stops[stop]++;
+			c->stops[stop]++;
 			if (outer) {
 				const struct prof_func *fn = profile_func(p, outer->func);
-				struct mod_stat *m = mod_get(&mods, &nmods, &modcap, fn ? fn->module : "[unknown]");
+				struct mod_stat *m = mod_get(&c->mods, &c->nmods, &modcap, fn ? fn->module : "[unknown]");
 				m->ends++;
 				m->stops[stop]++;
 				if (SAMPLE_Q(s->quality) == UNWIND_Q_BROKEN)
@@ -430,26 +427,40 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 			}
 		}
 	}
+}
 
-	if (!kept) {
-		add(&f, 1.0, xasprintf("no samples%s: the program may have been idle or too short"
+/* Every finding, each with its weight (most important first once sorted). */
+static void doctor_findings(const struct profile *p, const struct view_filter *flt,
+			    const struct doctor_counts *c, struct findings *f)
+{
+	uint64_t lost = p->lost_records + p->lost_samples;
+	const char *unwind = profile_meta(p, "unwind");
+	const char *kernel = profile_meta(p, "kernel_frames");
+	bool fp_mode = !unwind || !strcmp(unwind, "fp");
+	struct perm_facts pf;     /* as the recorder found them */
+	char why[512];
+	size_t i;
+
+	perm_parse(&pf, profile_meta(p, "perm") ? profile_meta(p, "perm") : "");
+	if (!c->kept) {
+		add(f, 1.0, xasprintf("no samples%s: the program may have been idle or too short"
 				       " (record a longer run, or a busier part of it)",
 				       p->nsamples ? " match the filter" : " in this recording"));
 	} else {
-		double lost_share = (double)lost / (double)(kept + lost);
+		double lost_share = (double)lost / (double)(c->kept + lost);
 		if (lost)
-			add(&f, lost_share + 0.5, xasprintf("%" PRIu64 " records were lost (%.1f%%): the ring buffer"
+			add(f, lost_share + 0.5, xasprintf("%" PRIu64 " records were lost (%.1f%%): the ring buffer"
 				" filled faster than stax drained it (lower -F, or record fewer processes)",
 				lost, 100 * lost_share));
-		if (kept < 200)
-			add(&f, 0.05, xasprintf("only %" PRIu64 " samples: shares below ~5%% are noise"
-				" (record longer, or raise -F)", kept));
+		if (c->kept < 200)
+			add(f, 0.05, xasprintf("only %" PRIu64 " samples: shares below ~5%% are noise"
+				" (record longer, or raise -F)", c->kept));
 		if (p->damage.chunks) {
 			char stacks[128] = "";
-			if (cut)
+			if (c->cut)
 				snprintf(stacks, sizeof(stacks), ", and %" PRIu64 " stacks end early where frames it"
-					 " defined are missing", cut);
-			add(&f, 0.6 + (double)cut / kept, xasprintf("the recording has %" PRIu64 " damaged chunk%s"
+					 " defined are missing", c->cut);
+			add(f, 0.6 + (double)c->cut / c->kept, xasprintf("the recording has %" PRIu64 " damaged chunk%s"
 				" (the first at offset %" PRIu64 ": %s), skipped: the samples in %s are missing%s"
 				" (copy the file again, or record again)", p->damage.chunks,
 				p->damage.chunks == 1 ? "" : "s", p->damage.first, p->damage.why,
@@ -457,71 +468,83 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 		}
 		if (p->throttles) {
 			const char *freq = profile_meta(p, "freq");
-			add(&f, 0.04, xasprintf("the kernel throttled sampling %" PRIu64 " time%s: %s; the"
+			add(f, 0.04, xasprintf("the kernel throttled sampling %" PRIu64 " time%s: %s; the"
 				" effective rate in 'stax info' is lower than requested", p->throttles,
 				p->throttles == 1 ? "" : "s",
 				perm_why(PERM_THROTTLE, &pf, freq ? atol(freq) : 0, why, sizeof(why))));
 		}
-		if (rooted + cut < kept) {
-			double broken = 1.0 - (double)(rooted + cut) / kept;
-			add(&f, broken + 0.2, xasprintf("%.1f%% of stacks (%" PRIu64 " of %" PRIu64 ") do not reach main or"
+		if (c->rooted + c->cut < c->kept) {
+			double broken = 1.0 - (double)(c->rooted + c->cut) / c->kept;
+			add(f, broken + 0.2, xasprintf("%.1f%% of stacks (%" PRIu64 " of %" PRIu64 ") do not reach main or"
 				" a thread start function, so callers are missing from top and flame",
-				100 * broken, kept - rooted - cut, kept));
-			truncation_findings(p, &f, stops, kept);
+				100 * broken, c->kept - c->rooted - c->cut, c->kept));
+			truncation_findings(p, f, c->stops, c->kept);
 		}
-		if (nmods)
-			for (i = 0; i < nmods; i++)
-				module_finding(p, &f, &mods[i], kept, fp_mode);
-		for (i = 0; i < nmods; i++) {
-			struct mod_stat *m = &mods[i];
+		for (i = 0; i < c->nmods; i++)
+			module_finding(p, f, &c->mods[i], c->kept, fp_mode);
+		for (i = 0; i < c->nmods; i++) {
+			struct mod_stat *m = &c->mods[i];
 			double share = (double)m->unknown / (m->frames ? m->frames : 1);
 			if (!m->unknown || share < 0.01 || !strcmp(m->module, "[unknown]"))
 				continue;
 			if (!strcmp(m->module, "[kernel.kallsyms]"))
-				add(&f, 0.03, xasprintf("kernel frames have no names: /proc/kallsyms hides its"
+				add(f, 0.03, xasprintf("kernel frames have no names: /proc/kallsyms hides its"
 					" addresses from you (it shows them to root, to CAP_SYSLOG, and to everyone"
 					" when kernel.kptr_restrict is 0 and kernel.perf_event_paranoid is 1 or less:"
 					" run as root, or sudo sysctl kernel.kptr_restrict=0"
 					" kernel.perf_event_paranoid=1)"));
 			else if (symbols_now(p, m->module))
-				add(&f, 0.02 + share * m->frames / (kept ? kept : 1) * 0.1,
+				add(f, 0.02 + share * m->frames / (c->kept ? c->kept : 1) * 0.1,
 				    xasprintf("%.0f%% of frames in %s have no symbol, but symbols for it can be"
 					" found now (by its build-id or debug link): run stax symbolize %s",
 					100 * share, m->module, p->path ? p->path : "FILE"));
 			else
-				add(&f, 0.02 + share * m->frames / (kept ? kept : 1) * 0.1,
+				add(f, 0.02 + share * m->frames / (c->kept ? c->kept : 1) * 0.1,
 				    xasprintf("%.0f%% of frames in %s have no symbol (install its debug symbols,"
 					" e.g. the -dbgsym or -dbg package, or do not strip it)", 100 * share, m->module));
 		}
-		for (i = 0; i < nmods; i++)
-			if (!strcmp(mods[i].module, "[unknown]") && mods[i].frames * 100 >= kept && !fp_mode)
-				add(&f, 0.06, xasprintf("%" PRIu64 " frames are in code outside any file mapping (JIT"
+		for (i = 0; i < c->nmods; i++)
+			if (!strcmp(c->mods[i].module, "[unknown]") && c->mods[i].frames * 100 >= c->kept && !fp_mode)
+				add(f, 0.06, xasprintf("%" PRIu64 " frames are in code outside any file mapping (JIT"
 					" or generated code): names need /tmp/perf-PID.map (node --perf-basic-prof,"
-					" python -X perf)", mods[i].frames));
-			else if (!strcmp(mods[i].module, "[unknown]") && mods[i].frames * 100 >= kept)
-				add(&f, 0.06, xasprintf("%" PRIu64 " frames are at addresses outside any file mapping:"
+					" python -X perf)", c->mods[i].frames));
+			else if (!strcmp(c->mods[i].module, "[unknown]") && c->mods[i].frames * 100 >= c->kept)
+				add(f, 0.06, xasprintf("%" PRIu64 " frames are at addresses outside any file mapping:"
 					" in a frame-pointer recording these are mostly words a broken chain"
 					" followed, not callers (record with the default --unwind hybrid); JIT code"
-					" is named from /tmp/perf-PID.map", mods[i].frames));
-		python_findings(p, flt, &f, kept);
-		node_findings(p, flt, &f, kept);
+					" is named from /tmp/perf-PID.map", c->mods[i].frames));
+		python_findings(p, flt, f, c->kept);
+		node_findings(p, flt, f, c->kept);
 		if (kernel && !strcmp(kernel, "0"))
-			add(&f, 0.01, xasprintf("kernel frames were not recorded, so time in system calls"
+			add(f, 0.01, xasprintf("kernel frames were not recorded, so time in system calls"
 				" shows as the calling user function: %s",
 				perm_why(PERM_KERNEL, &pf, 0, why, sizeof(why))));
 	}
+}
+
+void view_doctor(const struct profile *p, const struct view_filter *flt, bool json, FILE *out)
+{
+	struct doctor_counts c = { 0 };
+	struct findings f = { 0 };
+	size_t i;
+
+	count_stacks(p, flt, &c);
+	doctor_findings(p, flt, &c, &f);
 	if (f.n)
 		qsort(f.v, f.n, sizeof(*f.v), cmp_finding);
 	if (json) {
-		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"reached_root\":%" PRIu64 ",\"findings\":[", kept, rooted);
-		for (i = 0; i < f.n; i++) {
-			fputs(i ? "," : "", out);
-			json_str(out, f.v[i].text);
-		}
-		fputs("]}\n", out);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_u64(&w, "samples", c.kept);
+		jw_u64(&w, "reached_root", c.rooted);
+		jw_array(&w, "findings");
+		for (i = 0; i < f.n; i++)
+			jw_str(&w, NULL, f.v[i].text);
+		jw_array_end(&w);
+		jw_end(&w);
 	} else {
 		fprintf(out, "%s: %" PRIu64 " samples, %.1f%% of stacks reach main or a thread start function\n",
-			p->path, kept, kept ? 100.0 * rooted / kept : 0.0);
+			p->path, c.kept, c.kept ? 100.0 * c.rooted / c.kept : 0.0);
 		if (!f.n)
 			fputs("nothing to fix: stacks are complete, nothing was lost\n", out);
 		for (i = 0; i < f.n; i++)
@@ -530,5 +553,5 @@ void view_doctor(const struct profile *p, const struct view_filter *flt, bool js
 	for (i = 0; i < f.n; i++)
 		free(f.v[i].text);
 	free(f.v);
-	free(mods);
+	free(c.mods);
 }

@@ -94,7 +94,7 @@ static void print_folded(const struct calltree *t, size_t max_depth, FILE *out)
 
 static void print_node(const struct calltree *t, struct calltree_kids *kids,
 		       uint32_t id, size_t depth, uint64_t total, const struct flame_opts *o,
-		       FILE *out, bool *first)
+		       FILE *out)
 {
 	const struct calltree_label *n = calltree_label(t, id);
 	uint64_t count = t->count[0][id];
@@ -102,32 +102,40 @@ static void print_node(const struct calltree *t, struct calltree_kids *kids,
 	double pct = total ? 100.0 * count / total : 0;
 	if (pct < o->threshold)
 		return;
-	if (o->json) {
-		fprintf(out, "%s{\"name\":", *first ? "" : ",");
-		*first = false;
-		json_str(out, n->name);
-		if (n->python)
-			fputs(",\"python\":true", out);
-		if (o->weight != FLAME_SAMPLES)
-			fprintf(out, ",\"kernel\":%s,\"ms\":%.3f,\"children\":[",
-				n->kernel ? "true" : "false", count / 1000.0);
-		else
-			fprintf(out, ",\"kernel\":%s,\"samples\":%" PRIu64 ",\"children\":[",
-				n->kernel ? "true" : "false", count);
-	} else if (o->weight != FLAME_SAMPLES) {
+	if (o->weight != FLAME_SAMPLES)
 		fprintf(out, "%6.2f%% %10.1f  %*s%s%s\n", pct, count / 1000.0, (int)(depth * 2), "",
 			n->name, n->kernel ? " [k]" : "");
-	} else {
+	else
 		fprintf(out, "%6.2f%% %8" PRIu64 "  %*s%s%s\n", pct, count, (int)(depth * 2), "",
 			n->name, n->kernel ? " [k]" : "");
-	}
-	if (!o->max_depth || depth + 1 < o->max_depth) {
-		bool f2 = true;
+	if (!o->max_depth || depth + 1 < o->max_depth)
 		for (i = 0; i < kids[id].n; i++)
-			print_node(t, kids, kids[id].ids[i], depth + 1, total, o, out, &f2);
-	}
-	if (o->json)
-		fputs("]}", out);
+			print_node(t, kids, kids[id].ids[i], depth + 1, total, o, out);
+}
+
+static void json_node(const struct calltree *t, struct calltree_kids *kids,
+		      uint32_t id, size_t depth, uint64_t total, const struct flame_opts *o, struct jw *w)
+{
+	const struct calltree_label *n = calltree_label(t, id);
+	uint64_t count = t->count[0][id];
+	size_t i;
+	if ((total ? 100.0 * count / total : 0) < o->threshold)
+		return;
+	jw_object(w, NULL);
+	jw_str(w, "name", n->name);
+	if (n->python)
+		jw_bool(w, "python", true);
+	jw_bool(w, "kernel", n->kernel);
+	if (o->weight != FLAME_SAMPLES)
+		jw_double(w, "ms", count / 1000.0, 3);
+	else
+		jw_u64(w, "samples", count);
+	jw_array(w, "children");
+	if (!o->max_depth || depth + 1 < o->max_depth)
+		for (i = 0; i < kids[id].n; i++)
+			json_node(t, kids, kids[id].ids[i], depth + 1, total, o, w);
+	jw_array_end(w);
+	jw_object_end(w);
 }
 
 void view_flame(const struct profile *p, const struct view_filter *f, const struct flame_opts *o, FILE *out)
@@ -136,7 +144,6 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 	struct calltree_kids *kids;
 	uint64_t kept;
 	size_t id;
-	bool first = true;
 
 	calltree_init(&t);
 	if (o->weight == FLAME_SAMPLES)
@@ -150,11 +157,23 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 		return;
 	}
 	kids = calltree_kids(&t, false);
-	if (o->json && o->weight != FLAME_SAMPLES)
-		fprintf(out, JSON_OPEN "\"ms\":%.3f,\"roots\":[", kept / 1000.0);
-	else if (o->json)
-		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"roots\":[", kept);
-	else if (!kept && o->weight == FLAME_OFFCPU)
+	if (o->json) {
+		struct jw w;
+		jw_begin(&w, out);
+		if (o->weight != FLAME_SAMPLES)
+			jw_double(&w, "ms", kept / 1000.0, 3);
+		else
+			jw_u64(&w, "samples", kept);
+		jw_array(&w, "roots");
+		for (id = 0; id < kids[0].n; id++)
+			json_node(&t, kids, kids[0].ids[id], 0, kept, o, &w);
+		jw_array_end(&w);
+		jw_end(&w);
+		calltree_kids_free(&t, kids);
+		calltree_release(&t);
+		return;
+	}
+	if (!kept && o->weight == FLAME_OFFCPU)
 		fprintf(out, "no off-CPU time%s\n", p->noffcpu ? " matches the filter" :
 			" in this recording (record with stax record --off-cpu)");
 	else if (o->weight != FLAME_SAMPLES && kept)
@@ -168,9 +187,7 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 			"INVERTED CALL TREE (running function first, then its callers)" :
 			"CALL TREE (root first, hottest first)");
 	for (id = 0; id < kids[0].n; id++)
-		print_node(&t, kids, kids[0].ids[id], 0, kept, o, out, &first);
-	if (o->json)
-		fputs("]}\n", out);
+		print_node(&t, kids, kids[0].ids[id], 0, kept, o, out);
 	calltree_kids_free(&t, kids);
 	calltree_release(&t);
 }

@@ -16,6 +16,36 @@ struct module_row {
 	uint64_t stops[UNWIND_NSTOPS]; /* of those, by why */
 };
 
+#define INFO_STOPS 5
+
+/* What info says, computed once from the samples and META records kept
+ * by the filter; printed as text (info_text) or JSON (info_json). */
+struct info_summary {
+	uint64_t kept, weight, rooted;
+	uint64_t quality[4], method[3];
+	uint64_t trimmed;        /* SAMPLE_Q_TRIMMED: the recorder fell behind */
+	uint64_t jit[4];         /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
+	uint64_t nread;          /* samples with frames read from the live process */
+	/* the recorder's deep-stack counts (META): read on, stale, cut
+	 * within and beyond the largest copy, gone */
+	uint64_t deep[5], ndeep;
+	uint64_t npy, npyfail;   /* SAMPLE_M_PYTHON, SAMPLE_M_PYTHON_FAILED */
+	uint64_t freq;
+	bool clock;
+	double secs, eff;        /* duration, effective rate */
+	const char *per;         /* what the effective rate counts */
+	size_t npids;
+	/* off-CPU intervals kept: count, time, time by reason, complete;
+	 * and of those that are not preemptions (which have no stack of
+	 * their own), how many and how many complete */
+	uint64_t off_n, off_ns, off_reason[OFFCPU_NREASONS], off_complete;
+	uint64_t off_stacked, off_stacked_complete;
+	struct module_row *mods;  /* most unsymbolized first */
+	size_t nmods;
+	const struct module_row *stops[INFO_STOPS]; /* where most cut stacks end */
+	size_t nstops;
+};
+
 static int cmp_module(const void *a, const void *b)
 {
 	const struct module_row *x = a, *y = b;
@@ -64,39 +94,10 @@ static const char *meta_or(const struct profile *p, const char *key, const char 
 	return v && *v ? v : def;
 }
 
-/* "off-cpu:" line: intervals, time by reason, stacks complete: of the
- * intervals that are not preemptions (a preempted thread is switched out
- * without a stack, and how often that happens depends on the load). */
-static void print_offcpu_line(const struct profile *p, const struct view_filter *f, FILE *out)
-{
-	uint64_t n = 0, ns = 0, complete = 0, stacked = 0, reason[OFFCPU_NREASONS] = { 0 };
-	size_t i;
-	int r;
-	for (i = 0; i < p->noffcpu; i++) {
-		const struct rec_offcpu *o = &p->offcpu[i];
-		if (!view_keep_offcpu(p, f, o))
-			continue;
-		n++;
-		ns += o->duration;
-		reason[o->reason < OFFCPU_NREASONS ? o->reason : 0] += o->duration;
-		if (o->reason != OFFCPU_PREEMPT) {
-			stacked++;
-			complete += OFFCPU_QUALITY(o->flags) == UNWIND_Q_COMPLETE;
-		}
-	}
-	if (!n)
-		return;
-	fprintf(out, "off-cpu:     %" PRIu64 " intervals, %.1f ms (", n, ns / 1e6);
-	for (r = 1; r <= OFFCPU_NREASONS; r++)
-		fprintf(out, "%s%s %.1f", r > 1 ? ", " : "", view_offcpu_reason((enum offcpu_reason)(r % OFFCPU_NREASONS)),
-			reason[r % OFFCPU_NREASONS] / 1e6);
-	fprintf(out, " ms); stacks complete %.1f%%\n", stacked ? 100.0 * complete / stacked : 0.0);
-}
-
 /* The recorder's ring size, and what it read from /proc for processes
  * whose records were lost (META ring_bytes, recovered_*, unrecovered_*;
  * recordings without them print nothing). */
-static void print_recovery(const struct profile *p, bool json, FILE *out)
+static void recovery_text(const struct profile *p, FILE *out)
 {
 	uint64_t ring = profile_meta_u64(p, "ring_bytes");
 	uint64_t procs = profile_meta_u64(p, "recovered_processes");
@@ -105,15 +106,6 @@ static void print_recovery(const struct profile *p, bool json, FILE *out)
 	uint64_t gone_samples = profile_meta_u64(p, "unrecovered_samples");
 	char size[32];
 
-	if (json) {
-		if (ring)
-			fprintf(out, ",\"ring_bytes\":%" PRIu64, ring);
-		if (profile_meta(p, "recovered_processes"))
-			fprintf(out, ",\"recovered\":{\"processes\":%" PRIu64 ",\"threads\":%" PRIu64
-				",\"unrecovered_processes\":%" PRIu64 ",\"unrecovered_samples\":%" PRIu64 "}",
-				procs, threads, gone, gone_samples);
-		return;
-	}
 	if (ring) {
 		format_size_exact(size, sizeof(size), ring);
 		fprintf(out, "rings:       %s per cpu\n", size);
@@ -124,6 +116,21 @@ static void print_recovery(const struct profile *p, bool json, FILE *out)
 			" first (%" PRIu64 " sample%s without a name)\n", procs, procs == 1 ? "" : "es",
 			threads, threads == 1 ? "" : "s", gone, gone == 1 ? "" : "es", gone_samples,
 			gone_samples == 1 ? "" : "s");
+}
+
+static void recovery_json(const struct profile *p, struct jw *w)
+{
+	uint64_t ring = profile_meta_u64(p, "ring_bytes");
+	if (ring)
+		jw_u64(w, "ring_bytes", ring);
+	if (profile_meta(p, "recovered_processes")) {
+		jw_object(w, "recovered");
+		jw_u64(w, "processes", profile_meta_u64(p, "recovered_processes"));
+		jw_u64(w, "threads", profile_meta_u64(p, "recovered_threads"));
+		jw_u64(w, "unrecovered_processes", profile_meta_u64(p, "unrecovered_processes"));
+		jw_u64(w, "unrecovered_samples", profile_meta_u64(p, "unrecovered_samples"));
+		jw_object_end(w);
+	}
 }
 
 static int cmp_ends(const void *a, const void *b)
@@ -145,8 +152,6 @@ static const char *main_stop(const struct module_row *m)
 	return top ? unwind_stop_name((enum unwind_stop)top) : "not known";
 }
 
-#define INFO_STOPS 5
-
 /* The modules where most truncated or broken stacks end, most first:
  * up to INFO_STOPS of them into out; returns how many. */
 static size_t stop_modules(struct module_row *mods, size_t nmods, const struct module_row **out)
@@ -163,67 +168,56 @@ static size_t stop_modules(struct module_row *mods, size_t nmods, const struct m
 	return n;
 }
 
-void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out)
+/* The off-CPU intervals the filter keeps. */
+static void count_offcpu(const struct profile *p, const struct view_filter *f, struct info_summary *s)
 {
-	const struct module_row *stops[INFO_STOPS];
-	size_t nstops;
-	uint64_t kept = 0, weight = 0, rooted = 0, quality[4] = { 0 }, method[3] = { 0 };
-	uint64_t trimmed = 0; /* SAMPLE_Q_TRIMMED: the recorder fell behind */
-	uint64_t jit[4] = { 0 }; /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
-	uint64_t nread = 0;      /* samples with frames read from the live process */
-	/* the recorder's deep-stack counts (META): read on, stale, cut
-	 * within and beyond the largest copy */
-	static const char *const deep_keys[5] = { "deep_stacks_read", "deep_stacks_stale",
-						  "copy_cut_within_max", "copy_cut_beyond_max",
-						  "deep_stacks_gone" };
-	uint64_t deep[5], ndeep = 0;
-	uint64_t npy = 0, npyfail = 0; /* SAMPLE_M_PYTHON, SAMPLE_M_PYTHON_FAILED */
-	uint64_t start = profile_meta_u64(p, "start_ns");
-	uint64_t end = profile_meta_u64(p, "end_ns");
-	uint64_t freq = profile_meta_u64(p, "freq");
-	uint64_t cpu_ns = profile_meta_u64(p, "cpu_ns");
-	bool clock = !strcmp(meta_or(p, "event_is_clock", "0"), "1");
-	struct module_row *mods = NULL;
-	size_t nmods = 0, modcap = 0, i;
-	double secs, eff = 0;
-	struct hmap pids;      /* every process with a sample kept */
-	struct hmap cpus;      /* every cpu with a sample kept */
-	size_t npids;
-	bool sys = !strcmp(meta_or(p, "system_wide", "0"), "1");
-	uint64_t ncpus = profile_meta_u64(p, "cpus");
-	const char *per = clock ? " (samples per second of CPU time)" : "";
+	size_t i;
+	for (i = 0; i < p->noffcpu; i++) {
+		const struct rec_offcpu *o = &p->offcpu[i];
+		if (!view_keep_offcpu(p, f, o))
+			continue;
+		s->off_n++;
+		s->off_ns += o->duration;
+		s->off_reason[o->reason < OFFCPU_NREASONS ? o->reason : 0] += o->duration;
+		s->off_complete += OFFCPU_QUALITY(o->flags) == UNWIND_Q_COMPLETE;
+		if (o->reason != OFFCPU_PREEMPT) {
+			s->off_stacked++;
+			s->off_stacked_complete += OFFCPU_QUALITY(o->flags) == UNWIND_Q_COMPLETE;
+		}
+	}
+}
 
-	for (i = 0; i < 5; i++)
-		ndeep += deep[i] = profile_meta_u64(p, deep_keys[i]);
-	hmap_init(&pids);
-	hmap_init(&cpus);
+/* The samples the filter keeps: counts, verdicts, and the modules their
+ * frames are in. */
+static void count_samples(const struct profile *p, const struct view_filter *f, struct info_summary *s,
+			  struct hmap *pids, struct hmap *cpus)
+{
+	size_t nmods = 0, modcap = 0, i, k;
 
 	for (i = 0; i < p->nsamples; i++) {
-		const struct rec_sample *s = &p->samples[i];
+		const struct rec_sample *r = &p->samples[i];
 		const struct prof_node *nd;
 		size_t outer = SIZE_MAX;   /* index: mods may move as it grows */
-		bool root = false, cut;
+		bool root = false, cut = false;
 		unsigned q;
-		size_t k;
-		if (!view_keep(p, f, s))
+		if (!view_keep(p, f, r))
 			continue;
-		kept++;
-		weight += s->weight;
-		trimmed += (s->quality & SAMPLE_Q_TRIMMED) != 0;
-		if (SAMPLE_M_METHOD(s->method) < 3)
-			method[SAMPLE_M_METHOD(s->method)]++;
-		nread += (s->method & SAMPLE_M_READ) != 0;
-		npy += (s->method & SAMPLE_M_PYTHON) != 0;
-		npyfail += (s->method & SAMPLE_M_PYTHON_FAILED) != 0;
-		if (SAMPLE_M_JIT(s->method)) {
-			jit[0]++;
+		s->kept++;
+		s->weight += r->weight;
+		s->trimmed += (r->quality & SAMPLE_Q_TRIMMED) != 0;
+		if (SAMPLE_M_METHOD(r->method) < 3)
+			s->method[SAMPLE_M_METHOD(r->method)]++;
+		s->nread += (r->method & SAMPLE_M_READ) != 0;
+		s->npy += (r->method & SAMPLE_M_PYTHON) != 0;
+		s->npyfail += (r->method & SAMPLE_M_PYTHON_FAILED) != 0;
+		if (SAMPLE_M_JIT(r->method)) {
+			s->jit[0]++;
 			for (k = 0; k < 3; k++)
-				jit[k + 1] += (s->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
+				s->jit[k + 1] += (r->method >> (SAMPLE_M_JIT_SHIFT + k)) & 1;
 		}
-		hmap_put(&pids, s->pid, 1);
-		hmap_put(&cpus, s->cpu, 1);
-		cut = false;
-		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
+		hmap_put(pids, r->pid, 1);
+		hmap_put(cpus, r->cpu, 1);
+		for (nd = profile_node(p, r->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
 			struct module_row *m;
@@ -232,147 +226,198 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 				continue;
 			if (fn->known && unwind_is_root_name(fn->name))
 				root = true;
-			m = module_row(&mods, &nmods, &modcap, fn->module);
+			m = module_row(&s->mods, &nmods, &modcap, fn->module);
 			m->frames++;
 			if (!fn->known)
 				m->unknown++;
 			if (!fn->kernel)
-				outer = (size_t)(m - mods);
+				outer = (size_t)(m - s->mods);
 		}
-		rooted += root;
+		s->rooted += root;
 		/* One rule for every quality line: a stack that reaches main or
 		 * a thread start function is complete, whatever the unwinder
 		 * said of the frames beyond it; truncated and broken are the
 		 * stacks that stop short of one. A stack cut where a damaged
 		 * chunk's frames are missing (it ends in "[damaged]") is
 		 * truncated. */
-		q = root ? UNWIND_Q_COMPLETE : cut ? UNWIND_Q_TRUNCATED : SAMPLE_Q(s->quality);
-		quality[q]++;
+		q = root ? UNWIND_Q_COMPLETE : cut ? UNWIND_Q_TRUNCATED : SAMPLE_Q(r->quality);
+		s->quality[q]++;
 		/* where stacks stop, for the unwinder's reasons (not the damage) */
 		if (outer != SIZE_MAX && !cut && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
-			unsigned stop = SAMPLE_Q_STOP(s->quality);
-			mods[outer].ends++;
-			mods[outer].stops[stop < UNWIND_NSTOPS ? stop : 0]++;
+			unsigned stop = SAMPLE_Q_STOP(r->quality);
+			s->mods[outer].ends++;
+			s->mods[outer].stops[stop < UNWIND_NSTOPS ? stop : 0]++;
 		}
 	}
-	npids = pids.len;
-	hmap_release(&pids);
+	s->nmods = nmods;
+}
+
+/* The effective rate, by what the recording can tell: per recorded cpu
+ * with -a, per second of the targets' CPU time, by the samples' periods,
+ * or per second of the recording. */
+static void effective_rate(const struct profile *p, const struct view_filter *f, struct info_summary *s,
+			   size_t ncpus)
+{
+	bool sys = !strcmp(meta_or(p, "system_wide", "0"), "1");
+	uint64_t cpu_ns = profile_meta_u64(p, "cpu_ns");
+	bool unfiltered = f->pid < 0 && f->tid < 0 && !f->comm;
+
+	s->per = s->clock ? " (samples per second of CPU time)" : "";
+	if (s->clock && sys && ncpus && s->secs > 0 && unfiltered) {
+		/* -a (with or without CMD): every recorded cpu is sampled all
+		 * the time, idle ones too (the idle task's samples), so per
+		 * second of the recording per cpu, as perf's -F means it with
+		 * -a; CMD's own CPU time (cpu_ns) is not what was sampled */
+		s->eff = s->kept / (s->secs * (double)ncpus);
+		s->per = " (samples per second per recorded CPU)";
+	} else if (s->clock && cpu_ns && unfiltered) {
+		/* samples per second of the CPU time the targets used, measured
+		 * apart from the samples: losses and throttling show */
+		s->eff = s->kept / (cpu_ns / 1e9);
+	} else if (s->clock && s->weight) {
+		s->eff = s->kept / (s->weight / 1e9);      /* what the samples' periods say */
+	} else if (s->secs > 0) {
+		s->eff = s->kept / s->secs;
+	}
+}
+
+static void info_compute(const struct profile *p, const struct view_filter *f, struct info_summary *s)
+{
+	static const char *const deep_keys[5] = { "deep_stacks_read", "deep_stacks_stale",
+						  "copy_cut_within_max", "copy_cut_beyond_max",
+						  "deep_stacks_gone" };
+	uint64_t start = profile_meta_u64(p, "start_ns");
+	uint64_t end = profile_meta_u64(p, "end_ns");
+	uint64_t ncpus = profile_meta_u64(p, "cpus");
+	struct hmap pids;      /* every process with a sample kept */
+	struct hmap cpus;      /* every cpu with a sample kept */
+	size_t i;
+
+	memset(s, 0, sizeof(*s));
+	s->freq = profile_meta_u64(p, "freq");
+	s->clock = !strcmp(meta_or(p, "event_is_clock", "0"), "1");
+	for (i = 0; i < 5; i++)
+		s->ndeep += s->deep[i] = profile_meta_u64(p, deep_keys[i]);
+	hmap_init(&pids);
+	hmap_init(&cpus);
+	count_samples(p, f, s, &pids, &cpus);
+	count_offcpu(p, f, s);
+	s->npids = pids.len;
 	if (!ncpus) /* before stax stored it: the cpus that have samples */
 		ncpus = cpus.len;
+	hmap_release(&pids);
 	hmap_release(&cpus);
 	if (!end)
 		end = p->last_time;
 	if (!start)
 		start = p->first_time;
-	secs = end > start ? (end - start) / 1e9 : 0;
-	if (clock && sys && ncpus && secs > 0 && f->pid < 0 && f->tid < 0 && !f->comm) {
-		/* -a (with or without CMD): every recorded cpu is sampled all
-		 * the time, idle ones too (the idle task's samples), so per
-		 * second of the recording per cpu, as perf's -F means it with
-		 * -a; CMD's own CPU time (cpu_ns) is not what was sampled */
-		eff = kept / (secs * (double)ncpus);
-		per = " (samples per second per recorded CPU)";
-	} else if (clock && cpu_ns && f->pid < 0 && f->tid < 0 && !f->comm)
-		/* samples per second of the CPU time the targets used, measured
-		 * apart from the samples: losses and throttling show */
-		eff = kept / (cpu_ns / 1e9);
-	else if (clock && weight)
-		eff = kept / (weight / 1e9);      /* what the samples' periods say */
-	else if (secs > 0)
-		eff = kept / secs;
-	if (nmods)
-		qsort(mods, nmods, sizeof(*mods), cmp_module);
-	nstops = stop_modules(mods, nmods, stops);
+	s->secs = end > start ? (end - start) / 1e9 : 0;
+	effective_rate(p, f, s, (size_t)ncpus);
+	if (s->nmods)
+		qsort(s->mods, s->nmods, sizeof(*s->mods), cmp_module);
+	s->nstops = stop_modules(s->mods, s->nmods, s->stops);
+}
 
-	if (json) {
-		fputs(JSON_OPEN "\"file\":", out);
-		json_str(out, p->path);
-		fputs(",\"command\":", out);
-		json_str(out, meta_or(p, "command", "?"));
-		fputs(",\"event\":", out);
-		json_str(out, meta_or(p, "event", "?"));
-		/* null: written before stax stored its version, or a perf.data */
-		fputs(",\"stax_version\":", out);
-		if (profile_meta(p, "stax_version"))
-			json_str(out, profile_meta(p, "stax_version"));
-		else
-			fputs("null", out);
-		fprintf(out, ",\"state\":\"%s\",\"duration_s\":%.3f,\"requested_hz\":%" PRIu64
-			",\"effective_hz\":%.1f,\"samples\":%" PRIu64 ",\"lost\":%" PRIu64
-			",\"throttled\":%" PRIu64 ",\"processes\":%zu,\"reached_root\":%" PRIu64,
-			!p->partial ? "finished" : p->live ? "recording" : "truncated", secs, freq, eff, kept,
-			p->lost_records + p->lost_samples, p->throttles, npids, rooted);
-		fprintf(out, ",\"lost_by_cause\":{\"ring\":%" PRIu64 ",\"kernel_samples\":%" PRIu64
-			",\"queue\":%" PRIu64 "},\"trimmed\":%" PRIu64, p->lost_records,
-			p->lost_samples - p->lost_queue, p->lost_queue, trimmed);
-		print_recovery(p, true, out);
-		if (p->noffcpu) {
-			uint64_t n = 0, ns = 0, complete = 0;
-			size_t j;
-			for (j = 0; j < p->noffcpu; j++)
-				if (view_keep_offcpu(p, f, &p->offcpu[j])) {
-					n++;
-					ns += p->offcpu[j].duration;
-					complete += OFFCPU_QUALITY(p->offcpu[j].flags) == UNWIND_Q_COMPLETE;
-				}
-			fprintf(out, ",\"off_cpu\":{\"intervals\":%" PRIu64 ",\"ms\":%.1f,\"complete\":%" PRIu64 "}",
-				n, ns / 1e6, complete);
-		}
-		fprintf(out, ",\"damaged_chunks\":%" PRIu64 ",\"warnings\":[", p->damage.chunks);
-		{
-			struct prof_warning w[PROF_WARNINGS_MAX];
-			size_t nw = profile_warnings(p, w), j;
-			for (j = 0; j < nw; j++) {
-				fputs(j ? "," : "", out);
-				json_str(out, w[j].text);
-			}
-		}
-		fputs("],\"unwind\":", out);
-		json_str(out, meta_or(p, "unwind", "fp"));
-		fprintf(out, ",\"quality\":{\"unverified\":%" PRIu64 ",\"complete\":%" PRIu64
-			",\"truncated\":%" PRIu64 ",\"broken\":%" PRIu64 "}", quality[0], quality[1],
-			quality[2], quality[3]);
-		fprintf(out, ",\"method\":{\"fp\":%" PRIu64 ",\"dwarf\":%" PRIu64 ",\"spliced\":%" PRIu64 "}",
-			method[0], method[1], method[2]);
-		fprintf(out, ",\"jit\":{\"samples\":%" PRIu64 ",\"trampoline\":%" PRIu64 ",\"fp\":%" PRIu64
-			",\"jitdump_cfi\":%" PRIu64 "}", jit[0], jit[1], jit[2], jit[3]);
-		fprintf(out, ",\"read_from_process\":%" PRIu64, nread);
-		fprintf(out, ",\"deep\":{\"read\":%" PRIu64 ",\"stale\":%" PRIu64 ",\"exited\":%"
-			PRIu64 ",\"cut_within_max\":%" PRIu64 ",\"cut_beyond_max\":%" PRIu64 "}",
-			deep[0], deep[1], deep[4], deep[2], deep[3]);
-		fprintf(out, ",\"python\":{\"read\":%s,\"expanded\":%" PRIu64 ",\"failed\":%" PRIu64
-			",\"stale\":%s,\"invalid\":%s,\"unreadable\":%s,\"no_access\":",
-			!strcmp(meta_or(p, "python_frames", "0"), "1") ? "true" : "false", npy, npyfail,
-			meta_or(p, "python_stale", "0"), meta_or(p, "python_invalid", "0"),
-			meta_or(p, "python_unreadable", "0"));
-		if (profile_meta(p, "python_no_access"))
-			json_str(out, profile_meta(p, "python_no_access"));
-		else
-			fputs("null", out);
-		fputc('}', out);
-		fputs(",\"stops\":[", out);
-		for (i = 0; i < nstops; i++) {
-			fprintf(out, "%s{\"module\":", i ? "," : "");
-			json_str(out, stops[i]->module);
-			fprintf(out, ",\"samples\":%" PRIu64 ",\"why\":", stops[i]->ends);
-			json_str(out, main_stop(stops[i]));
-			fputc('}', out);
-		}
-		fputs("]", out);
-		fputs(",\"modules\":[", out);
-		for (i = 0; i < nmods; i++) {
-			fprintf(out, "%s{\"module\":", i ? "," : "");
-			json_str(out, mods[i].module);
-			fprintf(out, ",\"frames\":%" PRIu64 ",\"unsymbolized\":%" PRIu64, mods[i].frames,
-				mods[i].unknown);
-			fputs(",\"symbols\":", out);
-			json_str(out, module_source(p, mods[i].module));
-			fputc('}', out);
-		}
-		fputs("]}\n", out);
-		free(mods);
-		return;
+static void info_json(const struct profile *p, const struct info_summary *s, FILE *out)
+{
+	struct prof_warning warn[PROF_WARNINGS_MAX];
+	size_t nw = profile_warnings(p, warn), i;
+	struct jw w;
+
+	jw_begin(&w, out);
+	jw_str(&w, "file", p->path);
+	jw_str(&w, "command", meta_or(p, "command", "?"));
+	jw_str(&w, "event", meta_or(p, "event", "?"));
+	/* null: written before stax stored its version, or a perf.data */
+	jw_str(&w, "stax_version", profile_meta(p, "stax_version"));
+	jw_str(&w, "state", !p->partial ? "finished" : p->live ? "recording" : "truncated");
+	jw_double(&w, "duration_s", s->secs, 3);
+	jw_u64(&w, "requested_hz", s->freq);
+	jw_double(&w, "effective_hz", s->eff, 1);
+	jw_u64(&w, "samples", s->kept);
+	jw_u64(&w, "lost", p->lost_records + p->lost_samples);
+	jw_u64(&w, "throttled", p->throttles);
+	jw_u64(&w, "processes", s->npids);
+	jw_u64(&w, "reached_root", s->rooted);
+	jw_object(&w, "lost_by_cause");
+	jw_u64(&w, "ring", p->lost_records);
+	jw_u64(&w, "kernel_samples", p->lost_samples - p->lost_queue);
+	jw_u64(&w, "queue", p->lost_queue);
+	jw_object_end(&w);
+	jw_u64(&w, "trimmed", s->trimmed);
+	recovery_json(p, &w);
+	if (p->noffcpu) {
+		jw_object(&w, "off_cpu");
+		jw_u64(&w, "intervals", s->off_n);
+		jw_double(&w, "ms", s->off_ns / 1e6, 1);
+		jw_u64(&w, "complete", s->off_complete);
+		jw_object_end(&w);
 	}
+	jw_u64(&w, "damaged_chunks", p->damage.chunks);
+	jw_array(&w, "warnings");
+	for (i = 0; i < nw; i++)
+		jw_str(&w, NULL, warn[i].text);
+	jw_array_end(&w);
+	jw_str(&w, "unwind", meta_or(p, "unwind", "fp"));
+	jw_object(&w, "quality");
+	jw_u64(&w, "unverified", s->quality[0]);
+	jw_u64(&w, "complete", s->quality[1]);
+	jw_u64(&w, "truncated", s->quality[2]);
+	jw_u64(&w, "broken", s->quality[3]);
+	jw_object_end(&w);
+	jw_object(&w, "method");
+	jw_u64(&w, "fp", s->method[0]);
+	jw_u64(&w, "dwarf", s->method[1]);
+	jw_u64(&w, "spliced", s->method[2]);
+	jw_object_end(&w);
+	jw_object(&w, "jit");
+	jw_u64(&w, "samples", s->jit[0]);
+	jw_u64(&w, "trampoline", s->jit[1]);
+	jw_u64(&w, "fp", s->jit[2]);
+	jw_u64(&w, "jitdump_cfi", s->jit[3]);
+	jw_object_end(&w);
+	jw_u64(&w, "read_from_process", s->nread);
+	jw_object(&w, "deep");
+	jw_u64(&w, "read", s->deep[0]);
+	jw_u64(&w, "stale", s->deep[1]);
+	jw_u64(&w, "exited", s->deep[4]);
+	jw_u64(&w, "cut_within_max", s->deep[2]);
+	jw_u64(&w, "cut_beyond_max", s->deep[3]);
+	jw_object_end(&w);
+	jw_object(&w, "python");
+	jw_bool(&w, "read", !strcmp(meta_or(p, "python_frames", "0"), "1"));
+	jw_u64(&w, "expanded", s->npy);
+	jw_u64(&w, "failed", s->npyfail);
+	jw_u64(&w, "stale", profile_meta_u64(p, "python_stale"));
+	jw_u64(&w, "invalid", profile_meta_u64(p, "python_invalid"));
+	jw_u64(&w, "unreadable", profile_meta_u64(p, "python_unreadable"));
+	jw_str(&w, "no_access", profile_meta(p, "python_no_access"));
+	jw_object_end(&w);
+	jw_array(&w, "stops");
+	for (i = 0; i < s->nstops; i++) {
+		jw_object(&w, NULL);
+		jw_str(&w, "module", s->stops[i]->module);
+		jw_u64(&w, "samples", s->stops[i]->ends);
+		jw_str(&w, "why", main_stop(s->stops[i]));
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_array(&w, "modules");
+	for (i = 0; i < s->nmods; i++) {
+		jw_object(&w, NULL);
+		jw_str(&w, "module", s->mods[i].module);
+		jw_u64(&w, "frames", s->mods[i].frames);
+		jw_u64(&w, "unsymbolized", s->mods[i].unknown);
+		jw_str(&w, "symbols", module_source(p, s->mods[i].module));
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_end(&w);
+}
+
+/* The recording: what, how, how much. */
+static void head_text(const struct profile *p, const struct info_summary *s, FILE *out)
+{
 	fprintf(out, "file:        %s (%s)\n", p->path,
 		!p->partial ? "finished" :
 		p->live ? "still being recorded; read up to its last complete chunk" :
@@ -388,27 +433,37 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 	fprintf(out, "command:     %s\n", meta_or(p, "command", "?"));
 	if (profile_meta(p, "exit_status"))
 		fprintf(out, "exit status: %s\n", profile_meta(p, "exit_status"));
-	if (!freq && profile_meta(p, "period"))
+	if (!s->freq && profile_meta(p, "period"))
 		fprintf(out, "event:       %s, every %s%s, effective %.1f Hz%s\n",
-			meta_or(p, "event", "?"), profile_meta(p, "period"), clock ? " ns" : " events", eff, per);
+			meta_or(p, "event", "?"), profile_meta(p, "period"), s->clock ? " ns" : " events", s->eff,
+			s->per);
 	else
 		fprintf(out, "event:       %s, requested %" PRIu64 " Hz, effective %.1f Hz%s\n",
-			meta_or(p, "event", "?"), freq, eff, per);
-	fprintf(out, "duration:    %.3f s\n", secs);
+			meta_or(p, "event", "?"), s->freq, s->eff, s->per);
+	fprintf(out, "duration:    %.3f s\n", s->secs);
 	fprintf(out, "samples:     %" PRIu64 " in %zu process%s; lost %" PRIu64 "; throttled %" PRIu64 " time%s\n",
-		kept, npids, npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
+		s->kept, s->npids, s->npids == 1 ? "" : "es", p->lost_records + p->lost_samples, p->throttles,
 		p->throttles == 1 ? "" : "s");
 	if (p->lost_records + p->lost_samples)
 		fprintf(out, "lost:        %" PRIu64 " in the kernel's rings (full), %" PRIu64 " samples"
 			" dropped by the kernel, %" PRIu64 " samples dropped by stax (its queue was full)\n",
 			p->lost_records, p->lost_samples - p->lost_queue, p->lost_queue);
-	if (trimmed)
+	if (s->trimmed)
 		fprintf(out, "degraded:    %" PRIu64 " sample%s (%.1f%%) kept only the top of %s stack copy:"
 			" the recorder fell behind, and their user frames beyond it come from the frame"
-			" pointers\n", trimmed, trimmed == 1 ? "" : "s", 100.0 * trimmed / kept,
-			trimmed == 1 ? "its" : "their");
-	print_recovery(p, false, out);
-	print_offcpu_line(p, f, out);
+			" pointers\n", s->trimmed, s->trimmed == 1 ? "" : "s", 100.0 * s->trimmed / s->kept,
+			s->trimmed == 1 ? "its" : "their");
+	recovery_text(p, out);
+	if (s->off_n) {
+		int r;
+		fprintf(out, "off-cpu:     %" PRIu64 " intervals, %.1f ms (", s->off_n, s->off_ns / 1e6);
+		for (r = 1; r <= OFFCPU_NREASONS; r++)
+			fprintf(out, "%s%s %.1f", r > 1 ? ", " : "",
+				view_offcpu_reason((enum offcpu_reason)(r % OFFCPU_NREASONS)),
+				s->off_reason[r % OFFCPU_NREASONS] / 1e6);
+		fprintf(out, " ms); stacks complete %.1f%%\n",
+			s->off_stacked ? 100.0 * s->off_stacked_complete / s->off_stacked : 0.0);
+	}
 	if (!strcmp(meta_or(p, "kernel_frames", "0"), "1")) {
 		fputs("kernel:      kernel frames recorded\n", out);
 	} else if (!profile_meta(p, "kernel_frames")) {
@@ -419,56 +474,82 @@ void view_info(const struct profile *p, const struct view_filter *f, bool json, 
 		perm_parse(&pf, meta_or(p, "perm", ""));
 		fprintf(out, "kernel:      user-space frames only: %s\n", perm_why(PERM_KERNEL, &pf, 0, why, sizeof(why)));
 	}
+}
+
+/* The stacks: how many are whole, how they were found, where the rest end. */
+static void stacks_text(const struct profile *p, const struct info_summary *s, FILE *out)
+{
+	size_t i;
+
 	fprintf(out, "unwinding:   %s\n", meta_or(p, "unwind", "fp"));
 	fprintf(out, "stacks:      %" PRIu64 " of %" PRIu64 " (%.1f%%) reach main or a thread start function\n",
-		rooted, kept, kept ? 100.0 * rooted / kept : 0.0);
+		s->rooted, s->kept, s->kept ? 100.0 * s->rooted / s->kept : 0.0);
 	fprintf(out, "  verdict:   complete %" PRIu64 ", truncated %" PRIu64 ", broken %" PRIu64
-		", unverified frame-pointer chains %" PRIu64 "\n", quality[1], quality[2], quality[3], quality[0]);
+		", unverified frame-pointer chains %" PRIu64 "\n", s->quality[1], s->quality[2], s->quality[3],
+		s->quality[0]);
 	fprintf(out, "  method:    fp %" PRIu64 ", dwarf %" PRIu64 ", spliced %" PRIu64 "\n",
-		method[0], method[1], method[2]);
-	if (nread)
+		s->method[0], s->method[1], s->method[2]);
+	if (s->nread)
 		fprintf(out, "  read:      %" PRIu64 " with outer frames read from the live process beyond"
-			" the stack copy\n", nread);
-	if (ndeep)
+			" the stack copy\n", s->nread);
+	if (s->ndeep)
 		fprintf(out, "  deep:      of the stacks deeper than the copy, %" PRIu64 " read on from the"
 			" process, %" PRIu64 " not (the thread had returned from where the copy ended), %"
 			PRIu64 " not (the process had exited before the recorder unwound them); of those"
 			" cut where the copy ended, %" PRIu64 " within 65528 bytes of their thread's stack top, %"
-			PRIu64 " beyond, the rest unknown\n", deep[0], deep[1], deep[4], deep[2], deep[3]);
-	if (npy || npyfail) {
+			PRIu64 " beyond, the rest unknown\n", s->deep[0], s->deep[1], s->deep[4], s->deep[2],
+			s->deep[3]);
+	if (s->npy || s->npyfail) {
 		fprintf(out, "  python:    %" PRIu64 " (%.1f%%) with Python frames read from the interpreter",
-			npy, 100.0 * npy / kept);
-		if (npyfail) {
+			s->npy, 100.0 * s->npy / s->kept);
+		if (s->npyfail) {
 			/* why, from the recorder's counts (of every process) */
 			uint64_t stale = profile_meta_u64(p, "python_stale");
 			uint64_t invalid = profile_meta_u64(p, "python_invalid");
 			uint64_t unread = profile_meta_u64(p, "python_unreadable");
 			fprintf(out, "; %" PRIu64 " (%.1f%%) with _PyEval_EvalFrameDefault left unexpanded",
-				npyfail, 100.0 * npyfail / kept);
+				s->npyfail, 100.0 * s->npyfail / s->kept);
 			if (stale + invalid + unread)
 				fprintf(out, " (of all recorded: %" PRIu64 " the interpreter had moved on when read,"
 					" %" PRIu64 " whose chain did not validate, %" PRIu64 " unreadable)",
 					stale, invalid, unread);
 		}
 		fputc('\n', out);
-		if (profile_meta(p, "python_no_access"))
-			fprintf(out, "  python:    not read: %s\n", profile_meta(p, "python_no_access"));
-	} else if (profile_meta(p, "python_no_access")) {
-		fprintf(out, "  python:    not read: %s\n", profile_meta(p, "python_no_access"));
 	}
-	if (jit[0])
+	if (profile_meta(p, "python_no_access"))
+		fprintf(out, "  python:    not read: %s\n", profile_meta(p, "python_no_access"));
+	if (s->jit[0])
 		fprintf(out, "  jit:       %" PRIu64 " through code without CFI: CPython trampoline %" PRIu64
-			", frame pointer %" PRIu64 ", jitdump CFI %" PRIu64 "\n", jit[0], jit[1], jit[2], jit[3]);
-	for (i = 0; i < nstops; i++)
-		fprintf(out, "%s%s %" PRIu64 " (%s)%s", i ? ", " : "  stop in:   ", stops[i]->module,
-			stops[i]->ends, main_stop(stops[i]), i + 1 == nstops ? "\n" : "");
+			", frame pointer %" PRIu64 ", jitdump CFI %" PRIu64 "\n", s->jit[0], s->jit[1], s->jit[2],
+			s->jit[3]);
+	for (i = 0; i < s->nstops; i++)
+		fprintf(out, "%s%s %" PRIu64 " (%s)%s", i ? ", " : "  stop in:   ", s->stops[i]->module,
+			s->stops[i]->ends, main_stop(s->stops[i]), i + 1 == s->nstops ? "\n" : "");
+}
+
+static void info_text(const struct profile *p, const struct info_summary *s, FILE *out)
+{
+	size_t i;
+
+	head_text(p, s, out);
+	stacks_text(p, s, out);
 	fprintf(out, "modules:     %-28s %10s %12s  %s\n", "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
-	for (i = 0; i < nmods; i++)
-		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%  %s\n", mods[i].module, mods[i].frames,
-			mods[i].frames ? 100.0 * mods[i].unknown / mods[i].frames : 0.0,
-			module_source(p, mods[i].module));
-	for (i = 0; i < nmods; i++)
-		if (mods[i].unknown == mods[i].frames && mods[i].frames)
-			fprintf(out, "without symbols: %s\n", mods[i].module);
-	free(mods);
+	for (i = 0; i < s->nmods; i++)
+		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%  %s\n", s->mods[i].module, s->mods[i].frames,
+			s->mods[i].frames ? 100.0 * s->mods[i].unknown / s->mods[i].frames : 0.0,
+			module_source(p, s->mods[i].module));
+	for (i = 0; i < s->nmods; i++)
+		if (s->mods[i].unknown == s->mods[i].frames && s->mods[i].frames)
+			fprintf(out, "without symbols: %s\n", s->mods[i].module);
+}
+
+void view_info(const struct profile *p, const struct view_filter *f, bool json, FILE *out)
+{
+	struct info_summary s;
+	info_compute(p, f, &s);
+	if (json)
+		info_json(p, &s, out);
+	else
+		info_text(p, &s, out);
+	free(s.mods);
 }

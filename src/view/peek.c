@@ -93,24 +93,28 @@ int view_peek(const struct profile *p, const struct view_filter *f, const char *
 	limit = o->limit && o->limit < n ? o->limit : n;
 
 	if (o->json) {
-		fprintf(out, JSON_OPEN "\"function\":");
-		json_str(out, tf->name);
-		fputs(",\"module\":", out);
-		json_str(out, tf->module);
-		fprintf(out, ",\"samples\":%" PRIu64 ",\"total_samples\":%" PRIu64 ",\"pct\":%.2f"
-			",\"self\":%" PRIu64 ",\"self_pct\":%.2f,\"%s\":[",
-			in, kept, kept ? 100.0 * in / kept : 0.0, self, in ? 100.0 * self / in : 0.0, rel);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_str(&w, "function", tf->name);
+		jw_str(&w, "module", tf->module);
+		jw_u64(&w, "samples", in);
+		jw_u64(&w, "total_samples", kept);
+		jw_double(&w, "pct", kept ? 100.0 * in / kept : 0.0, 2);
+		jw_u64(&w, "self", self);
+		jw_double(&w, "self_pct", in ? 100.0 * self / in : 0.0, 2);
+		jw_array(&w, rel);
 		for (i = 0; i < limit; i++) {
 			const struct prof_func *fn = profile_func(p, rows[i].func);
-			fputs(i ? ",{\"name\":" : "{\"name\":", out);
-			json_str(out, fn ? fn->label : "[root]");
-			fputs(",\"module\":", out);
-			json_str(out, fn ? fn->module : "");
-			fprintf(out, ",\"kernel\":%s,\"samples\":%" PRIu64 ",\"pct\":%.2f}",
-				fn && fn->kernel ? "true" : "false", rows[i].count,
-				in ? 100.0 * rows[i].count / in : 0.0);
+			jw_object(&w, NULL);
+			jw_str(&w, "name", fn ? fn->label : "[root]");
+			jw_str(&w, "module", fn ? fn->module : "");
+			jw_bool(&w, "kernel", fn && fn->kernel);
+			jw_u64(&w, "samples", rows[i].count);
+			jw_double(&w, "pct", in ? 100.0 * rows[i].count / in : 0.0, 2);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		ret = 0;
 		goto out;
 	}

@@ -48,22 +48,30 @@ static void print_offcpu(const struct profile *p, struct thread_row *rows, size_
 {
 	size_t i, r;
 	if (json) {
-		fputs(JSON_OPEN "\"threads\":[", out);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_array(&w, "threads");
 		for (i = 0; i < n; i++) {
 			const struct thread_row *t = &rows[i];
 			uint64_t wall = t->cpu_ns + t->off_ns;
-			fprintf(out, "%s{\"pid\":%u,\"tid\":%u,\"name\":", i ? "," : "", t->pid, t->tid);
-			json_str(out, profile_comm(p, t->pid, t->tid, t->last_time));
-			fprintf(out, ",\"samples\":%" PRIu64 ",\"pct\":%.2f,\"cpu_ms\":%.1f,\"off_cpu_ms\":%.1f"
-				",\"wall_ms\":%.1f,\"on_cpu_pct\":%.2f,\"off_cpu\":{",
-				t->samples, kept ? 100.0 * t->samples / kept : 0.0, t->cpu_ns / 1e6,
-				t->off_ns / 1e6, wall / 1e6, wall ? 100.0 * t->cpu_ns / wall : 0.0);
+			jw_object(&w, NULL);
+			jw_u64(&w, "pid", t->pid);
+			jw_u64(&w, "tid", t->tid);
+			jw_str(&w, "name", profile_comm(p, t->pid, t->tid, t->last_time));
+			jw_u64(&w, "samples", t->samples);
+			jw_double(&w, "pct", kept ? 100.0 * t->samples / kept : 0.0, 2);
+			jw_double(&w, "cpu_ms", t->cpu_ns / 1e6, 1);
+			jw_double(&w, "off_cpu_ms", t->off_ns / 1e6, 1);
+			jw_double(&w, "wall_ms", wall / 1e6, 1);
+			jw_double(&w, "on_cpu_pct", wall ? 100.0 * t->cpu_ns / wall : 0.0, 2);
+			jw_object(&w, "off_cpu");
 			for (r = 0; r < OFFCPU_NREASONS; r++)
-				fprintf(out, "%s\"%s\":%.1f", r ? "," : "", view_offcpu_reason((enum offcpu_reason)r),
-					t->reason_ns[r] / 1e6);
-			fputs("}}", out);
+				jw_double(&w, view_offcpu_reason((enum offcpu_reason)r), t->reason_ns[r] / 1e6, 1);
+			jw_object_end(&w);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		return;
 	}
 	if (!n) {
@@ -138,14 +146,21 @@ void view_threads(const struct profile *p, const struct view_filter *f, bool jso
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_thread);
 	if (json) {
-		fputs(JSON_OPEN "\"threads\":[", out);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_array(&w, "threads");
 		for (i = 0; i < n; i++) {
-			fprintf(out, "%s{\"pid\":%u,\"tid\":%u,\"name\":", i ? "," : "", rows[i].pid, rows[i].tid);
-			json_str(out, profile_comm(p, rows[i].pid, rows[i].tid, rows[i].last_time));
-			fprintf(out, ",\"samples\":%" PRIu64 ",\"cpu_ms\":%.1f,\"pct\":%.2f}", rows[i].samples,
-				view_weight_ms(p, rows[i].weight), kept ? 100.0 * rows[i].samples / kept : 0.0);
+			jw_object(&w, NULL);
+			jw_u64(&w, "pid", rows[i].pid);
+			jw_u64(&w, "tid", rows[i].tid);
+			jw_str(&w, "name", profile_comm(p, rows[i].pid, rows[i].tid, rows[i].last_time));
+			jw_u64(&w, "samples", rows[i].samples);
+			jw_double(&w, "cpu_ms", view_weight_ms(p, rows[i].weight), 1);
+			jw_double(&w, "pct", kept ? 100.0 * rows[i].samples / kept : 0.0, 2);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 	} else if (!n) {
 		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
 	} else {

@@ -95,31 +95,34 @@ void view_timeline(const struct profile *p, const struct view_filter *f, const s
 				max = rows[i].counts[b];
 
 	if (o->json) {
-		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"bucket_s\":%.6f"
-			",\"buckets\":%zu,\"threads\":[", kept, start, width / 1e9, nb);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_u64(&w, "samples", kept);
+		jw_u64(&w, "start_ns", start);
+		jw_double(&w, "bucket_s", width / 1e9, 6);
+		jw_u64(&w, "buckets", nb);
+		jw_array(&w, "threads");
 		for (i = 0; i < nrows; i++) {
 			const struct tl_row *r = &rows[i];
-			fprintf(out, "%s{\"pid\":%u,\"tid\":%u,\"name\":", i ? "," : "", r->pid, r->tid);
-			json_str(out, profile_comm(p, r->pid, r->tid, r->last_time));
-			fprintf(out, ",\"samples\":%" PRIu64 ",\"counts\":[", r->samples);
+			jw_object(&w, NULL);
+			jw_u64(&w, "pid", r->pid);
+			jw_u64(&w, "tid", r->tid);
+			jw_str(&w, "name", profile_comm(p, r->pid, r->tid, r->last_time));
+			jw_u64(&w, "samples", r->samples);
+			jw_array(&w, "counts");
 			for (b = 0; b < nb; b++)
-				fprintf(out, "%s%" PRIu64, b ? "," : "", r->counts[b]);
-			fputc(']', out);
+				jw_u64(&w, NULL, r->counts[b]);
+			jw_array_end(&w);
 			if (o->hottest) {
-				fputs(",\"hottest\":[", out);
-				for (b = 0; b < nb; b++) {
-					if (b)
-						fputc(',', out);
-					if (r->hot[b])
-						json_str(out, view_func_name(p, r->hot[b]));
-					else
-						fputs("null", out);
-				}
-				fputc(']', out);
+				jw_array(&w, "hottest");
+				for (b = 0; b < nb; b++)
+					jw_str(&w, NULL, r->hot[b] ? view_func_name(p, r->hot[b]) : NULL);
+				jw_array_end(&w);
 			}
-			fputc('}', out);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		goto out;
 	}
 	if (!kept) {

@@ -35,28 +35,22 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 {
 	size_t i;
 	if (json) {
-		fprintf(out, JSON_OPEN "\"off_cpu_ms\":%.3f,\"functions\":[", kept / 1000.0);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_double(&w, "off_cpu_ms", kept / 1000.0, 3);
+		jw_array(&w, "functions");
 		for (i = 0; i < limit; i++) {
 			const struct top_row *r = &rows[i + 1];
-			const struct prof_func *fn = profile_func(p, r->func);
-			fprintf(out, "%s{\"name\":", i ? "," : "");
-			json_str(out, fn->name);
-			fputs(",\"module\":", out);
-			json_str(out, fn->module);
-			if (fn->file) {
-				fputs(",\"file\":", out);
-				json_str(out, fn->file);
-				if (fn->line)
-					fprintf(out, ",\"line\":%u", fn->line);
-			}
-			if (profile_func_is_python(fn))
-				fputs(",\"python\":true", out);
-			fprintf(out, ",\"kernel\":%s,\"self_ms\":%.3f,\"total_ms\":%.3f"
-				",\"self_pct\":%.2f,\"total_pct\":%.2f}",
-				fn->kernel ? "true" : "false", r->self / 1000.0, r->total / 1000.0,
-				kept ? 100.0 * r->self / kept : 0.0, kept ? 100.0 * r->total / kept : 0.0);
+			jw_object(&w, NULL);
+			view_json_func(&w, profile_func(p, r->func));
+			jw_double(&w, "self_ms", r->self / 1000.0, 3);
+			jw_double(&w, "total_ms", r->total / 1000.0, 3);
+			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
+			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		return;
 	}
 	if (!kept) {
@@ -175,20 +169,26 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 		qsort_r(rows, n, sizeof(*rows), cmp_group, (void *)&o->sort_total);
 	limit = o->limit && o->limit < n ? o->limit : n;
 	if (o->json) {
-		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"%s\":[", kept, key[o->by]);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_u64(&w, "samples", kept);
+		jw_array(&w, key[o->by]);
 		for (i = 0; i < limit; i++) {
 			const struct group_row *r = &rows[i];
-			fputs(i ? ",{\"name\":" : "{\"name\":", out);
-			json_str(out, r->name);
+			jw_object(&w, NULL);
+			jw_str(&w, "name", r->name);
+			if (o->by == TOP_BY_THREAD || o->by == TOP_BY_PROCESS)
+				jw_u64(&w, "pid", r->pid);
 			if (o->by == TOP_BY_THREAD)
-				fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
-			else if (o->by == TOP_BY_PROCESS)
-				fprintf(out, ",\"pid\":%u", r->pid);
-			fprintf(out, ",\"self\":%" PRIu64 ",\"total\":%" PRIu64 ",\"self_pct\":%.2f,\"total_pct\":%.2f}",
-				r->self, r->total, kept ? 100.0 * r->self / kept : 0.0,
-				kept ? 100.0 * r->total / kept : 0.0);
+				jw_u64(&w, "tid", r->tid);
+			jw_u64(&w, "self", r->self);
+			jw_u64(&w, "total", r->total);
+			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
+			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		goto out;
 	}
 	if (!kept) {
@@ -268,28 +268,22 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		goto out;
 	}
 	if (o->json) {
-		fprintf(out, JSON_OPEN "\"samples\":%" PRIu64 ",\"functions\":[", kept);
+		struct jw w;
+		jw_begin(&w, out);
+		jw_u64(&w, "samples", kept);
+		jw_array(&w, "functions");
 		for (i = 0; i < limit; i++) {
 			const struct top_row *r = &rows[i + 1];
-			const struct prof_func *fn = profile_func(p, r->func);
-			fprintf(out, "%s{\"name\":", i ? "," : "");
-			json_str(out, fn->name);
-			fputs(",\"module\":", out);
-			json_str(out, fn->module);
-			if (fn->file) {
-				fputs(",\"file\":", out);
-				json_str(out, fn->file);
-				if (fn->line)
-					fprintf(out, ",\"line\":%u", fn->line);
-			}
-			if (profile_func_is_python(fn))
-				fputs(",\"python\":true", out);
-			fprintf(out, ",\"kernel\":%s,\"self\":%" PRIu64 ",\"total\":%" PRIu64
-				",\"self_pct\":%.2f,\"total_pct\":%.2f}",
-				fn->kernel ? "true" : "false", r->self, r->total,
-				kept ? 100.0 * r->self / kept : 0.0, kept ? 100.0 * r->total / kept : 0.0);
+			jw_object(&w, NULL);
+			view_json_func(&w, profile_func(p, r->func));
+			jw_u64(&w, "self", r->self);
+			jw_u64(&w, "total", r->total);
+			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
+			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		goto out;
 	}
 	if (!kept) {

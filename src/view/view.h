@@ -101,6 +101,11 @@ void view_timeline(const struct profile *p, const struct view_filter *f, const s
 /* Display name of a function id: its label ("name", or "name (file.c:LINE)"
  * when the profile was symbolized with lines). */
 const char *view_func_name(const struct profile *p, uint32_t func);
+/* The fields that name a function in every view's JSON: "name",
+ * "module", "file" and "line" (when known), "python":true (a Python
+ * frame), "kernel". */
+struct jw;
+void view_json_func(struct jw *w, const struct prof_func *fn);
 /* The function a user names on the command line (annotate, callers,
  * callees): by name (or label), or by 0xADDRESS of one of its frames.
  * Marks in set[] (p->nfuncs + 1 entries) the ids of that name in its

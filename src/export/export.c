@@ -1,4 +1,4 @@
-/* common.c - helpers the exporters share. */
+/* export.c - what the exporters share (export.h): the samples in thread order, a sample's weight. */
 #include "export/export.h"
 #include "lib/util.h"
 
