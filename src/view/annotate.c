@@ -563,12 +563,130 @@ static int annotate_compute(const struct profile *p, const struct view_filter *f
 	return 0;
 }
 
+/* ---- a Python function: samples per source line ---- */
+
+struct py_line {
+	const char *file;
+	uint32_t line;
+	uint64_t self, total;   /* innermost Python frame there; anywhere */
+};
+
+static int cmp_py_line(const void *a, const void *b)
+{
+	const struct py_line *x = a, *y = b;
+	int c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/* The lines of a Python function read from the interpreter (each frame
+ * carries its line): the samples whose innermost Python frame it is, at
+ * each line (self), and those it is anywhere in, at each line (total,
+ * once per sample and line). */
+static int annotate_python(const struct profile *p, const struct view_filter *f, uint32_t target, bool json,
+			   FILE *out)
+{
+	const struct prof_func *tf = profile_func(p, target);
+	struct py_line *v = NULL;
+	size_t n = 0, cap = 0, i, k;
+	uint64_t kept = 0, self = 0, total = 0;
+	struct src_cache sc = { 0 };
+	size_t seen[64];
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd;
+		bool inner = true;
+		size_t nseen = 0;
+		if (!view_keep(p, f, s))
+			continue;
+		kept++;
+		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
+		     nd = profile_node(p, nd->parent)) {
+			const struct prof_func *fn = profile_func(p, nd->func);
+			struct py_line key = { nd->file, nd->line, 0, 0 };
+			size_t j;
+			if (!profile_func_is_python(fn))
+				continue;
+			if (same_func(fn, tf)) {
+				for (k = 0; k < n && cmp_py_line(&v[k], &key); k++)
+					;
+				if (k == n) {
+					GROW(v, cap, n + 1);
+					v[n++] = key;
+				}
+				v[k].self += inner;
+				self += inner;
+				/* total: once per sample and line (a recursion on
+				 * the same line counts once) */
+				for (j = 0; j < nseen && seen[j] != k; j++)
+					;
+				if (j == nseen && nseen < ARRAY_SIZE(seen)) {
+					seen[nseen++] = k;
+					v[k].total++;
+				}
+			}
+			inner = false;
+		}
+		total += nseen > 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_py_line);
+	if (json) {
+		struct jw w;
+		jw_begin(&w, out);
+		jw_str(&w, "function", tf->name);
+		jw_str(&w, "module", tf->module);
+		jw_bool(&w, "python", true);
+		jw_u64(&w, "samples", self);
+		jw_u64(&w, "samples_total", total);
+		jw_u64(&w, "samples_kept", kept);
+		jw_array(&w, "lines");
+		for (i = 0; i < n; i++) {
+			jw_object(&w, NULL);
+			jw_str(&w, "file", v[i].file);
+			if (v[i].line)
+				jw_u64(&w, "line", v[i].line);
+			jw_u64(&w, "samples", v[i].self);
+			jw_u64(&w, "samples_total", v[i].total);
+			jw_double(&w, "percent", share_of(v[i].self, self), 2);
+			jw_str(&w, "source", src_line(&sc, v[i].file, v[i].line));
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_end(&w);
+	} else {
+		fprintf(out, "%s (%s): the innermost Python frame of %" PRIu64 " samples (%.1f%% of %" PRIu64
+			"), in the stack of %" PRIu64 "; per line (the line each frame was at):\n", tf->name,
+			tf->module, self, share_of(self, kept), kept, total);
+		fprintf(out, "\n%8s %8s %8s  %s\n", "PERCENT", "SAMPLES", "TOTAL", "LINE");
+		for (i = 0; i < n; i++) {
+			const char *text = src_line(&sc, v[i].file, v[i].line);
+			fprintf(out, "%7.2f%% %8" PRIu64 " %8" PRIu64 "  %s:%u%s%s\n", share_of(v[i].self, self),
+				v[i].self, v[i].total, v[i].file ? path_base(v[i].file) : "?", v[i].line,
+				text ? "  " : "", text ? text : "");
+		}
+		if (!n)
+			fputs("(no samples of it)\n", out);
+	}
+	src_release(&sc);
+	free(v);
+	return 0;
+}
+
 int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
 		  bool json, bool color, FILE *out, struct err *err)
 {
 	struct annotation a;
 	struct src_cache sc = { 0 };
-	int ret = annotate_compute(p, f, what, &a, err);
+	uint32_t target;
+	int ret;
+
+	/* a Python frame read from the interpreter: its lines, not code */
+	target = find_target(p, what, err);
+	if (!target)
+		return -1;
+	if (!strcmp(profile_func(p, target)->module, PYFRAME_MODULE))
+		return annotate_python(p, f, target, json, out);
+	ret = annotate_compute(p, f, what, &a, err);
 
 	if (!ret && json)
 		annotate_json(&a, &sc, out);
