@@ -11,7 +11,7 @@
  * Chunk header (24 bytes), then comp_size bytes of one zstd frame (with
  * content checksum) that decompresses to raw_size bytes of records.
  *   0   4    magic 0x4b4e4843 ("CHNK")
- *   4   2    kind (CHUNK_DATA, CHUNK_SYMBOLS, CHUNK_END)
+ *   4   2    kind (CHUNK_DATA, CHUNK_SYMBOLS, CHUNK_END, CHUNK_DATA_LATE)
  *   6   2    flags (CHUNK_F_SUM, or 0 in files of stax before it)
  *   8   4    sequence number, 0, 1, 2, ...
  *   12  4    raw_size (<= STORE_MAX_RAW)
@@ -65,6 +65,13 @@ enum chunk_kind {
 	CHUNK_DATA = 1,    /* events, nodes, samples */
 	CHUNK_SYMBOLS = 2, /* symbols appended at stop */
 	CHUNK_END = 3,     /* last chunk: the recording finished cleanly */
+	/* a data chunk with late stacks (SAMPLE_Q_LATE, OFFCPU_F_LATE,
+	 * WAKER_F_LATE): read as CHUNK_DATA. Readers before it count a stack
+	 * that reaches main complete whatever its verdict bits say, so they
+	 * must not read these: to them it is a kind a newer stax wrote, and
+	 * they refuse the file with that message (recordings without late
+	 * stacks have none, and read everywhere). */
+	CHUNK_DATA_LATE = 4,
 };
 
 struct store_file_header {
@@ -271,9 +278,10 @@ _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
 /* rec_sample.quality bit 3: frames of this stack (its outer part beyond
  * the copy, or Python frames) were read from the live process after the
  * sample, and nothing proves them the sample's (they carry NODE_F_LATE).
- * Its verdict bits are then 0 (UNWIND_Q_UNKNOWN), so that a reader that
- * does not know the bit never counts the stack complete; bits 4-7 keep
- * the unwinder's stop reason. */
+ * Its verdict bits are then 0 (UNWIND_Q_UNKNOWN); bits 4-7 keep the
+ * unwinder's stop reason. The chunk that holds it is CHUNK_DATA_LATE,
+ * which readers before the bit refuse (they would count the stack
+ * complete when it reaches main). */
 #define SAMPLE_Q_LATE 0x8u
 /* The verdict of quality q, late included (enum unwind_quality). */
 #define SAMPLE_VERDICT(q) (((q) & SAMPLE_Q_LATE) ? (unsigned)UNWIND_Q_LATE : SAMPLE_Q(q))
