@@ -23,6 +23,7 @@
 # which ran when:
 #   - with the reader: <= 1% of the samples in leaf() under the path that
 #     was not running, >= 99% rooted under their own path.
+# stax live on work.py names the Python frames in its rows.
 # Without the reader (--no-bpf, and as the user nobody, who may not load
 # it): no stack of leaf() and no stack with a Python frame is counted
 # complete (they are late), info and doctor say why, and --no-late-frames
@@ -147,6 +148,18 @@ for v in 3.11 3.12 3.13; do
 	python_check "$v" "$py"
 done
 
+# --- stax live names the Python frames it shows (issue 30) ---------------
+py12=$(ls -d "$pyroot"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
+if [ -n "$py12" ]; then
+	timeout 120 "$STAX" live --count 2 --interval 1 -n 0 -- "$py12" "$T/work.py" 3 >"$T/live.out" 2>"$T/live.err"
+	unnamed=$(grep -c '0x7079' "$T/live.out")
+	if grep -q 'py::work:' "$T/live.out" && grep -q 'py::heavy:' "$T/live.out" && [ "$unnamed" = 0 ]; then
+		ok "stax live: the Python frames are named (py::work, py::heavy), none [unknown]+0x7079..."
+	else
+		fail "stax live names the Python frames" "$unnamed unnamed rows; $(grep -m 2 -E 'py::|0x7079' "$T/live.out" | tr '\n' '|' | cut -c1-200); $(first_line "$T/live.err")"
+	fi
+fi
+
 # --- deep look-alike paths, with the reader -----------------------------
 # deep_paths DATA LOG: "right wrong other total" for the samples in leaf
 # (not within 20 us of a switch of path): under the path the log says
@@ -235,7 +248,6 @@ if [ -x "$DEEP" ]; then
 		fail "--no-late-frames leaves the late frames out" "$inleaf in leaf, $pathed through a path"
 	fi
 fi
-py12=$(ls -d "$pyroot"/versions/3.12.*/bin/python3.12 2>/dev/null | tail -n 1)
 if [ -n "$py12" ]; then
 	stax record -q --no-bpf -o "$T/nopy.data" -- "$py12" "$T/work.py" 2 >/dev/null 2>"$T/nopy.err"
 	no_complete "$T/nopy.data" '^py::' "--no-bpf, Python"
