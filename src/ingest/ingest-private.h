@@ -79,7 +79,8 @@ void ingest_python_release(struct ingest_python *py);
 /* Mapping m of pid was added: an interpreter is told to the in-kernel
  * reader (g->moment) as soon as it is mapped. */
 void ingest_python_mapped(struct ingest *g, uint32_t pid, const struct state_mapping *m);
-/* pid exec'd: it is no interpreter the reader knows until found again. */
+/* pid exec'd (or exited): it is no interpreter the reader knows until
+ * found again. */
 void ingest_python_exec(struct ingest *g, uint32_t pid);
 /* Put the Python frames each _PyEval_EvalFrameDefault frame of the
  * sample's user stack (uframes[0..nu), leaf first) was running above it;

@@ -206,8 +206,9 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	rs.cpu = (uint16_t)s->cpu;
 	rs.quality = UNWIND_Q_UNKNOWN;
 	rs.method = UNWIND_M_FP;
-	/* what the in-kernel reader read at this sample */
-	g->have_mo = g->moment && g->moment->take(g->moment->arg, s, &g->mo);
+	/* what the in-kernel reader read at this sample (a wake-up is no
+	 * sample of the reader's events) */
+	g->have_mo = g->moment && !wake && g->moment->take(g->moment->arg, s, &g->mo);
 	g->moment_samples += g->have_mo;
 	if (g->unwinder)
 		unwound = ingest_unwind_user(g, s, &nu, &rs, switch_out, &extended);
@@ -374,6 +375,8 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 		store_put_task(g->w, REC_EXIT, &t);
 		recover_note_exit(g, t.pid, t.tid, t.time);
 		ingest_ustack_exit(g, t.tid);
+		if (t.pid == t.tid)
+			ingest_python_exec(g, t.pid); /* no interpreter there any more */
 		if (g->moment)
 			g->moment->exited(g->moment->arg, t.pid, t.tid);
 		ingest_offcpu_exit(&g->off, t.pid, t.tid);
