@@ -347,6 +347,17 @@ static uint32_t read_poll_ms(uint64_t samples, uint64_t ns)
 	return (uint32_t)(1000 / per_s);
 }
 
+/* With the in-kernel reader, recording a program (not -a): never slower
+ * than READ_POLL_MAX_MS. A thread's first deep stack of a shape tells the
+ * reader which stack words to read at its next samples, and the samples
+ * taken until the recorder has ingested that one are read later (late,
+ * or truncated): at the default pace (up to 100 ms) a rustc thread
+ * entering a deep phase lost up to 150 samples so, at 10 ms about 10. */
+static bool moment_pace(const struct recorder *r)
+{
+	return r->moment && !r->o->system_wide;
+}
+
 static void read_pace(struct recorder *r)
 {
 	const struct ingest *g = &r->ing;
@@ -360,8 +371,8 @@ static void read_pace(struct recorder *r)
 		 * mapping is ingested, and its samples before that have no
 		 * Python frames read at the sample. */
 		bool early = r->moment && now - r->start_ns < READ_EARLY_NS;
-		r->read_fast = early;
-		r->read_ms = early ? READ_POLL_MS : 0;
+		r->read_fast = early || moment_pace(r);
+		r->read_ms = early ? READ_POLL_MS : r->read_fast ? READ_POLL_MAX_MS : 0;
 		return;
 	}
 	if (!r->read_seen) {
@@ -376,8 +387,9 @@ static void read_pace(struct recorder *r)
 		fast = ((reads - r->read_samples) * 20 >= g->samples - r->read_all &&
 			reads > r->read_samples) ||
 		       g->us.slot_lists + g->us.slot_guesses > r->read_slots;
-		r->read_ms = fast ? read_poll_ms(g->samples - r->read_all, now - r->read_window_ns) : 0;
-		r->read_fast = fast;
+		r->read_ms = fast ? read_poll_ms(g->samples - r->read_all, now - r->read_window_ns) :
+			     moment_pace(r) ? READ_POLL_MAX_MS : 0;
+		r->read_fast = r->read_ms != 0;
 	}
 	r->read_window_ns = now;
 	r->read_samples = reads;
