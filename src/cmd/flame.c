@@ -40,6 +40,8 @@ static const struct opt flame_opts[] = {
 	  "thread's name last); --folded lines then read leaf\n"
 	  "first", NULL },
 	OPT_GROUP(query_opts_python),
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

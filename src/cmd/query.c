@@ -25,9 +25,17 @@ static void set_input(struct query_opts *q, const char *cmd, const char *file)
 	q->input_set = true;
 }
 
-const struct opt query_opts_common[] = {
+const struct opt query_opts_input[] = {
 	{ 'i', "input", "FILE", "the recording (default stax.data); also FILE as an argument", NULL },
+	OPT_END,
+};
+
+const struct opt query_opts_json[] = {
 	{ QOPT_JSON, "json", NULL, "print JSON", NULL },
+	OPT_END,
+};
+
+const struct opt query_opts_common[] = {
 	{ QOPT_PID, "pid", "PID", "keep only samples of this process", NULL },
 	{ QOPT_TID, "tid", "TID", "keep only samples of this thread", NULL },
 	{ QOPT_COMM, "comm", "NAME", "keep only samples of threads with this name", NULL },

@@ -21,6 +21,8 @@ static const struct opt top_opts[] = {
 	  "and total are the samples they took. Not with\n"
 	  "--off-cpu", NULL },
 	OPT_GROUP(query_opts_python),
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

@@ -15,6 +15,8 @@ static const struct opt wakers_opts[] = {
 	  "waiter's thread name and stack root first, then the\n"
 	  "waker's stack leaf first and its NAME/TID (as BCC's\n"
 	  "offwaketime prints them; flamegraph.pl draws them)", NULL },
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,
