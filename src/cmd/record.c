@@ -142,7 +142,7 @@ const struct cmd_spec cmd_record_spec = {
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
 "                   [--no-wakers] [--no-python-frames] [--no-read-stack]\n"
 "                   [-m PAGES|SIZE] [-g]\n"
-"                   [--call-graph MODE[,SIZE]]\n"
+"                   [--call-graph fp|dwarf|hybrid[,SIZE]]\n"
 "                   (-p PID[,PID...] | -t TID[,TID...] | -a [-- CMD ARGS...] |\n"
 "                    -- CMD ARGS...)\n"
 "\n"
