@@ -4,6 +4,7 @@
 # its CPU time and second_half for the second; peek (peek.c) has the
 # stacks main;x|y|z;...;hub;leaf_p|leaf_q with z;rec;rec;rec;rec (x 50%,
 # rec 33.3%, y 16.7% of hub; leaf_p 66.7%, leaf_q 33.3%).
+# stax-test: seconds=12
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -3,7 +3,7 @@
 # page and the bash and zsh completion under DIR (and nothing anywhere
 # else), BINDIR and MANDIR move them, make uninstall removes them; the
 # completion offers what stax help lists.
-# stax-test: no-sanitize, seconds=5 (make install copies ./stax, the normal build: the sanitizer build is not what it installs)
+# stax-test: no-sanitize, seconds=15 (make install copies ./stax, the normal build: the sanitizer build is not what it installs)
 . "$(dirname "$0")/lib.sh"
 require_stax
 

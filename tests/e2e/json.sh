@@ -1,6 +1,7 @@
 #!/bin/sh
 # json.sh - every query command's --json output is valid JSON, also with
 # filters, and agrees with the text output on the totals.
+# stax-test: seconds=15
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -9,6 +9,7 @@
 #            outside: each waits ~1/3 of its wall for the lock (futex)
 #   pipewait thread "reader" blocks in reader_main;wait_for_data;read
 #            while main computes: nearly all its wall is a pipe read
+# stax-test: seconds=15
 . "$(dirname "$0")/lib.sh"
 require_stax
 

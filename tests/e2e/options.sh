@@ -7,7 +7,7 @@
 # must not refuse it: exit 0 (serve: still serving when stopped). Filters
 # get values that match the recording, so a refusal cannot hide behind
 # "nothing matched".
-# stax-test: seconds=40
+# stax-test: seconds=20
 . "$(dirname "$0")/lib.sh"
 require_stax
 

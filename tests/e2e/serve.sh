@@ -7,6 +7,7 @@
 #
 # callgraph-fp (tests/programs/callgraph.c): leaf_b has 75% of samples,
 # nearly all on its BURN_LOOP line. sleepy-nofp: 60% of its wall asleep.
+# stax-test: seconds=35
 . "$(dirname "$0")/lib.sh"
 require_stax
 why=$(loopback_why)
