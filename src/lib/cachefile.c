@@ -216,7 +216,6 @@ int cache_file_store(struct cache_kind *c, const struct cache_key *k, struct buf
 	struct cache_header h;
 	struct safe_replace r;
 	char name[41];
-	size_t off = 0;
 	int dfd, ret;
 
 	if (!key_usable(k) || b->len < CACHE_FILE_HEADER)
@@ -232,13 +231,7 @@ int cache_file_store(struct cache_kind *c, const struct cache_key *k, struct buf
 		return -ENOENT;
 	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL)))
 		goto out;
-	while (off < b->len) {
-		ssize_t w = write(r.fd, b->data + off, b->len - off);
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	if (off != b->len) {
+	if (write_all(r.fd, b->data, b->len)) {
 		safe_replace_abort(&r);
 		ret = -EIO;
 		goto out;

@@ -174,7 +174,7 @@ static void down_mark(const char *urls)
 		return;
 	n = snprintf(line, sizeof(line), "%016llx\n", (unsigned long long)urls_hash(urls));
 	if (!safe_replace_begin(&r, dfd, DEBUGINFOD_DOWN_FILE, 0600, SAFE_REPLACE_OWN_DIR, NULL)) {
-		if (write(r.fd, line, (size_t)n) == n)
+		if (!write_all(r.fd, line, (size_t)n))
 			safe_replace_commit(&r);
 		else
 			safe_replace_abort(&r);

@@ -297,18 +297,25 @@ static int import(struct pd *pd)
 	return ret;
 }
 
+/* A session reading into w, as name, its stats in st. */
+static void pd_begin(struct pd *pd, const char *name, struct store_writer *w, const struct perfdata_opts *o,
+		     struct perfdata_stats *st, struct err *err)
+{
+	memset(pd, 0, sizeof(*pd));
+	pd->name = name;
+	pd->o = o;
+	pd->st = st;
+	pd->err = err;
+	pd->w = w;
+}
+
 int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 		       const struct perfdata_opts *o, struct perfdata_stats *st,
 		       struct err *err)
 {
 	struct pd pd;
 	struct stat sb;
-	memset(&pd, 0, sizeof(pd));
-	pd.name = name;
-	pd.o = o;
-	pd.st = st;
-	pd.err = err;
-	pd.w = w;
+	pd_begin(&pd, name, w, o, st, err);
 	pd.in.fd = fd;
 	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode)) {
 		pd.in.seekable = true;
@@ -370,12 +377,7 @@ static int import_mem(const void *data, size_t size, bool mapped, const char *na
 		      struct perfdata_stats *st, struct err *err)
 {
 	struct pd pd;
-	memset(&pd, 0, sizeof(pd));
-	pd.name = name;
-	pd.o = o;
-	pd.st = st;
-	pd.err = err;
-	pd.w = w;
+	pd_begin(&pd, name, w, o, st, err);
 	pd.in.fd = -1;
 	pd.in.mem = data;
 	pd.in.size = size;

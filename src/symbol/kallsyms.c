@@ -358,7 +358,7 @@ static void cache_save(const struct sym_kallsyms *k, uint64_t key)
 		return;
 	cache_serialize(k, key, &b);
 	if (!safe_replace_begin(&r, dfd, CACHE_NAME, 0600, SAFE_REPLACE_OWN_DIR, NULL)) {
-		if (write(r.fd, b.data, b.len) == (ssize_t)b.len)
+		if (!write_all(r.fd, b.data, b.len))
 			safe_replace_commit(&r);
 		else
 			safe_replace_abort(&r);
