@@ -326,7 +326,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!out)
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	if (!strcmp(url, "/flame.svg")) {
-		struct svg_opts so = { NULL, NULL, -1, false, FLAME_SAMPLES, false, false };
+		struct svg_opts so = { .min_pct = -1, .weight = FLAME_SAMPLES };
 		char title[300];
 		snprintf(title, sizeof(title), "%s%s", path_base(s->o->path), s->p.partial ? " (recording)" : "");
 		const char *mode = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
