@@ -80,6 +80,34 @@ void view_doctor(const struct profile *p, const struct view_filter *f, bool json
 int view_annotate(const struct profile *p, const struct view_filter *f, const char *what,
 		  bool json, bool color, FILE *out, struct err *err);
 
+/* The disassembly of the function holding the code of frame node (stax
+ * serve's assembly view): read from the binary its mapping names, with
+ * each instruction's source line (DWARF, the innermost inlined
+ * function's). Returns -1 with the reason in err (a kernel function, a
+ * JIT frame, the binary gone); view_disasm_release() either way. */
+struct view_insn {
+	uint64_t addr, size;       /* ELF address */
+	bool undecoded;            /* bytes capstone cannot decode */
+	char text[224];
+	const char *file;          /* NULL: no line; borrowed from the disasm */
+	uint32_t line;
+};
+struct view_disasm {
+	const char *path;          /* the binary (borrowed from the profile) */
+	uint64_t start, size;      /* the function's ELF address and size */
+	struct view_insn *insns;   /* by address */
+	size_t n;
+	uint64_t file_offset;      /* of start */
+	uint32_t mapping;          /* the mapping read */
+	struct sym_session *ss;
+};
+int view_disasm(const struct profile *p, uint32_t node, struct view_disasm *d, struct err *err);
+/* The instruction of d holding frame node's address (a return address:
+ * its call), or -1 when node's code is not in it (another function, or
+ * another file). */
+long view_disasm_row(const struct profile *p, const struct view_disasm *d, uint32_t node);
+void view_disasm_release(struct view_disasm *d);
+
 /* The callers (or callees) of one function, found by name as annotate
  * finds it or by 0xADDRESS of a frame (peek.c): samples and share of the
  * function's samples each has, merged over every place the function
