@@ -5,7 +5,9 @@
  *   strings   every name, module and file, once; the arrays below hold
  *             indexes into it (-1: none)
  *   threads   {pid, tid, name, pname (the process's name), outside (a
- *             waker that was not recorded: no samples of its own)}
+ *             waker that was not recorded: no samples of its own)}: the
+ *             threads of the samples, then of the off-CPU intervals and
+ *             wakers, then those the recording only names
  *   funcs     {name, module, kind, file, line}; index 0 is "[unknown]";
  *             kind is one character per function in one string: u the
  *             program's own code, s the system's (view_func_is_system():
@@ -510,6 +512,10 @@ void serve_data_build(struct profile *p, const char *name, uint64_t version, str
 	put_nodes(out, p, &st, d);
 	put_samples(out, p, d, &th, start);
 	put_offcpu(out, p, d, &th, start);
+	/* and the threads that took no sample and never waited */
+	for (i = 0; i < p->ncomms; i++)
+		if (p->comms[i].tid)
+			thread_of(&th, p->comms[i].pid, p->comms[i].tid, p->comms[i].time);
 	put_threads(out, p, &th, &st);
 	fputs("\"end\":true}\n", out);
 	fclose(out);

@@ -45,6 +45,18 @@ function Model(j) {
   this.otherFunc = this.addFunc("[other code]", "", "?");
   this.hasKind = {};
   for (i = 0; i < this.nRealFuncs; i++) this.hasKind[this.fkind[i]] = true;
+  /* Python and JavaScript names carry their file: shown apart */
+  this.ffull = this.fname.slice();
+  for (i = 0; i < this.nRealFuncs; i++) {
+    var mm, base = this.ffile[i] ? this.ffile[i].replace(/.*\//, "") : null;
+    if (this.fkind[i] === "p" && (mm = /^py::(.*?):(.*)$/.exec(this.fname[i]))) {
+      this.fname[i] = mm[1];
+      this.fmodule[i] = base || mm[2];
+    } else if (this.fkind[i] === "j" && (mm = /^[A-Za-z]+:[*~^]?(\S*)( |$)/.exec(this.fname[i]))) {
+      this.fname[i] = mm[1] || "(anonymous)";
+      this.fmodule[i] = base ? base + (this.fline[i] ? ":" + this.fline[i] : "") : this.fmodule[i];
+    }
+  }
   /* the stack tree */
   n = j.nodes.parent.length;
   this.nNodes = n;
@@ -96,13 +108,14 @@ function Model(j) {
   this.threadOff = new Float64Array(this.nThreads);
   for (i = 0; i < this.nSamples; i++) this.threadSamples[this.sthread[i]]++;
   for (i = 0; i < this.nOff; i++) this.threadOff[this.othread[i]] += this.odur[i];
-  /* what a frame is: by function name, lower case, for the search */
-  this.flower = this.fname.map(function (x) { return x.toLowerCase(); });
+  /* the search looks at the whole name (a Python function's file too) */
+  this.flower = this.ffull.map(function (x) { return x.toLowerCase(); });
   this.interval = this.sampleNs || (j.freq ? 1e9 / j.freq : 1e6);
 }
 
 Model.prototype.addFunc = function (name, module, kind) {
   this.fname.push(name); this.fmodule.push(module); this.ffile.push(null); this.fline.push(0); this.fkind.push(kind);
+  if (this.ffull) this.ffull.push(name);
   if (this.flower) this.flower.push(name.toLowerCase());
   return this.fname.length - 1;
 };
@@ -259,8 +272,8 @@ function Pass(x, sel) {
   var m = x.m, T = x.tree, i, w, c, lo, hi;
   this.x = x;
   this.sel = sel;
-  var self = [], leafW = new Float64Array(m.nNodes + 1);
-  this.threadW = new Float64Array(m.nThreads);
+  var self = [], leafW = new Float64Array(m.nNodes + 1), leafOff = new Float64Array(m.nNodes + 1);
+  this.threadW = new Float64Array(m.nThreads);   /* the threads selected: their weight in the view */
   this.threadCpu = new Float64Array(m.nThreads);
   this.threadOff = new Float64Array(m.nThreads * m.reasons.length);
   this.samples = 0;
@@ -272,14 +285,14 @@ function Pass(x, sel) {
   this.threadSamples = new Float64Array(m.nThreads);
   lo = all ? 0 : lowerBound(m.stime, m.nSamples, t0);
   hi = all ? m.nSamples : lowerBound(m.stime, m.nSamples, t1 + 1);
+  /* (the threads table shows every thread: the thread filter comes after) */
   for (i = lo; i < hi; i++) {
     var t = m.sthread[i];
-    if (th && !th[t]) continue;
     c = x.sampleNode(m.sstack[i]);
     if (c === -2) continue;
     this.threadSamples[t]++;
     this.threadCpu[t] += m.sns ? m.sns[i] : m.sampleNs;
-    if (sel.mode === "off") continue;
+    if (sel.mode === "off" || (th && !th[t])) continue;
     w = sel.mode === "cpu" ? 1 : m.sns ? m.sns[i] : m.sampleNs;
     add(c, w);
     leafW[m.sstack[i] + 1] += w;
@@ -293,14 +306,14 @@ function Pass(x, sel) {
     var nr = m.reasons.length;
     for (i = lo; i < hi; i++) {
       var ot = m.othread[i];
-      if (th && !th[ot]) continue;
       c = x.offNode(m.ostack[i], m.oreason[i]);
       if (c === -2) continue;
       w = m.odur[i];
       this.threadOff[ot * nr + m.oreason[i]] += w;
-      if (sel.mode === "cpu") continue;
+      if (sel.mode === "cpu" || (th && !th[ot])) continue;
       add(c, w);
       leafW[m.ostack[i] + 1] += w;
+      leafOff[m.ostack[i] + 1] += w;
       this.threadW[ot] += w;
       this.offs.push(i);
     }
@@ -314,6 +327,7 @@ function Pass(x, sel) {
   this.rootTotal = 0;
   for (i = 0; i < n; i++) if (T.parent[i] < 0) this.rootTotal += this.total[i];
   this.leafW = leafW;   /* by stack node + 1 (0: no stack) */
+  this.leafOff = leafOff; /* the part of it off the CPU: no self time (the wait's frame has it) */
   this.kidsCache = null;
   this.funcs = null;
 }
@@ -392,19 +406,27 @@ Pass.prototype.wakers = function (f) {
 
 /* Per source line of function f: {file: {line: [self, total]}}, from the
  * stack nodes the pass weighed (a line counted once per stack). */
+/* The innermost frame of stack s the frame filter keeps: where a
+ * sample's self time goes. */
+Pass.prototype.selfNode = function (s) {
+  var m = this.x.m, kinds = this.x.tr.kinds;
+  for (var x = s; x >= 0; x = m.nparent[x]) if (m.kindKept(m.nfunc[x], kinds)) return x;
+  return -1;
+};
 Pass.prototype.lines = function (f) {
-  var m = this.x.m, out = {}, lw = this.leafW, s, x, seen = new Map(), key, w;
+  var m = this.x.m, out = {}, lw = this.leafW, s, x, seen = new Map(), key, w, own;
   for (s = 0; s < m.nNodes; s++) {
     w = lw[s + 1];
     if (!w) continue;
     seen.clear();
+    own = w - this.leafOff[s + 1] ? this.selfNode(s) : -1;
     for (x = s; x >= 0; x = m.nparent[x]) {
       if (m.nfunc[x] !== f) continue;
       var file = m.nfile[x] >= 0 ? m.strings[m.nfile[x]] : m.ffile[f], line = m.nline[x] || (m.nfile[x] < 0 ? m.fline[f] : 0);
       if (!file) continue;
       key = file + "\n" + line;
       var r = (out[file] || (out[file] = {}))[line] || (out[file][line] = [0, 0]);
-      if (x === s) r[0] += w;
+      if (x === own) r[0] += w - this.leafOff[s + 1];
       if (!seen.has(key)) { seen.set(key, 1); r[1] += w; }
     }
   }
@@ -415,25 +437,26 @@ Pass.prototype.lines = function (f) {
  * row (a row counted once per stack). */
 Pass.prototype.rows = function (nodeRow, nrows) {
   var m = this.x.m, self = new Float64Array(nrows), total = new Float64Array(nrows), stamp = new Int32Array(nrows).fill(-1);
-  var lw = this.leafW, s, x, r, w;
+  var lw = this.leafW, s, x, r, w, own;
   for (s = 0; s < m.nNodes; s++) {
     w = lw[s + 1];
     if (!w) continue;
+    own = w - this.leafOff[s + 1] ? this.selfNode(s) : -1;
     for (x = s; x >= 0; x = m.nparent[x]) {
       r = nodeRow.get(x);
       if (r === undefined) continue;
-      if (x === s) self[r] += w;
+      if (x === own) self[r] += w - this.leafOff[s + 1];
       if (stamp[r] !== s) { stamp[r] = s; total[r] += w; }
     }
   }
   return { self: self, total: total };
 };
 
-/* The stack nodes whose stacks go through call node c (or function f):
- * for the timeline's highlight. */
-Pass.prototype.underNode = function (c) {
+/* The call nodes at or under call node c, or (c < 0) under any call
+ * node of function f: the timeline's highlight. */
+Pass.prototype.underNode = function (c, f) {
   var T = this.x.tree, n = T.size(), inside = new Uint8Array(n);
-  for (var i = 0; i < n; i++) inside[i] = i === c || (T.parent[i] >= 0 && inside[T.parent[i]]);
+  for (var i = 0; i < n; i++) inside[i] = (c >= 0 ? i === c : T.func[i] === f) || (T.parent[i] >= 0 && inside[T.parent[i]]);
   return inside;
 };
 
@@ -484,7 +507,7 @@ Inverted.prototype.kids = function (id) {
  * transform keeps, and those under call node hl (the selection); and
  * per column the reason a thread spent most of it off the CPU and the
  * share of the column it spent so. */
-function Density(x, pass, v0, v1, cols, hl) {
+function Density(x, pass, v0, v1, cols, hl, hlFunc) {
   var m = x.m, nt = m.nThreads, i, col, t, s, c;
   var span = v1 - v0, per = span / cols;
   this.cols = cols; this.v0 = v0; this.v1 = v1;
@@ -492,7 +515,7 @@ function Density(x, pass, v0, v1, cols, hl) {
   this.kept = new Float32Array(nt * cols);
   this.hl = new Float32Array(nt * cols);
   this.capacity = Math.max(1, per / m.interval);   /* samples a busy thread has in a column */
-  var inside = hl >= 0 ? pass.underNode(hl) : null;
+  var inside = hl >= 0 || hlFunc >= 0 ? pass.underNode(hl, hlFunc) : null;
   var lo = lowerBound(m.stime, m.nSamples, v0), hi = lowerBound(m.stime, m.nSamples, v1);
   for (i = lo; i < hi; i++) {
     col = Math.floor((m.stime[i] - v0) / per);

@@ -37,6 +37,9 @@ function recompute(level) {
   if (state.threads) { th = new Uint8Array(M.nThreads); state.threads.forEach(function (t) { th[t] = 1; }); }
   P = new Pass(X, { t0: state.range ? state.range[0] : 0, t1: state.range ? state.range[1] : -1, threads: th, mode: state.mode });
   INV = null;
+  /* the selected function stays selected: at its heaviest call node
+   * when the transform lost the one selected */
+  if (state.selFunc >= 0 && selNode() < 0) state.selPath = firstPath(state.selFunc);
   window.stax.timing.compute = performance.now() - t0;
   drawAll(level);
 }
@@ -53,7 +56,7 @@ function drawAll(level) {
 
 var densKey = "";
 function drawTimeline(level) {
-  var key = [X && X.tr.kinds, X && X.tr.focus, X && X.tr.search, state.mode, String(state.view), String(state.selPath), version, level >= TRANSFORM ? Math.random() : 0].join("|");
+  var key = [X && X.tr.kinds, X && X.tr.focus, X && X.tr.search, state.mode, String(state.view), String(state.selPath), state.selFunc, version, level >= TRANSFORM ? Math.random() : 0].join("|");
   if (key !== densKey) { densKey = key; ui.timeline.refresh(); } else ui.timeline.draw();
 }
 
@@ -151,8 +154,11 @@ function drawLeft() {
     ui.tree.setSource(callTreeSource());
     if (first || !ui.tree.open.size) ui.tree.openHeaviest();
     var c = selNode();
-    ui.tree.sel = c;
-    ui.tree.draw();
+    if (c >= 0) {
+      for (var a = X.tree.parent[c]; a >= 0; a = X.tree.parent[a]) ui.tree.open.add(a);
+      ui.tree.flatten();
+    }
+    ui.tree.select(c, true);
   } else if (state.left === "bu") {
     ui.bu.setSource(invertedSource());
     if (!ui.bu.open.size && INV.roots.length) ui.bu.open.add(ui.bu.src.key(INV.roots[0]));
@@ -171,7 +177,7 @@ function drawFuncs() {
 }
 function drawThreads() {
   var rows = [];
-  for (var t = 0; t < M.nThreads; t++) if (!M.toutside[t] && (M.threadSamples[t] || M.threadOff[t])) rows.push(t);
+  for (var t = 0; t < M.nThreads; t++) if (!M.toutside[t]) rows.push(t);
   ui.threads.set(rows);
 }
 function threadOffTotal(t) {
@@ -181,8 +187,8 @@ function threadOffTotal(t) {
 }
 function makeTables() {
   var fcols = [
-    { name: "Self", get: function (f) { return fmtW(P.funcTotals().self[f]); }, sort: function (f) { return P.funcTotals().self[f]; } },
-    { name: "%", cls: "p", get: function (f) { return pct(P.funcTotals().self[f], total()); }, sort: function (f) { return P.funcTotals().self[f]; } },
+    { name: "Self", get: function (f) { var w = P.funcTotals().self[f]; return w ? fmtW(w) : ""; }, sort: function (f) { return P.funcTotals().self[f]; } },
+    { name: "%", cls: "p", get: function (f) { var w = P.funcTotals().self[f]; return w ? pct(w, total()) : ""; }, sort: function (f) { return P.funcTotals().self[f]; } },
     { name: "Total", get: function (f) { return fmtW(P.funcTotals().total[f]); }, sort: function (f) { return P.funcTotals().total[f]; } },
     { name: "%", cls: "p", get: function (f) { return pct(P.funcTotals().total[f], total()); }, sort: function (f) { return P.funcTotals().total[f]; } },
     { name: "Function", cls: "n", get: function (f) { return M.fname[f]; },
@@ -289,7 +295,7 @@ function setup() {
     state: function () { return state; }, fmtTime: fmtTime,
     density: function (cols) {
       var v = state.view || [0, Math.max(M.duration, 1)];
-      return new Density(X, P, v[0], v[1], cols, selNode());
+      return new Density(X, P, v[0], v[1], cols, selNode(), state.selFunc);
     },
     onRange: function (r) { state.range = r[1] - r[0] > 0 ? r : null; recompute(PASS); },
     onThreads: pickThreads

@@ -89,6 +89,21 @@ SourceView.prototype.renderSource = function () {
   var want = f;
   fetchSource(file).then(function (text) {
     if (self.func !== want || self.file !== file || self.tab !== "source") return;
+    if (!known.length) {
+      /* no line numbers (a Python perf map, a JIT without a line map):
+       * where the function is defined, at least */
+      var def = m.fline[f] || 0;
+      if (!def && m.fkind[f] === "p") {
+        var nm = m.fname[f].replace(/.*\./, "").replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        var re = new RegExp("^\\s*(async\\s+)?(def|class)\\s+" + nm + "\\b");
+        for (var l = 0; l < text.length && !def; l++) if (re.test(text[l])) def = l + 1;
+      }
+      if (def) {
+        rows = Object.assign({}, rows);
+        rows[def] = rows[0] || [0, 0];
+        head = head.replace("</div>", " <span class=\"note\">(no line numbers in this recording: line " + def + " is where it is defined)</span></div>");
+      }
+    }
     self.fillSource(head, text, rows);
   }).catch(function (e) {
     if (self.func !== want || self.file !== file || self.tab !== "source") return;

@@ -12,6 +12,13 @@ var TL_LABEL = 200, TL_PROC_H = 22, TL_THREAD_H = 26, TL_STRIP = 5;
 var REASON_COLOR = { other: "#9a9a9a", lock: "#d0453a", read: "#3b7dd8", write: "#2aa198", sleep: "#8e7cc3",
   poll: "#5b9bd5", fault: "#e69138", preempted: "#c9c9c9", wait: "#6aa84f" };
 
+/* text cut to fit w pixels */
+function fitText(g, s, w) {
+  if (g.measureText(s).width <= w) return s;
+  while (s.length > 1 && g.measureText(s + "\u2026").width > w) s = s.slice(0, -1);
+  return s + "\u2026";
+}
+
 /* opts: {onRange(range or null), onThreads(ids, add), density(cols) ->
  * Density, state() -> {range, view, threads}, fmtTime(ns)} */
 function Timeline(box, opts) {
@@ -39,9 +46,10 @@ function Timeline(box, opts) {
 /* The rows: a header per process (busiest first), its threads under it. */
 Timeline.prototype.setModel = function (m) {
   this.m = m;
-  var procs = new Map(), t;
+  var procs = new Map(), idle = { pid: -1, name: "without samples or waits", threads: [], w: -1, idle: true }, t;
   for (t = 0; t < m.nThreads; t++) {
-    if (m.toutside[t] || (!m.threadSamples[t] && !m.threadOff[t])) continue;
+    if (m.toutside[t]) continue;
+    if (!m.threadSamples[t] && !m.threadOff[t]) { idle.threads.push(t); continue; }
     var p = procs.get(m.tpid[t]);
     if (!p) { p = { pid: m.tpid[t], name: m.tpname[t], threads: [], w: 0 }; procs.set(m.tpid[t], p); }
     p.threads.push(t);
@@ -51,6 +59,13 @@ Timeline.prototype.setModel = function (m) {
   list.forEach(function (p) {
     p.threads.sort(function (a, b) { return m.threadSamples[b] - m.threadSamples[a] || m.threadOff[b] - m.threadOff[a] || m.ttid[a] - m.ttid[b]; });
   });
+  /* the threads the recording names but saw nothing of: last, folded */
+  if (idle.threads.length) {
+    idle.threads.sort(function (a, b) { return m.tpid[a] - m.tpid[b] || m.ttid[a] - m.ttid[b]; });
+    list.push(idle);
+    if (!this.m0) this.collapsed.add(-1);
+  }
+  this.m0 = true;
   this.procs = list;
   this.nTracks = list.reduce(function (a, p) { return a + p.threads.length; }, 0);
   this.layout();
@@ -58,6 +73,8 @@ Timeline.prototype.setModel = function (m) {
 Timeline.prototype.layout = function () {
   var rows = [], y = 0, self = this;
   this.procs.forEach(function (p) {
+    /* a process of one thread is one track */
+    if (p.threads.length === 1 && !p.idle) { rows.push({ y: y, h: TL_THREAD_H, t: p.threads[0], proc: p, single: true }); y += TL_THREAD_H; return; }
     rows.push({ y: y, h: TL_PROC_H, proc: p });
     y += TL_PROC_H;
     if (self.collapsed.has(p.pid)) return;
@@ -97,7 +114,8 @@ Timeline.prototype.drawAxis = function (w, dpr) {
   g.setTransform(dpr, 0, 0, dpr, 0, 0);
   g.fillStyle = "#f4f4f7"; g.fillRect(0, 0, w, H);
   g.fillStyle = "#555"; g.font = "11px system-ui, sans-serif"; g.textBaseline = "middle";
-  g.fillText(this.nTracks + " thread" + (this.nTracks === 1 ? "" : "s") + " in " + this.procs.length + " process" + (this.procs.length === 1 ? "" : "es"), 6, H / 2);
+  var np = this.procs.filter(function (p) { return !p.idle; }).length;
+  g.fillText(this.nTracks + " thread" + (this.nTracks === 1 ? "" : "s") + " in " + np + " process" + (np === 1 ? "" : "es"), 6, H / 2);
   var span = (d.v1 - d.v0) / 1e9, step = Math.pow(10, Math.floor(Math.log10(span / 6)));
   if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
   for (var t = Math.ceil(d.v0 / 1e9 / step) * step; t <= d.v1 / 1e9 + 1e-12; t += step) {
@@ -131,7 +149,9 @@ Timeline.prototype.draw = function () {
     g.fillStyle = sel ? "#dde8fb" : (i & 1) ? "#fff" : "#fafafa";
     g.fillRect(0, y, w, r.h);
     g.fillStyle = "#222";
-    g.fillText((m.tname[t] || "?") + " " + m.ttid[t], 14, y + r.h / 2 - 1);
+    if (r.single) g.font = "bold 11px system-ui, sans-serif";
+    g.fillText(fitText(g, (m.tname[t] || "?") + " " + m.ttid[t] + (r.single && m.tpid[t] !== m.ttid[t] ? " (pid " + m.tpid[t] + ")" : ""), TL_LABEL - (r.single ? 6 : 18)), r.single ? 4 : 14, y + r.h / 2 - 1);
+    g.font = "11px system-ui, sans-serif";
     var base = t * cols, gh = r.h - TL_STRIP - 3;
     for (var k = 0; k < cols; k++) {
       var a = d.all[base + k];
@@ -162,10 +182,13 @@ Timeline.prototype.draw = function () {
 Timeline.prototype.drawProc = function (g, r, y, w, cw, cap) {
   var p = r.proc, d = this.dens, cols = d.cols, m = this.m, open = !this.collapsed.has(p.pid);
   g.fillStyle = "#e9e9f1"; g.fillRect(0, y, w, r.h);
-  g.fillStyle = "#111"; g.font = "bold 11px system-ui, sans-serif";
-  g.fillText((open ? "\u25be " : "\u25b8 ") + (p.name || "?") + " " + p.pid, 2, y + r.h / 2);
+  var count = p.threads.length + " threads";
   g.font = "11px system-ui, sans-serif"; g.fillStyle = "#666";
-  g.fillText(p.threads.length + (p.threads.length === 1 ? " thread" : " threads"), TL_LABEL - 64, y + r.h / 2);
+  var cw2 = g.measureText(count).width;
+  g.fillText(count, TL_LABEL - 6 - cw2, y + r.h / 2);
+  g.fillStyle = "#111"; g.font = "bold 11px system-ui, sans-serif";
+  g.fillText(fitText(g, (open ? "\u25be " : "\u25b8 ") + (p.name || "?") + (p.idle ? "" : " " + p.pid), TL_LABEL - 14 - cw2), 2, y + r.h / 2);
+  g.font = "11px system-ui, sans-serif";
   /* the process's CPU: its threads' samples summed, scaled to its busiest column */
   var sum = new Float32Array(cols), max = 0, k;
   p.threads.forEach(function (t) { for (k = 0; k < cols; k++) sum[k] += d.kept[t * cols + k]; });

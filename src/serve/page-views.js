@@ -265,7 +265,7 @@ Flame.prototype.hover = function (ev) {
   var n = this.at(ev), t = this.tip;
   if (n < 0) { t.style.display = "none"; return; }
   var m = this.pass.x.m, f = this.tree.func[n], P = this.pass, fmt = this.opts.fmt;
-  t.innerHTML = "<b>" + esc(m.fname[f]) + "</b><br>" + fmt(P.total[n]) + " total (" + pct(P.total[n], P.rootTotal) + "), " +
+  t.innerHTML = "<b>" + esc(m.fname[f]) + "</b>" + (m.ffull[f] !== m.fname[f] ? "<br><span class=\"mod\">" + esc(m.ffull[f]) + "</span>" : "") + "<br>" + fmt(P.total[n]) + " total (" + pct(P.total[n], P.rootTotal) + "), " +
     fmt(P.self[n]) + " self<br><span class=\"mod\">" + esc(m.fmodule[f] || "") + " \u00b7 " + KIND_NAMES[m.fkind[f]] + "</span>";
   t.style.display = "block";
   var br = this.box.getBoundingClientRect();

@@ -361,7 +361,7 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 		json_str(out, in->text);
 		if (in->undecoded)
 			fputs(",\"undecoded\":true", out);
-		if (in->file) {
+		if (in->file && in->line) { /* line 0: code of no source line */
 			fputs(",\"file\":", out);
 			json_str(out, in->file);
 			fprintf(out, ",\"line\":%u", in->line);
