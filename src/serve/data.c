@@ -93,13 +93,17 @@ struct threads {
 	bool *outside;
 	const char **comm;       /* outside: the waker's name */
 	size_t n, cap;
+	uint64_t last_key;       /* the last thread asked for: samples come in runs */
+	uint32_t last_at;
 };
 
 static uint32_t thread_of(struct threads *t, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	uint64_t key = ((uint64_t)pid << 32) | tid;
 	uint32_t at;
-	if (hmap_get(&t->index, key, &at)) {
+	if ((t->n && t->last_key == key && (at = t->last_at, true)) || hmap_get(&t->index, key, &at)) {
+		t->last_key = key;
+		t->last_at = at;
 		if (time > t->last[at])
 			t->last[at] = time;
 		return at;
@@ -225,21 +229,33 @@ static void put_node(FILE *out, const struct serve_data *d, uint32_t id)
 	put_i64(out, id && id <= d->nindex && d->index[id] ? (int64_t)d->index[id] - 1 : -1);
 }
 
+/* view_sample_ns() without its two META look-ups per sample */
+static uint64_t sample_ns(bool clock, uint64_t every, const struct rec_sample *s)
+{
+	return clock ? s->weight : every;
+}
+
 static void put_samples(FILE *out, const struct profile *p, struct serve_data *d, struct threads *th,
 			uint64_t start)
 {
 	uint32_t *by = xmalloc((p->nsamples + 1) * sizeof(*by));
-	uint64_t prev = start, ns0 = 0;
+	const char *clk = profile_meta(p, "event_is_clock");
+	bool clock = clk && !strcmp(clk, "1");
+	uint64_t prev = start, ns0 = 0, every = profile_meta_u64(p, "freq");
 	bool same = true;
 	size_t i;
+	every = every ? 1000000000ull / every : 0;
 	for (i = 0; i < p->nsamples; i++) {
-		uint64_t ns = view_sample_ns(p, &p->samples[i]);
+		uint64_t ns = sample_ns(clock, every, &p->samples[i]);
 		by[i] = (uint32_t)i;
 		if (!i)
 			ns0 = ns;
 		same = same && ns == ns0;
 	}
-	qsort_r(by, p->nsamples, sizeof(*by), cmp_by_time, (void *)p);
+	for (i = 1; i < p->nsamples && p->samples[i - 1].time <= p->samples[i].time; i++)
+		;
+	if (i < p->nsamples) /* not in time order already */
+		qsort_r(by, p->nsamples, sizeof(*by), cmp_by_time, (void *)p);
 	fputs("\"samples\":{\"time\":[", out);
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[by[i]];
@@ -265,7 +281,7 @@ static void put_samples(FILE *out, const struct profile *p, struct serve_data *d
 		fputc('[', out);
 		for (i = 0; i < p->nsamples; i++) {
 			put_sep(out, i);
-			put_i64(out, (int64_t)view_sample_ns(p, &p->samples[by[i]]));
+			put_i64(out, (int64_t)sample_ns(clock, every, &p->samples[by[i]]));
 		}
 		fputc(']', out);
 	}
@@ -288,7 +304,10 @@ static void put_offcpu(FILE *out, const struct profile *p, struct serve_data *d,
 		hmap_put(&idx, hash_mix(p->wakers[i].w.tid, p->wakers[i].w.start), (uint32_t)(i + 1));
 	for (i = 0; i < p->noffcpu; i++)
 		by[i] = (uint32_t)i;
-	qsort_r(by, p->noffcpu, sizeof(*by), cmp_off_by_time, (void *)p);
+	for (i = 1; i < p->noffcpu && p->offcpu[i - 1].start <= p->offcpu[i].start; i++)
+		;
+	if (i < p->noffcpu)
+		qsort_r(by, p->noffcpu, sizeof(*by), cmp_off_by_time, (void *)p);
 	/* the threads first, then the wakers (outside ones among them) */
 	for (i = 0; i < p->noffcpu; i++) {
 		const struct rec_offcpu *o = &p->offcpu[by[i]];

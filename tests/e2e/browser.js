@@ -9,14 +9,35 @@
 //       speedscope with #profileURL=..., fail on page errors or a failed
 //       import, and wait for TEXT in the page's text (frames are drawn on
 //       a canvas; the profile's name, e.g. the thread, is in the toolbar)
-//   node browser.js page URL OUT.png TEXT [FUNC CALLER]
-//       open URL, wait for TEXT in the page or its frames, screenshot;
-//       with FUNC: click FUNC's row in the top table and wait for its
-//       annotate panel (disassembly with samples), then hover CALLER's
-//       frame in the flamegraph (its details line and tooltip must say
-//       "CALLER (N samples, P%)"), click it and wait for the panel to show
-//       CALLER;
-//       the screenshot is taken with FUNC's annotation open
+//   node browser.js page URL OUT.png LEAF CALLER
+//       stax serve's page: the call tree (its heaviest path open to LEAF)
+//       answers Home, arrows and *; the functions table has LEAF first;
+//       selecting it shows its callers (CALLER), its source (hottest line
+//       the BURN_LOOP, with self and total) and its assembly, in place;
+//       hovering CALLER in the flame graph names it, a click selects it in
+//       the call tree; the search marks matches. Screenshot with LEAF's
+//       assembly shown
+//   node browser.js select URL OUT.png FIRST SECOND
+//       a recording whose hot function is FIRST, then SECOND: a range
+//       dragged on the timeline, a thread picked on it and a focused
+//       function each give the same total in the flame graph, the call
+//       tree's roots and the threads table, and clear from the bar;
+//       the icicle puts the root on top
+//   node browser.js offcpu URL OUT.png REASON
+//       an off-CPU recording: the off-CPU view has [off-cpu: REASON] and
+//       no kernel function with self time (the toggle shows the kernel's
+//       frames); the threads table's off-CPU columns name REASON; the
+//       timeline draws the waits
+//   node browser.js wakers URL OUT.png FUNC WAKER
+//       a recording with wakers: FUNC selected in the off-CPU view, the
+//       woken-by panel has WAKER among the waking functions and no
+//       thread root
+//   node browser.js big URL OUT.png N
+//       N threads: a timeline track each, the last reached by scrolling
+//       and picked by a click, N rows in the threads table, a range
+//       selection done
+//   node browser.js draw URL
+//       the page's timings as JSON (bench/run.sh section 13)
 //   node browser.js svg FILE.svg NAME DETAILS
 //       open a flamegraph SVG from disk; hovering NAME's first frame
 //       shows DETAILS (e.g. "leaf_b (N samples, P%)") in the details line
@@ -24,21 +45,6 @@
 //       file has no <title> elements; a click zooms the frame to the full
 //       width, labelled NAME, a search for NAME matches 100% of it, and
 //       Escape unzooms
-//   node browser.js offcpu URL OUT.png REASON
-//       stax serve of an off-CPU recording: the threads table has the
-//       off-CPU columns with REASON, and the "wall time" flamegraph has
-//       an "[off-cpu: REASON]" frame
-//   node browser.js wakers URL OUT.png FUNC WAKER
-//       stax serve of a recording with wakers: in the "off-CPU"
-//       flamegraph, clicking FUNC's frame shows the "woken by" panel,
-//       with WAKER among its waking functions
-//   node browser.js timeline URL OUT.png FIRST SECOND
-//       stax serve of a recording whose hot function changes from FIRST
-//       to SECOND half-way: the timeline canvas is drawn; dragging over
-//       the first half puts FIRST on top of the table, over the second
-//       half SECOND; the flamegraph's root frame is visible in its panel
-//       without scrolling; clicking a row fills the callers/callees
-//       panel; the icicle toggle reloads the graph root at the top
 // Every command exits 0 on success, 1 on a failed check, 2 when the
 // browser cannot run (the caller turns that into a skip).
 "use strict";
@@ -471,6 +477,31 @@ async function bigCheck() {
 
 // The first frame named name in a stax flamegraph SVG (frame fl), found
 // by the names table the SVG's script reads.
+// draw URL: how long the page takes to show its recording (bench/run.sh
+// section 13): its own timings (fetch, parse, model, compute, first
+// draw, in ms) and the time to select the middle third of the timeline
+// and redraw every panel; prints them as JSON.
+async function drawTiming() {
+  const t0 = Date.now();
+  const { browser, page, errors } = await openPage(a1);
+  let out = "";
+  try {
+    const load = Date.now() - t0;
+    const tm = await page.evaluate(() => window.stax.timing);
+    const range = await page.evaluate(() => {
+      const m = window.stax.model(), t = performance.now();
+      window.stax.state.range = [m.duration / 3, 2 * m.duration / 3];
+      window.recompute(1);
+      return performance.now() - t;
+    });
+    const info = await page.evaluate(() => ({ samples: window.stax.model().nSamples, threads: window.stax.model().nThreads }));
+    out = JSON.stringify(Object.assign({ load: load, range: Math.round(range) }, info, tm));
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out);
+}
+
 async function frameNamed(fl, name) {
   const n = await fl.evaluate((x) => (typeof data === "object" && data.names ? data.names.indexOf(x) : -2), name);
   return n < 0 ? null : fl.locator('g.f[n="' + n + '"]').first();
@@ -535,6 +566,7 @@ async function svgCheck() {
   else if (cmd === "wakers") rc = await wakersCheck();
   else if (cmd === "select") rc = await selectCheck();
   else if (cmd === "big") rc = await bigCheck();
+  else if (cmd === "draw") rc = await drawTiming();
   else if (cmd === "svg") rc = await svgCheck();
   else { console.log("usage: browser.js schema|speedscope|page|select|offcpu|wakers|big|svg ..."); rc = 2; }
   process.exit(rc);
