@@ -196,16 +196,18 @@ SourceView.prototype.fillAsm = function (a) {
 /* no code to show: the function's sampled addresses, with their counts */
 SourceView.prototype.fillAddrs = function (a) {
   var P = this.pass, tot = this.opts.total(), fmt = this.opts.fmt, byAddr = new Map(), list = [], nodeRow = new Map();
+  var offs = {};
   a.addrs.forEach(function (p) {
     if (!byAddr.has(p[1])) { byAddr.set(p[1], list.length); list.push(p[1]); }
+    if (p[2]) offs[p[1]] = p[2];
     nodeRow.set(p[0], byAddr.get(p[1]));
   });
   var c = P.rows(nodeRow, list.length), order = list.map(function (x, i) { return i; }).filter(function (i) { return c.total[i]; });
   order.sort(function (x, y) { return c.total[y] - c.total[x]; });
-  var html = "<div class=\"note\">" + esc(a.error) + "</div><table class=\"src asm\"><thead><tr><th>Total</th><th>Self</th><th class=\"n\">Address</th></tr></thead><tbody>";
+  var html = "<div class=\"note\">" + esc(a.error) + "</div><table class=\"src asm\"><thead><tr><th>Total</th><th>Self</th><th class=\"n\">Address</th><th class=\"n\">Where</th></tr></thead><tbody>";
   order.slice(0, 500).forEach(function (i) {
     html += "<tr class=\"hit\"><td>" + fmt(c.total[i]) + " <span class=\"p\">" + pct(c.total[i], tot) + "</span></td><td>" + (c.self[i] ? fmt(c.self[i]) : "") +
-      "</td><td class=\"n\">" + esc(list[i]) + "</td></tr>";
+      "</td><td class=\"n\">" + esc(list[i]) + "</td><td class=\"n code\">" + (offs[list[i]] ? esc(a.function + offs[list[i]]) : "") + "</td></tr>";
   });
   this.body.innerHTML = html + "</tbody></table>";
 };

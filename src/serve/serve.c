@@ -332,7 +332,11 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 	json_str(out, view_func_name(&s->p, nd->func));
 	if (rc) {
 		/* the addresses of the function's frames, for the page to
-		 * count without the code */
+		 * count without the code; a kernel function's as
+		 * NAME+0xOFFSET where this boot's kallsyms says so */
+		const struct prof_func *fn = profile_func(&s->p, nd->func);
+		uint64_t *addr = xmalloc((d->n + 1) * sizeof(*addr)), *off = xmalloc((d->n + 1) * sizeof(*off));
+		size_t *at = xmalloc((d->n + 1) * sizeof(*at));
 		fputs(",\"error\":", out);
 		json_str(out, err.msg);
 		fputs(",\"addrs\":[", out);
@@ -340,11 +344,22 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 			const struct prof_node *o = profile_node(&s->p, d->order[i]);
 			if (o->func != nd->func)
 				continue;
-			fprintf(out, "%s[%zu,", k++ ? "," : "", i);
-			json_addr(out, o->addr - ((o->flags & NODE_F_RA) ? 1 : 0));
+			at[k] = i;
+			addr[k++] = o->addr - ((o->flags & NODE_F_RA) ? 1 : 0);
+		}
+		if (!fn || !fn->kernel || !view_kernel_offsets(fn->name, addr, k, off))
+			memset(off, 0xff, k * sizeof(*off));
+		for (i = 0; i < k; i++) {
+			fprintf(out, "%s[%zu,", i ? "," : "", at[i]);
+			json_addr(out, addr[i]);
+			if (off[i] != UINT64_MAX)
+				fprintf(out, ",\"+0x%" PRIx64 "\"", off[i]);
 			fputc(']', out);
 		}
 		fputs("]}\n", out);
+		free(addr);
+		free(off);
+		free(at);
 		fclose(out);
 		return reply(c, MHD_HTTP_NOT_FOUND, "application/json", body, len);
 	}

@@ -706,3 +706,23 @@ void view_disasm_release(struct view_disasm *d)
 		sym_session_free(d->ss);
 	memset(d, 0, sizeof(*d));
 }
+
+int view_kernel_offsets(const char *name, const uint64_t *addr, size_t n, uint64_t *off)
+{
+	struct sym_session *ss = sym_session_new();
+	size_t i, found = 0;
+	for (i = 0; i < n; i++) {
+		struct sym_result r;
+		memset(&r, 0, sizeof(r));
+		sym_lookup_kernel(ss, addr[i], &r);
+		/* this boot's kallsyms must name the same function there */
+		if (r.name && !strcmp(r.name, name)) {
+			off[i] = r.sym_offset;
+			found++;
+		} else {
+			off[i] = UINT64_MAX;
+		}
+	}
+	sym_session_free(ss);
+	return (int)found;
+}

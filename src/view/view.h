@@ -107,6 +107,11 @@ int view_disasm(const struct profile *p, uint32_t node, struct view_disasm *d, s
  * another file). */
 long view_disasm_row(const struct profile *p, const struct view_disasm *d, uint32_t node);
 void view_disasm_release(struct view_disasm *d);
+/* Offsets of kernel addresses addr[0..n) in the function name, from this
+ * boot's /proc/kallsyms: off[i] is UINT64_MAX where kallsyms does not
+ * name that function there (another boot, hidden addresses). Returns how
+ * many were found. */
+int view_kernel_offsets(const char *name, const uint64_t *addr, size_t n, uint64_t *off);
 
 /* The callers (or callees) of one function, found by name as annotate
  * finds it or by 0xADDRESS of a frame (peek.c): samples and share of the
