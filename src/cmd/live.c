@@ -164,6 +164,45 @@ static bool wait_started(int started, pid_t child, int *status, bool *ended)
 	}
 }
 
+/* Wait until until (CLOCK_MONOTONIC ns), answering the keys on kfd when
+ * tty: s flips *by_total, p *paused (either sets *redraw and returns at
+ * once), q or Ctrl-C stops. True when the recorder (child) ended, with
+ * its exit status in *status. */
+static bool wait_interval(pid_t child, int kfd, bool tty, uint64_t until, bool *by_total, bool *paused,
+			  bool *redraw, int *status)
+{
+	int st;
+	while (!stop_requested) {
+		uint64_t t = mono_ns();
+		struct pollfd pfd = { kfd, POLLIN, 0 };
+		int ms = t >= until ? 0 : (int)((until - t) / 1000000) + 1;
+		if (waitpid(child, &st, WNOHANG) == child) {
+			*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			return true;
+		}
+		if (t >= until)
+			break;
+		if (ms > 100)
+			ms = 100;
+		if (tty && poll(&pfd, 1, ms) > 0) {
+			char c = 0;
+			if (read(kfd, &c, 1) == 1) {
+				if (c == 'q' || c == 3)
+					stop_requested = 1;
+				else if (c == 's')
+					*by_total = !*by_total, *redraw = true;
+				else if (c == 'p')
+					*paused = !*paused, *redraw = true;
+			}
+			if (*redraw)
+				break;
+		} else if (!tty) {
+			usleep((useconds_t)ms * 1000);
+		}
+	}
+	return false;
+}
+
 /* The screen and the keys: standard output and input when both are a
  * terminal, else the controlling terminal (/dev/tty) when stax is in its
  * foreground; false when there is none (batch mode). *kfd is where keys
@@ -339,37 +378,8 @@ int cmd_live(int argc, char **argv)
 	for (;;) {
 		uint64_t until = mono_ns() + (uint64_t)(interval * 1e9);
 		bool redraw = false;
-		int st;
-		/* wait out the interval, answering keys */
-		while (!stop_requested) {
-			uint64_t t = mono_ns();
-			struct pollfd pfd = { kfd, POLLIN, 0 };
-			int ms = t >= until ? 0 : (int)((until - t) / 1000000) + 1;
-			if (waitpid(child, &st, WNOHANG) == child) {
-				ended = true;
-				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				break;
-			}
-			if (t >= until)
-				break;
-			if (ms > 100)
-				ms = 100;
-			if (tty && poll(&pfd, 1, ms) > 0) {
-				char c = 0;
-				if (read(kfd, &c, 1) == 1) {
-					if (c == 'q' || c == 3)
-						stop_requested = 1;
-					else if (c == 's')
-						by_total = !by_total, redraw = true;
-					else if (c == 'p')
-						paused = !paused, redraw = true;
-				}
-				if (redraw)
-					break;
-			} else if (!tty) {
-				usleep((useconds_t)ms * 1000);
-			}
-		}
+		if (wait_interval(child, kfd, tty, until, &by_total, &paused, &redraw, &status))
+			ended = true;
 		if (stop_requested)
 			break;
 		if (!paused || redraw) {
