@@ -42,7 +42,9 @@ function Model(j) {
   this.reasonFunc = [];
   for (i = 0; i < this.reasons.length; i++) this.reasonFunc.push(this.addFunc("[off-cpu: " + this.reasons[i] + "]", "", "o"));
   this.noStackFunc = this.addFunc("[no stack]", "", "?");
-  this.otherFunc = this.addFunc("[other code]", "", "?");
+  /* where a sample with no frame the frame filter keeps goes */
+  this.otherFunc = { native: this.addFunc("[no native frame]", "", "?"), python: this.addFunc("[no Python frame]", "", "?"),
+    js: this.addFunc("[no JavaScript frame]", "", "?"), all: this.addFunc("[other code]", "", "?") };
   this.hasKind = {};
   for (i = 0; i < this.nRealFuncs; i++) this.hasKind[this.fkind[i]] = true;
   /* Python and JavaScript names carry their file: shown apart */
@@ -244,7 +246,7 @@ Transform.prototype.sampleNode = function (s) {
   if (s < 0) return this.tr.focus >= 0 || this.tr.search ? -2 : this.tree.child(-1, this.m.noStackFunc);
   if (!this.match[s]) return -2;
   var c = this.cpu[s];
-  return c === -1 ? this.tree.child(-1, this.m.otherFunc) : c;
+  return c === -1 ? this.tree.child(-1, this.m.otherFunc[this.tr.kinds] || this.m.otherFunc.all) : c;
 };
 Transform.prototype.offNode = function (s, reason) {
   if (s < 0) {

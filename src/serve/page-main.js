@@ -51,7 +51,13 @@ function drawAll(level) {
   drawTimeline(level);
   drawDetails();
   ui.source.show(P, state.selFunc);
-  $("flamenote").textContent = P.rootTotal ? fmtW(P.rootTotal) + (state.mode === "cpu" ? " samples" : "") : "nothing selected";
+  $("flamenote").textContent = P.rootTotal ? fmtW(P.rootTotal) + (state.mode === "cpu" ? " samples" : "") :
+    !M.nSamples && !M.nOff ? "no samples in this recording" : state.mode !== "cpu" && !M.nOff ? "no off-CPU waits in this recording" : "nothing selected";
+  flameHint();
+}
+
+function flameHint() {
+  $("flamehint").textContent = P.rootTotal ? (ui.flame.zoom >= 0 ? "zoomed: double-click outside the frames to unzoom" : "click: select, double-click: zoom") : "";
 }
 
 var densKey = "";
@@ -133,7 +139,7 @@ function callTreeSource() {
     roots: function () { return kids[P.n]; },
     kids: function (c) { return kids[c] || []; },
     key: function (c) { return c; },
-    info: function (c) { var f = T.func[c]; return { name: M.fname[f], module: M.fmodule[f], kind: M.fkind[f], total: P.total[c], self: P.self[c], func: f }; }
+    info: function (c) { var f = T.func[c]; return { name: M.fname[f], full: M.ffull[f], module: M.fmodule[f], kind: M.fkind[f], total: P.total[c], self: P.self[c], func: f }; }
   };
 }
 function invertedSource() {
@@ -143,7 +149,7 @@ function invertedSource() {
     roots: function () { return I.roots; },
     kids: function (id) { return I.kids(id); },
     key: function (id) { var n = I.nodes[id]; if (n.key === undefined) n.key = (n.parent >= 0 ? I.nodes[n.parent].key + "," : "") + n.func; return n.key; },
-    info: function (id) { var n = I.nodes[id], f = n.func; return { name: M.fname[f], module: M.fmodule[f], kind: M.fkind[f], total: n.w, self: n.parent < 0 ? n.w : 0, func: f }; }
+    info: function (id) { var n = I.nodes[id], f = n.func; return { name: M.fname[f], full: M.ffull[f], module: M.fmodule[f], kind: M.fkind[f], total: n.w, self: n.parent < 0 ? n.w : 0, func: f }; }
   };
 }
 function drawLeft() {
@@ -289,7 +295,8 @@ function setup() {
     fmt: fmtW, search: function () { return state.search.toLowerCase(); },
     selFunc: function () { return state.selFunc; }, selNode: selNode,
     icicle: function () { return state.right === "icicle"; },
-    onSelect: function (c) { selectFunc(X.tree.func[c], X.tree.path(c)); }
+    onSelect: function (c) { selectFunc(X.tree.func[c], X.tree.path(c)); },
+    onZoom: flameHint
   });
   ui.timeline = new Timeline($("tl"), {
     state: function () { return state; }, fmtTime: fmtTime,

@@ -121,7 +121,7 @@ Timeline.prototype.drawAxis = function (w, dpr) {
   for (var t = Math.ceil(d.v0 / 1e9 / step) * step; t <= d.v1 / 1e9 + 1e-12; t += step) {
     var x = this.xOf(t * 1e9, w);
     g.fillStyle = "#bbb"; g.fillRect(x, H - 6, 1, 6);
-    g.fillStyle = "#444"; g.fillText((step < 0.01 ? t.toFixed(3) : step < 0.1 ? t.toFixed(2) : step < 1 ? t.toFixed(1) : t.toFixed(0)) + " s", x + 3, H / 2 - 1);
+    g.fillStyle = "#444"; g.fillText(t.toFixed(Math.min(9, Math.max(0, -Math.floor(Math.log10(step) + 1e-9)))) + " s", x + 3, H / 2 - 1);
   }
   var sel = this.preview || st.range;
   if (sel) {
@@ -182,7 +182,7 @@ Timeline.prototype.draw = function () {
 Timeline.prototype.drawProc = function (g, r, y, w, cw, cap) {
   var p = r.proc, d = this.dens, cols = d.cols, m = this.m, open = !this.collapsed.has(p.pid);
   g.fillStyle = "#e9e9f1"; g.fillRect(0, y, w, r.h);
-  var count = p.threads.length + " threads";
+  var count = p.threads.length + (p.threads.length === 1 ? " thread" : " threads");
   g.font = "11px system-ui, sans-serif"; g.fillStyle = "#666";
   var cw2 = g.measureText(count).width;
   g.fillText(count, TL_LABEL - 6 - cw2, y + r.h / 2);

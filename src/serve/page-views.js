@@ -95,7 +95,7 @@ TreeView.prototype.draw = function () {
       "<span class=\"c\">" + fmt(inf.total) + "</span><span class=\"c p\">" + pct(inf.total, tot) + "</span>" +
       "<span class=\"c\">" + (inf.self ? fmt(inf.self) : "") + "</span><span class=\"c p\">" + (inf.self ? pct(inf.self, tot) : "") + "</span>" +
       "<span class=\"n\" style=\"padding-left:" + (4 + this.depth[i] * 14) + "px\"><span class=\"tw\">" + (kids ? (isOpen ? "\u25be" : "\u25b8") : "") +
-      "</span><i class=\"sw\" style=\"background:" + frameColor(inf.kind, inf.name) + "\"></i>" + marked(inf.name, q) +
+      "</span><i class=\"sw\" style=\"background:" + frameColor(inf.kind, inf.name) + "\"></i><span title=\"" + esc(inf.full || inf.name) + "\">" + marked(inf.name, q) + "</span>" +
       (inf.module ? " <span class=\"mod\">" + esc(inf.module) + "</span>" : "") + "</span></div>";
   }
   this.win.innerHTML = html;
@@ -179,7 +179,7 @@ function Flame(box, opts) {
   this.canvas.addEventListener("mousemove", function (ev) { self.hover(ev); });
   this.canvas.addEventListener("mouseleave", function () { self.tip.style.display = "none"; self.hoverNode = -1; });
   this.canvas.addEventListener("click", function (ev) { var h = self.at(ev); if (h >= 0 && self.opts.onSelect) self.opts.onSelect(h); });
-  this.canvas.addEventListener("dblclick", function (ev) { var h = self.at(ev); self.zoom = h; self.draw(); });
+  this.canvas.addEventListener("dblclick", function (ev) { var h = self.at(ev); self.zoom = h; self.draw(); if (self.opts.onZoom) self.opts.onZoom(); });
 }
 Flame.prototype.set = function (pass, tree) {
   this.pass = pass;
