@@ -69,6 +69,14 @@ function Model(j) {
   this.ninline = new Uint8Array(n);
   for (i = 0; i < n; i++) this.ninline[i] = j.nodes.inline.charCodeAt(i) === 49;
   this.strings = S;
+  /* what a sample on each stack was running, for the timeline's
+   * colours: 1 the kernel (its leaf), 2 Python or JavaScript (a frame
+   * of it on the stack), 0 native user code */
+  this.ncat = new Uint8Array(n);
+  for (i = 0; i < n; i++) {
+    var k0 = this.fkind[this.nfunc[i]], up = this.nparent[i] >= 0 ? this.ncat[this.nparent[i]] : 0;
+    this.ncat[i] = k0 === "p" || k0 === "j" || up === 2 ? 2 : k0 === "k" ? 1 : 0;
+  }
   /* threads */
   var T = j.threads;
   this.nThreads = T.tid.length;
@@ -515,6 +523,8 @@ function Density(x, pass, v0, v1, cols, hl, hlFunc) {
   this.cols = cols; this.v0 = v0; this.v1 = v1;
   this.all = new Float32Array(nt * cols);
   this.kept = new Float32Array(nt * cols);
+  this.kern = new Float32Array(nt * cols);    /* of kept: in the kernel */
+  this.script = new Float32Array(nt * cols);  /* of kept: in Python or JavaScript */
   this.hl = new Float32Array(nt * cols);
   this.capacity = Math.max(1, per / m.interval);   /* samples a busy thread has in a column */
   var inside = hl >= 0 || hlFunc >= 0 ? pass.underNode(hl, hlFunc) : null;
@@ -528,6 +538,8 @@ function Density(x, pass, v0, v1, cols, hl, hlFunc) {
     c = x.sampleNode(m.sstack[i]);
     if (c === -2) continue;
     this.kept[s]++;
+    var st = m.sstack[i], cat = st >= 0 ? m.ncat[st] : 0;
+    if (cat === 1) this.kern[s]++; else if (cat === 2) this.script[s]++;
     if (inside && c < inside.length && inside[c]) this.hl[s]++;
   }
   /* off-CPU: the time per reason in each column, the longest kept */

@@ -28,6 +28,7 @@ function Timeline(box, opts) {
   this.collapsed = new Set();
   box.innerHTML = "<canvas class=\"axis\"></canvas><div class=\"tlscroll\"><canvas class=\"tracks\"></canvas><div class=\"tlspacer\"></div></div>" +
     "<div class=\"tip\"></div>";
+  this.legend = document.getElementById("legend");
   this.axis = box.querySelector("canvas.axis");
   this.scroll = box.querySelector(".tlscroll");
   this.canvas = box.querySelector("canvas.tracks");
@@ -46,6 +47,16 @@ function Timeline(box, opts) {
 /* The rows: a header per process (busiest first), its threads under it. */
 Timeline.prototype.setModel = function (m) {
   this.m = m;
+  var lg = "<i style=\"background:#e8914a\"></i>user <i style=\"background:#d05a5a\"></i>kernel " +
+    (m.hasKind.p || m.hasKind.j ? "<i style=\"background:#5b8fd0\"></i>" + (m.hasKind.p ? "Python" : "JS") + " " : "") +
+    "<i style=\"background:#d8d8d8\"></i>filtered out <i style=\"background:#3a1a00\"></i>selected function";
+  if (m.nOff) {
+    var seen = {};
+    for (var i = 0; i < m.nOff; i++) seen[m.oreason[i]] = 1;
+    lg += " &nbsp;off-CPU:";
+    Object.keys(seen).forEach(function (r) { lg += " <i class=\"strip\" style=\"background:" + (REASON_COLOR[m.reasons[r]] || "#999") + "\"></i>" + m.reasons[r]; });
+  }
+  this.legend.innerHTML = lg;
   var procs = new Map(), idle = { pid: -1, name: "without samples or waits", threads: [], w: -1, idle: true }, t;
   for (t = 0; t < m.nThreads; t++) {
     if (m.toutside[t]) continue;
@@ -158,8 +169,15 @@ Timeline.prototype.draw = function () {
       if (a) {
         var x = TL_LABEL + k * cw, ha = Math.min(1, a / cap) * gh, hk = Math.min(1, d.kept[base + k] / cap) * gh, hh = Math.min(1, d.hl[base + k] / cap) * gh;
         g.fillStyle = "#d8d8d8"; g.fillRect(x, y + 1 + gh - ha, Math.max(cw, 1), ha);
-        if (hk) { g.fillStyle = "#e8914a"; g.fillRect(x, y + 1 + gh - hk, Math.max(cw, 1), hk); }
-        if (hh) { g.fillStyle = "#7a3b0c"; g.fillRect(x, y + 1 + gh - hh, Math.max(cw, 1), hh); }
+        if (hk) {
+          /* the kept samples by what ran: kernel at the bottom, then
+           * Python or JavaScript, then native user code */
+          var kk = hk * d.kern[base + k] / d.kept[base + k], ks = hk * d.script[base + k] / d.kept[base + k];
+          g.fillStyle = "#e8914a"; g.fillRect(x, y + 1 + gh - hk, Math.max(cw, 1), hk - kk - ks);
+          if (ks) { g.fillStyle = "#5b8fd0"; g.fillRect(x, y + 1 + gh - kk - ks, Math.max(cw, 1), ks); }
+          if (kk) { g.fillStyle = "#d05a5a"; g.fillRect(x, y + 1 + gh - kk, Math.max(cw, 1), kk); }
+        }
+        if (hh) { g.fillStyle = "rgba(50,20,0,0.75)"; g.fillRect(x, y + 1 + gh - hh, Math.max(cw, 1), hh); }
       }
       var rs = d.offReason[base + k];
       if (rs !== 255) {

@@ -20,6 +20,7 @@ function marked(text, q) {
 }
 function fmtMs(ns) {
   var ms = ns / 1e6;
+  if (!ns) return "0 ms";
   return ms >= 10000 ? (ms / 1000).toFixed(1) + " s" : ms >= 100 ? ms.toFixed(0) + " ms" : ms >= 1 ? ms.toFixed(1) + " ms" : ms.toFixed(2) + " ms";
 }
 function fmtCount(n) { return Math.round(n).toLocaleString("en-US"); }
