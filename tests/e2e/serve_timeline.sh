@@ -6,6 +6,7 @@
 # of 1,000 threads (manythreads) whose every thread the timeline and the
 # threads table reach. The API answers with curl; the page is checked in
 # headless chromium.
+# stax-test: seconds=30
 . "$(dirname "$0")/lib.sh"
 require_stax
 
