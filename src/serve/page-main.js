@@ -18,6 +18,12 @@ window.stax = { state: state, ui: ui, model: function () { return M; }, pass: fu
 
 function fmtW(w) { return state.mode === "cpu" ? fmtCount(w) : fmtMs(w); }
 function total() { return P ? P.rootTotal : 0; }
+/* what an empty tree says */
+function emptyText() {
+  if (!M.nSamples && !M.nOff) return "This recording has no samples.";
+  if (state.mode !== "cpu" && !M.nOff) return "This recording has no off-CPU waits (record with stax record --off-cpu).";
+  return "Nothing in this selection: clear a part of it in the bar above.";
+}
 function fmtTime(ns) { return (ns / 1e9).toFixed(ns < 1e10 ? 3 : 2) + " s"; }
 function selNode() { return P && state.selPath ? X.tree.find(state.selPath) : -1; }
 
@@ -279,14 +285,14 @@ function drawDetails() {
 
 function setup() {
   ui.tree = new TreeView($("p-tree"), null, {
-    fmt: fmtW, total: total, search: function () { return state.search.toLowerCase(); },
+    fmt: fmtW, total: total, search: function () { return state.search.toLowerCase(); }, empty: emptyText,
     onSelect: function (c) { selectFunc(X.tree.func[c], X.tree.path(c)); },
     onActivate: function (c) { ui.tree.toggle(c); },
     onFocus: function (c) { focusFunc(X.tree.func[c]); }
   });
   ui.tree.src = null;
   ui.bu = new TreeView($("p-bu"), { roots: function () { return []; }, kids: function () { return []; }, key: function (x) { return x; }, info: function () { return {}; } }, {
-    fmt: fmtW, total: total, search: function () { return state.search.toLowerCase(); },
+    fmt: fmtW, total: total, search: function () { return state.search.toLowerCase(); }, empty: emptyText,
     onSelect: function (id) { var n = INV.nodes[id]; selectFunc(n.func, null); },
     onActivate: function (id) { ui.bu.toggle(id); },
     onFocus: function (id) { focusFunc(INV.nodes[id].func); }

@@ -88,6 +88,10 @@ TreeView.prototype.flatten = function () {
 TreeView.prototype.draw = function () {
   var top = this.body.scrollTop, h = this.body.clientHeight || 400;
   var first = Math.max(0, Math.floor(top / ROW_H) - 5), last = Math.min(this.rows.length, Math.ceil((top + h) / ROW_H) + 5);
+  if (!this.rows.length) {
+    this.win.innerHTML = "<div class=\"note empty\">" + esc(this.opts.empty ? this.opts.empty() : "nothing here") + "</div>";
+    return;
+  }
   var html = "", q = this.opts.search ? this.opts.search() : "", tot = this.opts.total(), fmt = this.opts.fmt;
   for (var i = first; i < last; i++) {
     var id = this.rows[i], inf = this.src.info(id), kids = this.src.kids(id).length;
