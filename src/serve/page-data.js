@@ -130,6 +130,14 @@ Model.prototype.addFunc = function (name, module, kind) {
   return this.fname.length - 1;
 };
 
+/* The function of blockingFrame(s), memoized: where an off-CPU wait on
+ * stack node s is charged in the "waited in" column. */
+Model.prototype.blockFunc = function (s) {
+  if (!this.blockMemo) this.blockMemo = new Int32Array(this.nNodes).fill(-1);
+  if (this.blockMemo[s] < 0) this.blockMemo[s] = this.nfunc[this.blockingFrame(s)];
+  return this.blockMemo[s];
+};
+
 Model.prototype.threadLabel = function (t) {
   return (this.tname[t] || "?") + "/" + this.ttid[t];
 };
@@ -288,6 +296,9 @@ function Pass(x, sel) {
   this.threadOff = new Float64Array(m.nThreads * m.reasons.length);
   this.samples = 0;
   this.offs = [];  /* the intervals kept (indexes) */
+  /* off-CPU time by blocking caller (m.blockFunc): the innermost
+   * function of the program's own code on the waiting stack */
+  this.blockW = new Float64Array(m.fname.length);
   var th = sel.threads, all = sel.t1 < 0, t0 = sel.t0, t1 = sel.t1;
   function add(c, w) { while (self.length <= c) self.push(0); self[c] += w; }
   /* the samples count for the threads in every view, and in the tree
@@ -324,6 +335,7 @@ function Pass(x, sel) {
       add(c, w);
       leafW[m.ostack[i] + 1] += w;
       leafOff[m.ostack[i] + 1] += w;
+      if (m.ostack[i] >= 0) this.blockW[m.blockFunc(m.ostack[i])] += w;
       this.threadW[ot] += w;
       this.offs.push(i);
     }

@@ -184,8 +184,36 @@ function drawLeft() {
 }
 function drawFuncs() {
   var ft = P.funcTotals(), rows = [];
-  for (var f = 0; f < ft.total.length; f++) if (ft.total[f]) rows.push(f);
+  if (ui.funcsMode !== state.mode) makeFuncsTable();
+  for (var f = 0; f < ft.total.length; f++) if (ft.total[f] || P.blockW[f]) rows.push(f);
   ui.funcs.set(rows);
+}
+/* The functions table; in the off-CPU and wall views with "waited in":
+ * the off-CPU time each function was the blocking caller of (as stax
+ * top --off-cpu counts self time), first in the off-CPU view. */
+function makeFuncsTable() {
+  var fcols = [
+    { name: "Self", get: function (f) { var w = P.funcTotals().self[f]; return w ? fmtW(w) : ""; }, sort: function (f) { return P.funcTotals().self[f]; } },
+    { name: "%", cls: "p", get: function (f) { var w = P.funcTotals().self[f]; return w ? pct(w, total()) : ""; }, sort: function (f) { return P.funcTotals().self[f]; } },
+    { name: "Total", get: function (f) { return fmtW(P.funcTotals().total[f]); }, sort: function (f) { return P.funcTotals().total[f]; } },
+    { name: "%", cls: "p", get: function (f) { return pct(P.funcTotals().total[f], total()); }, sort: function (f) { return P.funcTotals().total[f]; } },
+    { name: "Function", cls: "n", get: function (f) { return M.fname[f]; },
+      html: function (f, q) { return "<i class=\"sw\" style=\"background:" + frameColor(M.fkind[f], M.fname[f]) + "\"></i>" + marked(M.fname[f], q); } },
+    { name: "Module", cls: "n mod", get: function (f) { return M.fmodule[f] || ""; } }
+  ];
+  if (state.mode !== "cpu") {
+    fcols.unshift({ name: "Waited in", get: function (f) { return P.blockW[f] ? fmtW(P.blockW[f]) : ""; }, sort: function (f) { return P.blockW[f]; } },
+      { name: "%", cls: "p", get: function (f) { return P.blockW[f] ? pct(P.blockW[f], total()) : ""; }, sort: function (f) { return P.blockW[f]; } });
+  }
+  ui.funcsMode = state.mode;
+  ui.funcs = new Table($("p-funcs"), fcols, {
+    limit: 400, search: function () { return state.search.toLowerCase(); }, sortCol: state.mode === "wall" ? 2 : 0,
+    isSel: function (f) { return f === state.selFunc; },
+    onClick: function (f) { selectFunc(f, null); drawFuncs(); },
+    onDouble: function (f) { focusFunc(f); }
+  });
+  var th = $("p-funcs").querySelector("th");
+  if (state.mode !== "cpu") th.title = "off-CPU time this function was the blocking caller of: the innermost function of the program's own code on the waiting stack (as stax top --off-cpu counts self)";
 }
 function drawThreads() {
   var rows = [];
@@ -198,21 +226,7 @@ function threadOffTotal(t) {
   return s;
 }
 function makeTables() {
-  var fcols = [
-    { name: "Self", get: function (f) { var w = P.funcTotals().self[f]; return w ? fmtW(w) : ""; }, sort: function (f) { return P.funcTotals().self[f]; } },
-    { name: "%", cls: "p", get: function (f) { var w = P.funcTotals().self[f]; return w ? pct(w, total()) : ""; }, sort: function (f) { return P.funcTotals().self[f]; } },
-    { name: "Total", get: function (f) { return fmtW(P.funcTotals().total[f]); }, sort: function (f) { return P.funcTotals().total[f]; } },
-    { name: "%", cls: "p", get: function (f) { return pct(P.funcTotals().total[f], total()); }, sort: function (f) { return P.funcTotals().total[f]; } },
-    { name: "Function", cls: "n", get: function (f) { return M.fname[f]; },
-      html: function (f, q) { return "<i class=\"sw\" style=\"background:" + frameColor(M.fkind[f], M.fname[f]) + "\"></i>" + marked(M.fname[f], q); } },
-    { name: "Module", cls: "n mod", get: function (f) { return M.fmodule[f] || ""; } }
-  ];
-  ui.funcs = new Table($("p-funcs"), fcols, {
-    limit: 400, search: function () { return state.search.toLowerCase(); },
-    isSel: function (f) { return f === state.selFunc; },
-    onClick: function (f) { selectFunc(f, null); drawFuncs(); },
-    onDouble: function (f) { focusFunc(f); }
-  });
+  makeFuncsTable();
   var tcols = [
     { name: "Thread", cls: "n", get: function (t) { return M.threadLabel(t); },
       html: function (t) { return "<input type=\"checkbox\" tabindex=\"-1\"" + (state.threads && state.threads.has(t) ? " checked" : "") + "> " + esc(M.threadLabel(t)); } },

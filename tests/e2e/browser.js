@@ -23,10 +23,11 @@
 //       function each give the same total in the flame graph, the call
 //       tree's roots and the threads table, and clear from the bar;
 //       the icicle puts the root on top
-//   node browser.js offcpu URL OUT.png REASON
+//   node browser.js offcpu URL OUT.png REASON CALLER
 //       an off-CPU recording: the off-CPU view has [off-cpu: REASON] and
 //       no kernel function with self time (the toggle shows the kernel's
-//       frames); the threads table's off-CPU columns name REASON; the
+//       frames), and CALLER first by the time it was the blocking caller
+//       of; the threads table's off-CPU columns name REASON; the
 //       timeline draws the waits
 //   node browser.js wakers URL OUT.png FUNC WAKER
 //       a recording with wakers: FUNC selected in the off-CPU view, the
@@ -368,10 +369,11 @@ async function selectCheck() {
   return finish(browser, errors, out.join("; "));
 }
 
-// offcpu URL OUT.png REASON: an off-CPU recording: the off-CPU view's
-// tree ends in [off-cpu: REASON] below the program's own frames (the
-// kernel's folded, shown again with the toggle), the threads table has
-// the off-CPU columns, the timeline draws the waits.
+// offcpu URL OUT.png REASON CALLER: an off-CPU recording: the off-CPU
+// view's tree ends in [off-cpu: REASON] below the program's own frames
+// (the kernel's folded, shown again with the toggle), the functions
+// table has CALLER first by the time it waited in, the threads table
+// has the off-CPU columns, the timeline draws the waits.
 async function offcpuCheck() {
   const { browser, page, errors } = await openPage(a1);
   const out = [];
@@ -380,19 +382,24 @@ async function offcpuCheck() {
     await until(page, () => window.stax.state.mode === "off");
     await tab(page, "ltabs", "funcs");
     const funcs = await tableRows(page, "p-funcs");
-    const kself = funcs.filter((r) => num(r[0]) > 0 && /\[kernel/.test(r[5]));
-    const frame = funcs.find((r) => r[4] === "[off-cpu: " + a3 + "]");
-    if (!frame || kself.length) errors.push("off-CPU functions: [off-cpu: " + a3 + "] " + (frame ? frame.join(" ") : "missing") + "; kernel functions with self time: " + kself.map((r) => r[4]).join(","));
+    const head = await page.evaluate(() => Array.from(document.querySelectorAll("#p-funcs th")).map((h) => h.textContent));
+    const col = (n) => head.indexOf(n);
+    const kself = funcs.filter((r) => num(r[col("Self")]) > 0 && /\[kernel/.test(r[col("Module")]));
+    const frame = funcs.find((r) => r[col("Function")] === "[off-cpu: " + a3 + "]");
+    if (!frame || kself.length) errors.push("off-CPU functions: [off-cpu: " + a3 + "] " + (frame ? frame.join(" ") : "missing") + "; kernel functions with self time: " + kself.map((r) => r[col("Function")]).join(","));
+    // first by "waited in": the blocking caller, as stax top --off-cpu
+    if (col("Waited in") !== 0 || !funcs.length || funcs[0][col("Function")] !== a4)
+      errors.push("off-CPU functions: first by " + head[0] + " is '" + (funcs[0] || [])[col("Function")] + "', not " + a4);
     await page.check("#kwaits");
     await until(page, () => window.stax.state.kernelWaits);
-    const kf = (await tableRows(page, "p-funcs")).filter((r) => /\[kernel/.test(r[5]));
+    const kf = (await tableRows(page, "p-funcs")).filter((r) => /\[kernel/.test(r[col("Module")]));
     if (!kf.length) errors.push("kernel frames of waits: no kernel function in the table");
-    out.push("off-CPU: [off-cpu: " + a3 + "] " + frame[0] + ", no kernel self time; " + kf.length + " kernel functions with the toggle");
+    out.push("off-CPU: " + a4 + " first (waited in " + (funcs[0] || [])[0] + "), [off-cpu: " + a3 + "] " + frame[col("Self")] + ", no kernel self time; " + kf.length + " kernel functions with the toggle");
     await page.uncheck("#kwaits");
     await tab(page, "ltabs", "threads");
-    const head = await page.evaluate(() => Array.from(document.querySelectorAll("#p-threads th")).map((h) => h.textContent));
+    const thead = await page.evaluate(() => Array.from(document.querySelectorAll("#p-threads th")).map((h) => h.textContent));
     const reasons = (await tableRows(page, "p-threads")).map((r) => r[r.length - 1]);
-    if (!head.includes("Off-CPU ms") || !reasons.some((r) => r.includes(a3))) errors.push("threads table: " + head.join("|") + "; " + reasons.join("|"));
+    if (!thead.includes("Off-CPU ms") || !reasons.some((r) => r.includes(a3))) errors.push("threads table: " + thead.join("|") + "; " + reasons.join("|"));
     const strip = await page.evaluate(() => window.stax.ui.timeline.dens.offReason.some((r) => r !== 255));
     if (!strip) errors.push("the timeline has no off-CPU waits");
     await page.click("#modes a[data-m=wall]");

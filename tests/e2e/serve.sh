@@ -182,7 +182,7 @@ else
 	fi
 	if browser_setup; then
 		browser_check "serve page of an off-CPU recording in chromium: off-CPU view with the kernel's frames folded, off-CPU threads and waits" "$T/bo.out" \
-			offcpu "http://127.0.0.1:$PORT/" "$T/off.png" sleep
+			offcpu "http://127.0.0.1:$PORT/" "$T/off.png" sleep sleep_phase
 	else
 		skip "serve page of an off-CPU recording in chromium" "$BROWSER_WHY"
 	fi
