@@ -26,8 +26,8 @@
 //   node browser.js offcpu URL OUT.png REASON CALLER
 //       an off-CPU recording: the off-CPU view has [off-cpu: REASON] and
 //       no kernel function with self time (the toggle shows the kernel's
-//       frames), and CALLER first by the time it was the blocking caller
-//       of; the threads table's off-CPU columns name REASON; the
+//       frames), and the REASON waits' time charged to CALLER, their
+//       blocking caller; the threads table's off-CPU columns name REASON; the
 //       timeline draws the waits
 //   node browser.js wakers URL OUT.png FUNC WAKER
 //       a recording with wakers: FUNC selected in the off-CPU view, the
@@ -372,7 +372,7 @@ async function selectCheck() {
 // offcpu URL OUT.png REASON CALLER: an off-CPU recording: the off-CPU
 // view's tree ends in [off-cpu: REASON] below the program's own frames
 // (the kernel's folded, shown again with the toggle), the functions
-// table has CALLER first by the time it waited in, the threads table
+// table charges the REASON waits to CALLER (waited in), the threads table
 // has the off-CPU columns, the timeline draws the waits.
 async function offcpuCheck() {
   const { browser, page, errors } = await openPage(a1);
@@ -387,14 +387,22 @@ async function offcpuCheck() {
     const kself = funcs.filter((r) => num(r[col("Self")]) > 0 && /\[kernel/.test(r[col("Module")]));
     const frame = funcs.find((r) => r[col("Function")] === "[off-cpu: " + a3 + "]");
     if (!frame || kself.length) errors.push("off-CPU functions: [off-cpu: " + a3 + "] " + (frame ? frame.join(" ") : "missing") + "; kernel functions with self time: " + kself.map((r) => r[col("Function")]).join(","));
-    // first by "waited in": the blocking caller, as stax top --off-cpu
-    if (col("Waited in") !== 0 || !funcs.length || funcs[0][col("Function")] !== a4)
-      errors.push("off-CPU functions: first by " + head[0] + " is '" + (funcs[0] || [])[col("Function")] + "', not " + a4);
+    // "waited in" (the first column): the REASON waits are charged to
+    // their blocking caller CALLER, as stax top --off-cpu does, and
+    // hardly any time to kernel functions (only stacks without a user
+    // frame: an exec; preemptions, which a busy machine makes many of,
+    // go to whatever ran)
+    const caller = funcs.find((r) => r[col("Function")] === a4);
+    const kwait = funcs.filter((r) => num(r[col("Waited in")]) > 0 && /\[kernel/.test(r[col("Module")]));
+    const kms = kwait.reduce((a, r) => a + num(r[0]), 0);
+    if (col("Waited in") !== 0 || !caller || !frame || !(num(caller[0]) >= 0.9 * num(frame[col("Self")])) || kms > 0.1 * num(frame[col("Self")]))
+      errors.push("off-CPU functions: " + a4 + " waited in '" + (caller ? caller[0] : "missing") + "', [off-cpu: " + a3 + "] '" + (frame ? frame[col("Self")] : "") +
+        "'; kernel functions waited in: " + kwait.map((r) => r[col("Function")]).join(","));
     await page.check("#kwaits");
     await until(page, () => window.stax.state.kernelWaits);
     const kf = (await tableRows(page, "p-funcs")).filter((r) => /\[kernel/.test(r[col("Module")]));
     if (!kf.length) errors.push("kernel frames of waits: no kernel function in the table");
-    out.push("off-CPU: " + a4 + " first (waited in " + (funcs[0] || [])[0] + "), [off-cpu: " + a3 + "] " + frame[col("Self")] + ", no kernel self time; " + kf.length + " kernel functions with the toggle");
+    out.push("off-CPU: " + a4 + " waited in " + (caller ? caller[0] : "?") + " of [off-cpu: " + a3 + "]'s " + frame[col("Self")] + ", no kernel self time; " + kf.length + " kernel functions with the toggle");
     await page.uncheck("#kwaits");
     await tab(page, "ltabs", "threads");
     const thead = await page.evaluate(() => Array.from(document.querySelectorAll("#p-threads th")).map((h) => h.textContent));
