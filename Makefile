@@ -105,9 +105,10 @@ $(B)/unit/%: tests/unit/%.c $(LIBOBJ)
 
 unit: $(UNIT_BIN)
 
-# the web page is written as HTML and compiled in as a string
-src/serve/page.c: src/serve/page.html src/serve/gen-page.sh
-	sh src/serve/gen-page.sh src/serve/page.html >$@
+# the web page is written as HTML and JavaScript and compiled in as strings
+PAGE_JS = src/serve/page-data.js src/serve/page-views.js src/serve/page-timeline.js src/serve/page-source.js src/serve/page-main.js
+src/serve/page.c: src/serve/page.html $(PAGE_JS) src/serve/gen-page.sh
+	sh src/serve/gen-page.sh src/serve/page.html $(PAGE_JS) >$@
 
 programs:
 	@$(MAKE) -s -C tests/programs

@@ -1,6 +1,20 @@
 /* serve.c - stax serve: HTTP endpoints over the views.
  *
- *   /               the page (page.c)
+ *   /               the page (page.c: page.html), /page.js its script
+ *   /api/profile    the whole recording for the page to compute every
+ *                   panel from (data.c: samples, stack tree, functions,
+ *                   threads, off-CPU intervals and their wakers)
+ *   /api/asm        ?node=I (a page node index of /api/profile's nodes)
+ *                   &v=VERSION: the disassembly of the function holding
+ *                   that frame's code, each instruction with its source
+ *                   line, and "nodes": [page node, instruction] for every
+ *                   frame whose code is in it; 404 {"error"} when there is
+ *                   none (kernel, JIT code, the binary gone), 409 when the
+ *                   recording changed since VERSION
+ *   /api/source     ?file=PATH: the text of a source file the recording
+ *                   names (a frame's or a function's file, or a line of a
+ *                   disassembly served); 403 for any other path, 404 when
+ *                   it cannot be read
  *   /flame.svg      view_flame_svg()            ?tid=N filters; ?mode=offcpu
  *                   or ?mode=wall weighs by time (record --off-cpu)
  *   /api/info       {"version" (changes on reload), "partial" (no end
@@ -33,12 +47,14 @@
  * SERVE_IDLE_SECONDS without a request.
  */
 #include "serve/serve.h"
+#include "serve/data.h"
 #include "view/flame_svg.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -55,6 +71,7 @@
 #define SERVE_MAX_CONNECTIONS 64
 #define SERVE_IDLE_SECONDS 30
 #define SERVE_LIB_WARNINGS 32   /* library warnings kept for the page */
+#define SERVE_MAX_SOURCE (8u << 20)
 
 /* libmicrohttpd (and the GnuTLS it brings) is opened when serve starts
  * (see load_library): linking it cost every command ~1.3 ms of start-up. */
@@ -94,6 +111,8 @@ struct server {
 	pthread_mutex_t wlock;
 	char *libwarn[SERVE_LIB_WARNINGS];
 	size_t nlibwarn;
+	struct serve_data data;  /* /api/profile, built on demand */
+	uint64_t data_version;   /* of data; 0: none */
 };
 
 static void warn_sink(void *arg, const char *msg)
@@ -281,6 +300,158 @@ static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned status, con
 	return reply(c, status, "text/plain; charset=utf-8", xstrdup(msg), strlen(msg));
 }
 
+/* /api/asm?node=I&v=VERSION (see the top of the file). */
+static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
+{
+	const char *ns = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
+	const char *vs = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "v");
+	struct serve_data *d = &s->data;
+	struct view_disasm da;
+	const struct prof_node *nd;
+	struct err err;
+	char *body = NULL;
+	size_t len = 0, i, k;
+	uint64_t node, ver;
+	FILE *out;
+	int rc;
+
+	if (!ns || !vs || parse_u64(ns, &node) || parse_u64(vs, &ver))
+		return text_reply(c, MHD_HTTP_BAD_REQUEST, "which frame? (?node=I&v=VERSION)\n");
+	if (ver != s->version || s->data_version != s->version)
+		return text_reply(c, MHD_HTTP_CONFLICT, "the recording changed: reload /api/profile\n");
+	if (node >= d->n)
+		return text_reply(c, MHD_HTTP_NOT_FOUND, "no such node\n");
+	nd = profile_node(&s->p, d->order[node]);
+	rc = view_disasm(&s->p, d->order[node], &da, &err);
+	out = open_memstream(&body, &len);
+	if (!out) {
+		view_disasm_release(&da);
+		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	fprintf(out, JSON_OPEN "\"version\":%" PRIu64 ",\"node\":%" PRIu64 ",\"function\":", s->version, node);
+	json_str(out, view_func_name(&s->p, nd->func));
+	if (rc) {
+		/* the addresses of the function's frames, for the page to
+		 * count without the code; a kernel function's as
+		 * NAME+0xOFFSET where this boot's kallsyms says so */
+		const struct prof_func *fn = profile_func(&s->p, nd->func);
+		uint64_t *addr = xmalloc((d->n + 1) * sizeof(*addr)), *off = xmalloc((d->n + 1) * sizeof(*off));
+		size_t *at = xmalloc((d->n + 1) * sizeof(*at));
+		fputs(",\"error\":", out);
+		json_str(out, err.msg);
+		fputs(",\"addrs\":[", out);
+		for (i = k = 0; i < d->n; i++) {
+			const struct prof_node *o = profile_node(&s->p, d->order[i]);
+			if (o->func != nd->func)
+				continue;
+			at[k] = i;
+			addr[k++] = o->addr - ((o->flags & NODE_F_RA) ? 1 : 0);
+		}
+		if (!fn || !fn->kernel || !view_kernel_offsets(fn->name, addr, k, off))
+			memset(off, 0xff, k * sizeof(*off));
+		for (i = 0; i < k; i++) {
+			fprintf(out, "%s[%zu,", i ? "," : "", at[i]);
+			json_addr(out, addr[i]);
+			if (off[i] != UINT64_MAX)
+				fprintf(out, ",\"+0x%" PRIx64 "\"", off[i]);
+			fputc(']', out);
+		}
+		fputs("]}\n", out);
+		free(addr);
+		free(off);
+		free(at);
+		fclose(out);
+		return reply(c, MHD_HTTP_NOT_FOUND, "application/json", body, len);
+	}
+	fputs(",\"path\":", out);
+	json_str(out, da.path);
+	fputs(",\"start\":", out);
+	json_addr(out, da.start);
+	fprintf(out, ",\"size\":%" PRIu64 ",\"instructions\":[", da.size);
+	for (i = 0; i < da.n; i++) {
+		const struct view_insn *in = &da.insns[i];
+		fputs(i ? ",{\"addr\":" : "{\"addr\":", out);
+		json_addr(out, in->addr);
+		fputs(",\"asm\":", out);
+		json_str(out, in->text);
+		if (in->undecoded)
+			fputs(",\"undecoded\":true", out);
+		if (in->file && in->line) { /* line 0: code of no source line */
+			fputs(",\"file\":", out);
+			json_str(out, in->file);
+			fprintf(out, ",\"line\":%u", in->line);
+			serve_data_allow(d, in->file);
+		}
+		fputc('}', out);
+	}
+	fputs("],\"nodes\":[", out);
+	for (i = k = 0; i < d->n; i++) {
+		long row = view_disasm_row(&s->p, &da, d->order[i]);
+		if (row >= 0)
+			fprintf(out, "%s[%zu,%ld]", k++ ? "," : "", i, row);
+	}
+	fputs("]}\n", out);
+	fclose(out);
+	view_disasm_release(&da);
+	return reply(c, MHD_HTTP_OK, "application/json", body, len);
+}
+
+/* /api/source?file=PATH: a regular file the recording names, as text. */
+static enum MHD_Result source_reply(struct server *s, struct MHD_Connection *c)
+{
+	const char *path = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "file");
+	struct stat st;
+	char *body;
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	if (!path || !*path)
+		return text_reply(c, MHD_HTTP_BAD_REQUEST, "which file? (?file=PATH)\n");
+	if (!serve_data_allowed(&s->data, path))
+		return text_reply(c, MHD_HTTP_FORBIDDEN, "not a source file of this recording\n");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > SERVE_MAX_SOURCE) {
+		char msg[600];
+		snprintf(msg, sizeof(msg), "cannot read %s: %s\n", path,
+			 fd < 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : "too big");
+		if (fd >= 0)
+			close(fd);
+		return text_reply(c, MHD_HTTP_NOT_FOUND, msg);
+	}
+	body = xmalloc((size_t)st.st_size + 1);
+	while (got < (size_t)st.st_size && (n = read(fd, body + got, (size_t)st.st_size - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	return reply(c, MHD_HTTP_OK, "text/plain; charset=utf-8", body, got);
+}
+
+/* The page's own endpoints: its script, its data, disassembly and
+ * source; -1 (as an MHD_Result) when url is none of them. */
+static int page_request(struct server *s, struct MHD_Connection *c, const char *url)
+{
+	if (!strcmp(url, "/page.js"))
+		return reply(c, MHD_HTTP_OK, "text/javascript; charset=utf-8", xstrdup(serve_page_js),
+			     strlen(serve_page_js));
+	if (strcmp(url, "/api/profile") && strcmp(url, "/api/asm") && strcmp(url, "/api/source"))
+		return -1;
+	if (!refresh(s))
+		return text_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, s->err.msg);
+	if (s->data_version != s->version) {
+		serve_data_build(&s->p, path_base(s->o->path), s->version, &s->data);
+		s->data_version = s->version;
+	}
+	if (!strcmp(url, "/api/asm"))
+		return asm_reply(s, c);
+	if (!strcmp(url, "/api/source"))
+		return source_reply(s, c);
+	{
+		char *body = xmalloc(s->data.len + 1);
+		memcpy(body, s->data.json, s->data.len);
+		return reply(c, MHD_HTTP_OK, "application/json", body, s->data.len);
+	}
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -302,6 +473,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", xstrdup(serve_page), strlen(serve_page));
 	if (!strcmp(url, "/favicon.ico"))
 		return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", xstrdup(""), 0);
+	{
+		int r = page_request(s, c, url);
+		if (r >= 0)
+			return (enum MHD_Result)r;
+	}
 	if (strcmp(url, "/flame.svg") && strcmp(url, "/api/info") && strcmp(url, "/api/top") &&
 	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs") && strcmp(url, "/api/annotate") &&
 	    strcmp(url, "/api/timeline") && strcmp(url, "/api/callers") && strcmp(url, "/api/callees") &&
@@ -326,7 +502,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!out)
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	if (!strcmp(url, "/flame.svg")) {
-		struct svg_opts so = { NULL, NULL, -1, false, FLAME_SAMPLES, false, false };
+		struct svg_opts so = { .min_pct = -1, .weight = FLAME_SAMPLES };
 		char title[300];
 		snprintf(title, sizeof(title), "%s%s", path_base(s->o->path), s->p.partial ? " (recording)" : "");
 		const char *mode = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
@@ -492,6 +668,7 @@ static int run(struct server *s, struct err *e)
 	note("serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)", o->path, s->port);
 	sigwait(&set, &sig);
 	mhd.stop_daemon(d);
+	serve_data_release(&s->data);
 	if (s->loaded)
 		profile_release(&s->p);
 	return 0;

@@ -29,7 +29,8 @@ struct serve_opts {
 struct err;
 int serve_run(const struct serve_opts *o, struct err *e);
 
-/* The page (HTML with its script and style inline). */
+/* The page (HTML with its style) and its script (page.c, generated). */
 extern const char serve_page[];
+extern const char serve_page_js[];
 
 #endif

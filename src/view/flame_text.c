@@ -150,7 +150,8 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 		kept = calltree_add_profile(&t, p, f, 0, o->inverted ? CALLTREE_INVERTED : 0);
 	else
 		kept = calltree_add_time(&t, p, f, 0, (o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU) |
-					 (o->inverted ? CALLTREE_INVERTED : 0));
+					 (o->inverted ? CALLTREE_INVERTED : 0) |
+					 (o->kernel_waits ? CALLTREE_KERNEL_WAITS : 0));
 	if (o->folded) {
 		print_folded(&t, o->max_depth, out);
 		calltree_release(&t);

@@ -215,11 +215,27 @@ out:
 	free(frames);
 }
 
+/* The off-CPU stack of interval oc as top counts it: function ids, leaf
+ * first, in frames (the kernel's frames folded, view_offcpu_frames()),
+ * and in *self the index of the one its time is the self time of: the
+ * blocking caller (view_blocking_frame()). With kernel_waits, the stack
+ * as recorded and its leaf. */
+static size_t offcpu_funcs(const struct profile *p, const struct rec_offcpu *oc, bool kernel_waits,
+			   struct prof_frame *pf, uint32_t *frames, size_t *self)
+{
+	size_t nf = view_offcpu_frames(p, oc->stack, kernel_waits, pf, MAX_DEPTH), j;
+	*self = kernel_waits ? 0 : view_blocking_frame(p, pf, nf);
+	for (j = 0; j < nf; j++)
+		frames[j] = pf[j].func;
+	return nf;
+}
+
 void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out)
 {
 	struct top_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
 	uint64_t *stamp = xcalloc(p->nfuncs + 1, sizeof(*stamp));
 	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	struct prof_frame *pf = o->off_cpu ? xmalloc(MAX_DEPTH * sizeof(*pf)) : NULL;
 	uint64_t kept = 0;
 	size_t i, j, n = 0, limit;
 
@@ -231,26 +247,24 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		rows[i].func = (uint32_t)i;
 	/* with --off-cpu the items are intervals weighted by microseconds */
 	for (i = 0; i < (o->off_cpu ? p->noffcpu : p->nsamples); i++) {
-		uint32_t stack;
 		uint64_t w = 1;
-		size_t nf;
+		size_t nf, self = 0;
 		if (o->off_cpu) {
 			const struct rec_offcpu *oc = &p->offcpu[i];
 			if (!view_keep_offcpu(p, f, oc))
 				continue;
-			stack = oc->stack;
 			w = oc->duration / 1000;
+			nf = offcpu_funcs(p, oc, o->kernel_waits, pf, frames, &self);
 		} else {
 			const struct rec_sample *s = &p->samples[i];
 			if (!view_keep(p, f, s))
 				continue;
-			stack = s->stack;
+			nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
 		}
 		kept += w;
-		nf = profile_stack_funcs(p, stack, frames, MAX_DEPTH);
 		if (!nf)
 			continue;
-		rows[frames[0]].self += w;
+		rows[frames[self]].self += w;
 		for (j = 0; j < nf; j++) {
 			if (stamp[frames[j]] == i + 1)
 				continue; /* recursion: count a function once per sample */
@@ -304,4 +318,5 @@ out:
 	free(rows);
 	free(stamp);
 	free(frames);
+	free(pf);
 }
