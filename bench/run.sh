@@ -511,9 +511,10 @@ m7=0 n7=0
 # make's objects but cmd/'s, and only those whose source still exists (a
 # file moved to another directory leaves its old object behind)
 lib_objs() {
-	for _o in build/src/*/*.o; do
+	for _o in build/src/*/*.o build/gen/page.o; do
 		_s=${_o#build/}
 		case $_o in build/src/cmd/*) continue ;; esac
+		case $_o in build/gen/*) [ -f "$_o" ] && echo "$_o"; continue ;; esac
 		[ -f "${_s%.o}.c" ] && echo "$_o"
 	done
 }

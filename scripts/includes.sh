@@ -79,7 +79,7 @@ done
 		sub(/^[^"]*"/, "", inc)
 		sub(/".*/, "", inc)
 		if (inc !~ /\//)
-			next # a header beside the file (page.c'"'"'s, generated)
+			next # a generated header beside the file (the BPF skeleton)
 		name = file
 		sub(/^src\//, "", name)
 		own = ""
