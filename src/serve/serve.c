@@ -217,11 +217,28 @@ static int cmp_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Replace what a view wrote to out before it failed with
+ * {"json_version":N,"error":MSG} (and "inlined_into" when the function
+ * is only ever inlined), and close out. */
+static void error_json(FILE *out, const char *msg, const char *holder)
+{
+	struct jw w;
+	fflush(out);
+	rewind(out);
+	jw_begin(&w, out);
+	jw_str(&w, "error", msg);
+	if (holder)
+		jw_str(&w, "inlined_into", holder);
+	jw_end(&w);
+	fclose(out);
+}
+
 /* The leaf addresses of samples whose leaf function is named name. */
 static void addrs_json(const struct profile *p, const struct view_filter *f, const char *name, FILE *out)
 {
 	struct addr_row *rows = NULL;
 	size_t n = 0, cap = 0, i, j;
+	struct jw w;
 	uint64_t total = 0;
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
@@ -240,9 +257,11 @@ static void addrs_json(const struct profile *p, const struct view_filter *f, con
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_addr);
-	fputs(JSON_OPEN "\"function\":", out);
-	json_str(out, name);
-	fprintf(out, ",\"samples\":%" PRIu64 ",\"annotate\":false,\"addrs\":[", total);
+	jw_begin(&w, out);
+	jw_str(&w, "function", name);
+	jw_u64(&w, "samples", total);
+	jw_bool(&w, "annotate", false);
+	jw_array(&w, "addrs");
 	for (i = 0; i < n && i < 200; i++) {
 		const struct prof_node *nd = profile_node(p, rows[i].node);
 		const struct prof_func *fn = profile_func(p, nd->func);
@@ -251,13 +270,16 @@ static void addrs_json(const struct profile *p, const struct view_filter *f, con
 			const struct prof_mapping *m = &p->maps[nd->mapping - 1];
 			off = rows[i].addr - m->start + m->pgoff;
 		}
-		fprintf(out, "%s{\"addr\":\"0x%" PRIx64 "\",\"file_offset\":\"0x%" PRIx64 "\",\"module\":",
-			i ? "," : "", rows[i].addr, off);
-		json_str(out, fn ? fn->module : "[unknown]");
-		fprintf(out, ",\"samples\":%" PRIu64 ",\"pct\":%.2f}", rows[i].samples,
-			total ? 100.0 * rows[i].samples / total : 0);
+		jw_object(&w, NULL);
+		jw_addr(&w, "addr", rows[i].addr);
+		jw_addr(&w, "file_offset", off);
+		jw_str(&w, "module", fn ? fn->module : "[unknown]");
+		jw_u64(&w, "samples", rows[i].samples);
+		jw_double(&w, "pct", total ? 100.0 * rows[i].samples / total : 0, 2);
+		jw_object_end(&w);
 	}
-	fputs("]}\n", out);
+	jw_array_end(&w);
+	jw_end(&w);
 	free(rows);
 }
 
@@ -308,6 +330,7 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 	struct serve_data *d = &s->data;
 	struct view_disasm da;
 	const struct prof_node *nd;
+	struct jw w;
 	struct err err;
 	char *body = NULL;
 	size_t len = 0, i, k;
@@ -328,8 +351,10 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 		view_disasm_release(&da);
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	}
-	fprintf(out, JSON_OPEN "\"version\":%" PRIu64 ",\"node\":%" PRIu64 ",\"function\":", s->version, node);
-	json_str(out, view_func_name(&s->p, nd->func));
+	jw_begin(&w, out);
+	jw_u64(&w, "version", s->version);
+	jw_u64(&w, "node", node);
+	jw_str(&w, "function", view_func_name(&s->p, nd->func));
 	if (rc) {
 		/* the addresses of the function's frames, for the page to
 		 * count without the code; a kernel function's as
@@ -337,9 +362,8 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 		const struct prof_func *fn = profile_func(&s->p, nd->func);
 		uint64_t *addr = xmalloc((d->n + 1) * sizeof(*addr)), *off = xmalloc((d->n + 1) * sizeof(*off));
 		size_t *at = xmalloc((d->n + 1) * sizeof(*at));
-		fputs(",\"error\":", out);
-		json_str(out, err.msg);
-		fputs(",\"addrs\":[", out);
+		jw_str(&w, "error", err.msg);
+		jw_array(&w, "addrs");
 		for (i = k = 0; i < d->n; i++) {
 			const struct prof_node *o = profile_node(&s->p, d->order[i]);
 			if (o->func != nd->func)
@@ -350,47 +374,52 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 		if (!fn || !fn->kernel || !view_kernel_offsets(fn->name, addr, k, off))
 			memset(off, 0xff, k * sizeof(*off));
 		for (i = 0; i < k; i++) {
-			fprintf(out, "%s[%zu,", i ? "," : "", at[i]);
-			json_addr(out, addr[i]);
+			jw_array(&w, NULL);
+			jw_u64(&w, NULL, at[i]);
+			jw_addr(&w, NULL, addr[i]);
 			if (off[i] != UINT64_MAX)
-				fprintf(out, ",\"+0x%" PRIx64 "\"", off[i]);
-			fputc(']', out);
+				jw_raw(&w, NULL, "\"+0x%" PRIx64 "\"", off[i]);
+			jw_array_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 		free(addr);
 		free(off);
 		free(at);
 		fclose(out);
 		return reply(c, MHD_HTTP_NOT_FOUND, "application/json", body, len);
 	}
-	fputs(",\"path\":", out);
-	json_str(out, da.path);
-	fputs(",\"start\":", out);
-	json_addr(out, da.start);
-	fprintf(out, ",\"size\":%" PRIu64 ",\"instructions\":[", da.size);
+	jw_str(&w, "path", da.path);
+	jw_addr(&w, "start", da.start);
+	jw_u64(&w, "size", da.size);
+	jw_array(&w, "instructions");
 	for (i = 0; i < da.n; i++) {
 		const struct view_insn *in = &da.insns[i];
-		fputs(i ? ",{\"addr\":" : "{\"addr\":", out);
-		json_addr(out, in->addr);
-		fputs(",\"asm\":", out);
-		json_str(out, in->text);
+		jw_object(&w, NULL);
+		jw_addr(&w, "addr", in->addr);
+		jw_str(&w, "asm", in->text);
 		if (in->undecoded)
-			fputs(",\"undecoded\":true", out);
+			jw_bool(&w, "undecoded", true);
 		if (in->file && in->line) { /* line 0: code of no source line */
-			fputs(",\"file\":", out);
-			json_str(out, in->file);
-			fprintf(out, ",\"line\":%u", in->line);
+			jw_str(&w, "file", in->file);
+			jw_u64(&w, "line", in->line);
 			serve_data_allow(d, in->file);
 		}
-		fputc('}', out);
+		jw_object_end(&w);
 	}
-	fputs("],\"nodes\":[", out);
-	for (i = k = 0; i < d->n; i++) {
+	jw_array_end(&w);
+	jw_array(&w, "nodes");
+	for (i = 0; i < d->n; i++) {
 		long row = view_disasm_row(&s->p, &da, d->order[i]);
-		if (row >= 0)
-			fprintf(out, "%s[%zu,%ld]", k++ ? "," : "", i, row);
+		if (row >= 0) {
+			jw_array(&w, NULL);
+			jw_u64(&w, NULL, i);
+			jw_i64(&w, NULL, row);
+			jw_array_end(&w);
+		}
 	}
-	fputs("]}\n", out);
+	jw_array_end(&w);
+	jw_end(&w);
 	fclose(out);
 	view_disasm_release(&da);
 	return reply(c, MHD_HTTP_OK, "application/json", body, len);
@@ -516,23 +545,26 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		type = "image/svg+xml";
 		view_flame_svg(&s->p, &f, &so, out);
 	} else if (!strcmp(url, "/api/info")) {
+		struct jw w;
 		size_t i;
-		fprintf(out, JSON_OPEN "\"version\":%" PRIu64 ",\"partial\":%s,\"samples\":%zu,\"off_cpu\":%s,"
-			"\"live\":%s,\"warnings\":[", s->version, s->p.partial ? "true" : "false",
-			s->p.nsamples, s->p.noffcpu ? "true" : "false", s->p.partial && s->p.live ? "true" : "false");
-		for (i = 0; i < s->nwarn; i++) {
-			fputs(i ? "," : "", out);
-			json_str(out, s->warn[i].text);
-		}
+		jw_begin(&w, out);
+		jw_u64(&w, "version", s->version);
+		jw_bool(&w, "partial", s->p.partial);
+		jw_u64(&w, "samples", s->p.nsamples);
+		jw_bool(&w, "off_cpu", s->p.noffcpu);
+		jw_bool(&w, "live", s->p.partial && s->p.live);
+		jw_array(&w, "warnings");
+		for (i = 0; i < s->nwarn; i++)
+			jw_str(&w, NULL, s->warn[i].text);
 		pthread_mutex_lock(&s->wlock);
-		for (i = 0; i < s->nlibwarn; i++) {
-			fputs(i || s->nwarn ? "," : "", out);
-			json_str(out, s->libwarn[i]);
-		}
+		for (i = 0; i < s->nlibwarn; i++)
+			jw_str(&w, NULL, s->libwarn[i]);
 		pthread_mutex_unlock(&s->wlock);
-		fputs("],\"info\":", out);
+		jw_array_end(&w);
+		/* the view writes the value itself, a whole document */
+		jw_key(&w, "info");
 		view_info(&s->p, &f, true, out);
-		fputs("}\n", out);
+		jw_end(&w);
 	} else if (!strcmp(url, "/api/top")) {
 		struct top_opts to = { .limit = 100, .json = true };
 		view_top(&s->p, &f, &to, out);
@@ -563,27 +595,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		} else if (!strcmp(url, "/api/callers") || !strcmp(url, "/api/callees")) {
 			struct peek_opts po = { .callees = !strcmp(url, "/api/callees"), .json = true, .limit = 30 };
 			if (view_peek(&s->p, &f, fn, &po, out, &err)) {
-				fflush(out);
-				rewind(out);
-				fputs(JSON_OPEN "\"error\":", out);
-				json_str(out, err.msg);
-				fputs("}\n", out);
-				fclose(out);
+				error_json(out, err.msg, NULL);
 				return reply(c, MHD_HTTP_NOT_FOUND, type, body, strlen(body));
 			}
 		} else if (view_annotate(&s->p, &f, fn, true, false, out, &err)) {
 			const char *holder = inline_holder(&s->p, fn);
 			/* drop what view_annotate wrote before it failed */
-			fflush(out);
-			rewind(out);
-			fputs(JSON_OPEN "\"error\":", out);
-			json_str(out, err.msg);
-			if (holder) {
-				fputs(",\"inlined_into\":", out);
-				json_str(out, holder);
-			}
-			fputs("}\n", out);
-			fclose(out);
+			error_json(out, err.msg, holder);
 			return reply(c, MHD_HTTP_NOT_FOUND, type, body, strlen(body));
 		}
 	}

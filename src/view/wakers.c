@@ -299,39 +299,46 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	if (nfns)
 		qsort(fns, nfns, sizeof(*fns), cmp_fn);
 	if (o->json) {
-		fputs(JSON_OPEN, out);
-		if (o->through) {
-			fputs("\"through\":", out);
-			json_str(out, o->through);
-			fputc(',', out);
-		}
-		fprintf(out, "\"wakers_recorded\":%s,\"off_cpu_ms\":%.3f,\"waits\":%" PRIu64
-			",\"wakers\":[", rec ? "true" : "false", total / 1e6, waits);
+		struct jw w;
+		jw_begin(&w, out);
+		if (o->through)
+			jw_str(&w, "through", o->through);
+		jw_bool(&w, "wakers_recorded", rec);
+		jw_double(&w, "off_cpu_ms", total / 1e6, 3);
+		jw_u64(&w, "waits", waits);
+		jw_array(&w, "wakers");
 		lim = o->limit && o->limit < nrows ? o->limit : nrows;
 		for (i = 0; i < lim; i++) {
 			const struct wk_row *r = &rows[i];
-			fprintf(out, "%s{\"waker\":", i ? "," : "");
-			json_str(out, r->label);
-			fprintf(out, ",\"kind\":\"%s\"", r->kind < 0 ? (rec ? "not_seen" : "not_recorded") : r->kind == WAKER_IRQ ? "irq" :
+			jw_object(&w, NULL);
+			jw_str(&w, "waker", r->label);
+			jw_str(&w, "kind", r->kind < 0 ? (rec ? "not_seen" : "not_recorded") : r->kind == WAKER_IRQ ? "irq" :
 				r->kind == WAKER_SOFTIRQ ? "softirq" : r->kind == WAKER_OTHER ? "other_process" : "thread");
-			if (r->kind == WAKER_THREAD || r->kind == WAKER_OTHER)
-				fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
-			fprintf(out, ",\"off_cpu_ms\":%.3f,\"pct\":%.2f,\"waits\":%" PRIu64 "}", r->ns / 1e6,
-				total ? 100.0 * r->ns / total : 0.0, r->waits);
+			if (r->kind == WAKER_THREAD || r->kind == WAKER_OTHER) {
+				jw_u64(&w, "pid", r->pid);
+				jw_u64(&w, "tid", r->tid);
+			}
+			jw_double(&w, "off_cpu_ms", r->ns / 1e6, 3);
+			jw_double(&w, "pct", total ? 100.0 * r->ns / total : 0.0, 2);
+			jw_u64(&w, "waits", r->waits);
+			jw_object_end(&w);
 		}
-		fputs("],\"functions\":[", out);
+		jw_array_end(&w);
+		jw_array(&w, "functions");
 		lim = o->limit && o->limit < nfns ? o->limit : nfns;
 		for (i = 0; i < lim; i++) {
 			const struct prof_func *fn = profile_func(p, fns[i].func);
-			fprintf(out, "%s{\"name\":", i ? "," : "");
-			json_str(out, view_func_name(p, fns[i].func));
-			fputs(",\"module\":", out);
-			json_str(out, fn->module);
-			fprintf(out, ",\"kernel\":%s,\"off_cpu_ms\":%.3f,\"pct\":%.2f,\"waits\":%" PRIu64 "}",
-				fn->kernel ? "true" : "false", fns[i].ns / 1e6,
-				total ? 100.0 * fns[i].ns / total : 0.0, fns[i].waits);
+			jw_object(&w, NULL);
+			jw_str(&w, "name", view_func_name(p, fns[i].func));
+			jw_str(&w, "module", fn->module);
+			jw_bool(&w, "kernel", fn->kernel);
+			jw_double(&w, "off_cpu_ms", fns[i].ns / 1e6, 3);
+			jw_double(&w, "pct", total ? 100.0 * fns[i].ns / total : 0.0, 2);
+			jw_u64(&w, "waits", fns[i].waits);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 	} else if (!p->noffcpu) {
 		fprintf(out, "no off-CPU time in this recording (record with stax record --off-cpu)\n");
 	} else {
