@@ -791,7 +791,9 @@ static void add_init_fini(Elf *elf, struct utable *t)
 		long i0 = utable_row_index(t, at[f]), i1 = utable_row_index(t, at[f] + a + 4);
 		if (t->nrows && (i0 != i1 || (i0 >= 0 && t->rule[i0] != UR_FP)))
 			continue;
-		if (nx && x[nx - 1].end > at[f])
+		/* not over _init's rows (a DT_FINI inside _init); _fini may
+		 * come first in the address space (insert_ranges sorts) */
+		if (nx && at[f] < x[nx - 1].end && at[f] + a + 5 > x[0].start)
 			continue;
 		r.cfa_off = 8;
 		uint16_t r8 = rule_add(t, &r);
@@ -801,13 +803,6 @@ static void add_init_fini(Elf *elf, struct utable *t)
 		x[nx++] = (struct xrange){ at[f] + pre + 4, at[f] + a + 4, r16 };
 		x[nx++] = (struct xrange){ at[f] + a + 4, at[f] + a + 5, r8 };
 	}
-	/* DT_FINI before DT_INIT in the file: sorted */
-	if (nx == 6 && x[0].start > x[3].start)
-		for (int i = 0; i < 3; i++) {
-			struct xrange tmp = x[i];
-			x[i] = x[i + 3];
-			x[i + 3] = tmp;
-		}
 	if (nx)
 		insert_ranges(t, x, nx);
 }

@@ -2,7 +2,7 @@
  * for code without CFI (signal trampolines found by their bytes), on
  * small ELF files written here with their sections where an odd or
  * crafted file may put them: at address 0, out of address order, back to
- * back, running into the CFI. Each table is checked against the
+ * back, running into the CFI; and for glibc's _init and _fini. Each table is checked against the
  * invariants of table.h (rows sorted, no two equal neighbours, the last
  * a gap row) and looked up around every trampoline.
  *
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "unwind/table.h"
-#include "unwind/x86_64.h"
+#include "unwind/unwind.h"
 
 /* mov $15,%rax; syscall (rt_sigreturn), as musl's __restore_rt */
 static const uint8_t tramp[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
@@ -238,6 +238,41 @@ static void test_into_cfi(void)
 	utable_free(t);
 }
 
+/* glibc's crti.o _init and _fini (no CFI), found by DT_INIT and DT_FINI:
+ * here _fini at a lower address than _init */
+static void test_init_fini(void)
+{
+	static const uint8_t fini[] = { 0x48, 0x83, 0xec, 0x08, 0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	static const uint8_t init[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec, 0x08, 0x90,
+					0x48, 0x83, 0xc4, 0x08, 0xc3 };
+	uint8_t code[48];
+	memset(code, 0xcc, sizeof(code));
+	memcpy(code, fini, sizeof(fini));
+	memcpy(code + 0x10, init, sizeof(init));
+	Elf64_Dyn dyn[] = { { DT_INIT, { 0x1010 } }, { DT_FINI, { 0x1000 } }, { DT_NULL, { 0 } } };
+	struct sec s[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, code, sizeof(code) },
+		{ ".dynamic", SHT_DYNAMIC, SHF_ALLOC | SHF_WRITE, 0x2000, (const uint8_t *)dyn, sizeof(dyn) },
+	};
+	struct utable *t = utable_load(write_elf("init-fini", s, 2));
+	/* CFA = rsp + 8 at the sub, rsp + 16 up to the add, rsp + 8 at the ret */
+	static const struct { uint64_t at; int32_t cfa; } want[] = {
+		{ 0x1000, 8 }, { 0x1004, 16 }, { 0x1007, 16 }, { 0x1008, 8 },
+		{ 0x1010, 8 }, { 0x1017, 8 }, { 0x1018, 16 }, { 0x101c, 16 }, { 0x101d, 8 },
+	};
+	bool ok = t && rows_valid(t) && kind_at(t, 0x1009) == UR_FP && kind_at(t, 0x101e) == UR_FP;
+	for (size_t i = 0; ok && i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct urule *r = utable_find(t, want[i].at);
+		if (r->kind != UR_NORMAL || r->cfa_reg != UNW_RSP || r->cfa_off != want[i].cfa) {
+			printf("# %#llx: kind %d, CFA rsp + %d\n", (unsigned long long)want[i].at, r->kind,
+			       r->cfa_off);
+			ok = false;
+		}
+	}
+	CHECK(ok, "_init and _fini without CFI (_fini first): rows for both");
+	utable_free(t);
+}
+
 int main(void)
 {
 	/* no entries in the user's table cache */
@@ -250,6 +285,7 @@ int main(void)
 	test_out_of_order();
 	test_back_to_back();
 	test_into_cfi();
+	test_init_fini();
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
