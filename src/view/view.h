@@ -146,6 +146,12 @@ const char *view_func_name(const struct profile *p, uint32_t func);
  * frame), "kernel". */
 struct jw;
 void view_json_func(struct jw *w, const struct prof_func *fn);
+/* "self_pct" and "total_pct": self and total as shares of all, two
+ * decimals (0 when all is 0). */
+void view_json_pcts(struct jw *w, uint64_t self, uint64_t total, uint64_t all);
+/* The line a view prints when it has no samples to show: "no samples
+ * match the filter", or "no samples in this recording". */
+void view_no_samples(const struct profile *p, FILE *out);
 /* The function a user names on the command line (annotate, callers,
  * callees): by name (or label), or by 0xADDRESS of one of its frames.
  * Marks in set[] (p->nfuncs + 1 entries) the ids of that name in its
