@@ -45,7 +45,9 @@ B = build
 BIN = stax
 # *.bpf.c are BPF programs (the rules below), not stax's own code
 SRC := $(shell find src -name '*.c' ! -name '*.bpf.c' | sort)
-OBJ := $(SRC:%.c=$(B)/%.o)
+# the web page (src/serve/page.html and its scripts) becomes C strings
+# at build time: $(B)/gen/page.c, compiled with the rest
+OBJ := $(SRC:%.c=$(B)/%.o) $(B)/gen/page.o
 LIBOBJ := $(filter-out $(B)/src/main.o $(B)/src/cmd/%,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
@@ -105,9 +107,14 @@ $(B)/unit/%: tests/unit/%.c $(LIBOBJ)
 
 unit: $(UNIT_BIN)
 
-# the web page is written as HTML and compiled in as a string
-src/serve/page.c: src/serve/page.html src/serve/gen-page.sh
-	sh src/serve/gen-page.sh src/serve/page.html >$@
+# the web page is written as HTML and JavaScript and compiled in as
+# strings (gen-page.sh); the scripts in this order, one after another
+PAGE_JS = src/serve/page-data.js src/serve/page-views.js src/serve/page-timeline.js src/serve/page-source.js src/serve/page-main.js
+$(B)/gen/page.c: src/serve/page.html $(PAGE_JS) src/serve/gen-page.sh
+	@mkdir -p $(dir $@)
+	sh src/serve/gen-page.sh src/serve/page.html $(PAGE_JS) >$@.tmp && mv $@.tmp $@
+$(B)/gen/page.o: $(B)/gen/page.c | deps
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
 programs:
 	@$(MAKE) -s -C tests/programs

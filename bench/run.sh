@@ -15,8 +15,8 @@
 # BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
-# long (10), crash (11), real (12, 12b), moment (13); section 6 comes with
-# record or answer. Example:
+# long (10), crash (11), real (12, 12b), page (13), moment (14); section 6
+# comes with record or answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -50,8 +50,8 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | moment) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, moment)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | page | moment) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, page, moment)" ;; esac
 done
 [ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
@@ -71,12 +71,12 @@ if [ "$QUICK" = 1 ]; then
 	REPS=1 REPS_TRUE=1 REPS12=1 XZ_BYTES=100000 PY_N=300000 SCALE=0.04
 	BIG_SCALE=1 DW_SCALE=0.7
 	SB_FUNCS=100 SB_SECS=0.5 SYN_SAMPLES=20000 SYN_ADDRS=2000 PP_N=5000 REPS_SW=1
-	LONG_S=2
+	LONG_S=2 PAGE_HZ=999 PAGE_S=1 REPS_PAGE=1
 else
 	REPS=3 REPS_TRUE=5 REPS12=5 XZ_BYTES=2000000 PY_N=20000000 SCALE=0.6
 	BIG_SCALE=70 DW_SCALE=22
 	SB_FUNCS=4000 SB_SECS=50 SYN_SAMPLES=1000000 SYN_ADDRS=50000 PP_N=200000 REPS_SW=5
-	LONG_S=60
+	LONG_S=60 PAGE_HZ=40000 PAGE_S=25 REPS_PAGE=3
 fi
 
 # --- workloads ----------------------------------------------------------
@@ -511,9 +511,10 @@ m7=0 n7=0
 # make's objects but cmd/'s, and only those whose source still exists (a
 # file moved to another directory leaves its old object behind)
 lib_objs() {
-	for _o in build/src/*/*.o; do
+	for _o in build/src/*/*.o build/gen/page.o; do
 		_s=${_o#build/}
 		case $_o in build/src/cmd/*) continue ;; esac
+		case $_o in build/gen/*) [ -f "$_o" ] && echo "$_o"; continue ;; esac
 		[ -f "${_s%.o}.c" ] && echo "$_o"
 	done
 }
@@ -1142,7 +1143,85 @@ tsv T 12b "measured (no target): what the unwind table of the largest module cos
 tsv N 12b "bench/bench_tables.c loads the library with utable_load() 5 times, as the recorder does the first time a sample lands in it: with the cache off (STAX_NO_CACHE=1) each load compiles the CFI; with --cache DIR (an empty directory as XDG_CACHE_HOME, filled by one load in another process first) each load reads the cache entry, checks it and rebuilds the page index, and every one must come from the cache (else not met)."
 fi # real
 
-# --- 13: the in-kernel reader (issue 30) ------------------------------------
+# --- 13: the page: time to first draw ------------------------------------
+# stax serve's page on a recording of 1,000 threads (manythreads-fp) at
+# PAGE_HZ for PAGE_S seconds: about two million samples at full scale on
+# two idle cores (cpu-clock samples the CPU time the threads got: a busy
+# machine gives fewer; the count is in the rows; stax wait cannot stop it
+# at a count, as the recorder writes its chunks behind when it is this
+# busy). Each repetition starts
+# a fresh server twice: once for the server's /api/profile alone (build
+# and send, curl), once for the page in headless chromium (node
+# tests/e2e/browser.js draw: fetch, parse, compute, draw, then a third of
+# the recording selected on the timeline, every panel recomputed).
+if want page; then
+say "page"
+PG=$W/page.data
+rm -f "$PG" "$PG.old" "$W/page.tsv"
+$STAX record -q --unwind fp -m 64M -F "$PAGE_HZ" -o "$PG" -- "$PROG/manythreads-fp" 1000 "$PAGE_S" >/dev/null 2>"$W/page.rec.err"
+PGN=$($STAX info --json -i "$PG" 2>/dev/null | grep -o '"samples":[0-9]*' | head -n 1 | cut -d: -f2)
+NPMD=node_modules
+pg_why=""
+command -v node >/dev/null 2>&1 || pg_why="node is not installed"
+[ -z "$pg_why" ] && [ ! -f "build/npm/$NPMD/playwright-core/package.json" ] && pg_why="playwright-core is not in build/npm (make test-deps)"
+[ -z "$pg_why" ] && [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] && pg_why="chromium is not installed"
+[ -z "$pg_why" ] && [ -z "$PGN" ] && pg_why="the recording failed: $(head -n 1 "$W/page.rec.err")"
+# pg_serve: a fresh server on $PG; sets PGP (its port) and PGPID
+pg_serve() {
+	: >"$W/page.serve.err"
+	$STAX serve -i "$PG" --port 0 </dev/null >/dev/null 2>"$W/page.serve.err" &
+	PGPID=$!
+	PGP=""
+	k=0
+	while [ -z "$PGP" ] && [ "$k" -lt 600 ] && kill -0 "$PGPID" 2>/dev/null; do
+		sleep 0.1
+		PGP=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$W/page.serve.err")
+		k=$((k + 1))
+	done
+}
+rep=1
+while [ -z "$pg_why" ] && [ "$rep" -le "$REPS_PAGE" ]; do
+	pg_serve
+	api=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$PGP/api/profile" 2>/dev/null)
+	kill "$PGPID" 2>/dev/null; wait "$PGPID" 2>/dev/null
+	pg_serve
+	js=$(timeout 300 node tests/e2e/browser.js draw "http://127.0.0.1:$PGP/" 2>/dev/null | tail -n 1)
+	kill "$PGPID" 2>/dev/null; wait "$PGPID" 2>/dev/null
+	first=$(echo "$js" | sed -n 's/.*"firstDraw":\([0-9.]*\).*/\1/p')
+	range=$(echo "$js" | sed -n 's/.*"range":\([0-9.]*\).*/\1/p')
+	thr=$(echo "$js" | sed -n 's/.*"threads":\([0-9]*\).*/\1/p')
+	printf '%s\t%s\t%s\t%s\t%s\n' "$rep" "$(awk -v t="${api:-}" 'BEGIN { print (t ~ /^[0-9.]+$/ && t > 0) ? t * 1000 : "-" }')" "${first:--}" "${range:--}" "${thr:--}" >>"$W/page.tsv"
+	rep=$((rep + 1))
+done
+tsv S 13 "13. The page: time to first draw"
+if [ -n "$pg_why" ]; then
+	tsv T 13 "the page's first draw of 1,000 threads and a million or more samples under 3 s (median)" "n/a"
+	tsv C 13 what:s samples:n threads:n ms:r verdict:s command:s
+	for w in "/api/profile (build and send)" "first draw" "a time range selected"; do
+		tsv R 13 "$w" "${PGN:--}" - - "n/a" "skipped: $pg_why"
+	done
+else
+	awk -F '\t' -v n="$PGN" -v W="$W" -v rec="stax record --unwind fp -F $PAGE_HZ -- manythreads-fp 1000 $PAGE_S" '
+function sortl(list, a,    k, i, j, t) { k = split(list, a, " "); for (i = 2; i <= k; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }; return k }
+function med(list,    a, k) { k = sortl(list, a); return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
+function tri(list,    a, k) { if (list == "") return "-"; k = sortl(list, a); return sprintf("%.0f %.0f %.0f", med(list), a[1], a[k]) }
+{ for (c = 2; c <= 4; c++) if ($c ~ /^[0-9.]+$/) v[c] = v[c] " " $c; if ($5 ~ /^[0-9]+$/) th = $5 }
+END {
+	verdict = v[3] == "" ? "not met" : (med(v[3]) < 3000 ? "met" : "not met")
+	print verdict > (W "/verdict13")
+	printf "R\t13\t/api/profile (build and send, a fresh server)\t%s\t%s\t%s\t-\tcurl 127.0.0.1:PORT/api/profile (%s)\n", n, th == "" ? "-" : th, tri(v[2]), rec
+	printf "R\t13\tfirst draw (fetch, parse, compute, draw)\t%s\t%s\t%s\t%s\tnode tests/e2e/browser.js draw URL\n", n, th == "" ? "-" : th, tri(v[3]), verdict
+	printf "R\t13\ta third of the timeline selected: every panel recomputed\t%s\t%s\t%s\t-\tnode tests/e2e/browser.js draw URL\n", n, th == "" ? "-" : th, tri(v[4])
+}' "$W/page.tsv" >"$W/rows13"
+	tsv T 13 "the page's first draw of 1,000 threads and a million or more samples under 3 s (median)" "$(cat "$W/verdict13" 2>/dev/null || echo "not met")"
+	tsv C 13 what:s samples:n threads:n ms:r verdict:s command:s
+	cat "$W/rows13" >>"$TSV"
+fi
+tsv N 13 "Median [min-max] of $REPS_PAGE runs, each with a fresh stax serve. The first draw counts from the page's script start: fetching /api/profile (the server builds it on first request), parsing it, the model, the first pass and drawing every panel. Samples is the recording's count, threads the page's (the recorder's thread too)."
+rm -f "$PG" "$PG.old"
+fi # page
+
+# --- 14: the in-kernel reader (issue 30) ------------------------------------
 # What the reader (src/bpf/moment.bpf.c) costs per sample, beside perf -g:
 # its own run time per sample (the kernel's BPF statistics, turned on for
 # the recording by STAX_BPF_STATS=1), and the profiler's CPU time per
@@ -1151,8 +1230,8 @@ fi # real
 # frame chain), a program whose stacks are 100 KiB deep (it reads the
 # slots past the copy) and one it reads nothing of.
 if want moment; then
-tsv S 13 "13. The in-kernel reader (issue 30)"
-tsv C 13 workload:s recorder:s samples:n "reader ns/sample:n" "profiler cpu us/sample:n" "vs perf -g:n" verdict:s command:s
+tsv S 14 "14. The in-kernel reader (issue 30)"
+tsv C 14 workload:s recorder:s samples:n "reader ns/sample:n" "profiler cpu us/sample:n" "vs perf -g:n" verdict:s command:s
 if [ "$QUICK" = 1 ]; then MO_S=0.5 MO_REPS=1; else MO_S=3 MO_REPS=3; fi
 cat >"$W/moment.py" <<'PYEOF'
 import json, re, sys, time
@@ -1179,13 +1258,13 @@ mo_cmd() {
 	*) echo "$PROG/$1 $SCALE" ;;
 	esac
 }
-: >"$W/raw13"
+: >"$W/raw14"
 for wl in $MO_WLS; do
 	rep=1
 	while [ "$rep" -le "$MO_REPS" ]; do
 		for mode in perf-g stax-nobpf stax; do
 			say "in-kernel reader: $wl, $mode, repetition $rep of $MO_REPS"
-			key=s13.$wl.$mode
+			key=s14.$wl.$mode
 			out=$W/$key.data
 			rm -f "$out" "$out.old" "$W/$key.in"
 			inner="$BR -o $W/$key.in -- $(mo_cmd "$wl")"
@@ -1208,7 +1287,7 @@ print(m.get("ns_per_sample", "-"), m.get("records", "-") if m.get("path") == "bp
 				[ "${mpath:-}" = bpf ] || rns=-
 				echo "${mwhy:-}" >"$W/$key.why"
 			fi
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$mode" "$rep" "${n:--}" "$prof" "${rns:--}" "$cmd" >>"$W/raw13"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$mode" "$rep" "${n:--}" "$prof" "${rns:--}" "$cmd" >>"$W/raw14"
 			rm -f "$out" "$out.old"
 		done
 		rep=$((rep + 1))
@@ -1248,16 +1327,16 @@ END {
 				else if (p == "callgraph-nofp") v = "-"
 				else { v = ns + 0 <= 10000 ? "met" : "not met"; nv++; if (v == "met") mv++ }
 			}
-			printf "R\t13\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p, modes[m], n, ns, us, vs, v, cmd[g]
+			printf "R\t14\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p, modes[m], n, ns, us, vs, v, cmd[g]
 		}
 	}
 	printf "%d %d\n", mv, nv > "/dev/stderr"
-}' "$W/raw13" >"$W/rows13" 2>"$W/verdicts13"
-read -r m13 n13 <"$W/verdicts13"
-tsv T 13 "the in-kernel reader at most 10 us per sample of a thread it reads (a Python frame chain, the stack slots of a deep stack), measured by the kernel's BPF statistics" "$(verdict "${m13:-0}" "${n13:-0}")"
-cat "$W/rows13" >>"$TSV"
-why13=$(cat "$W"/s13.*.stax.why 2>/dev/null | grep . | head -n 1)
-tsv N 13 "At 999 Hz, cpu-clock, $MO_REPS interleaved repetitions of $MO_S s (medians). reader ns/sample: the BPF program's run time over its runs (kernel.bpf_stats through BPF_ENABLE_STATS, turned on by STAX_BPF_STATS=1 for that recording: it adds a clock read to every BPF program's run, which the stax row's CPU time includes); it runs at every sample of the recorded threads and reads only for the threads it was asked about (callgraph-nofp: it is asked nothing, the cost of the lookup alone). profiler cpu us/sample: user+system CPU time of the whole command less the workload's own (inner benchrun), per sample: the recorder's whole cost (unwinding, the reader's user side, writing), and for perf record -g its own; vs perf -g: that against perf record -g on the same workload. Workloads: python: $PY $W/moment.py (json.dumps and re.findall in a loop: the reader reads its frame chain at each sample); deep: moment_deep-nofp (two call paths 100 KiB deep: the reader reads the stack slots past the 32 KiB copy); callgraph-nofp.${why13:+ The reader did not load: $why13.}"
+}' "$W/raw14" >"$W/rows14" 2>"$W/verdicts14"
+read -r m14 n14 <"$W/verdicts14"
+tsv T 14 "the in-kernel reader at most 10 us per sample of a thread it reads (a Python frame chain, the stack slots of a deep stack), measured by the kernel's BPF statistics" "$(verdict "${m14:-0}" "${n14:-0}")"
+cat "$W/rows14" >>"$TSV"
+why14=$(cat "$W"/s14.*.stax.why 2>/dev/null | grep . | head -n 1)
+tsv N 14 "At 999 Hz, cpu-clock, $MO_REPS interleaved repetitions of $MO_S s (medians). reader ns/sample: the BPF program's run time over its runs (kernel.bpf_stats through BPF_ENABLE_STATS, turned on by STAX_BPF_STATS=1 for that recording: it adds a clock read to every BPF program's run, which the stax row's CPU time includes); it runs at every sample of the recorded threads and reads only for the threads it was asked about (callgraph-nofp: it is asked nothing, the cost of the lookup alone). profiler cpu us/sample: user+system CPU time of the whole command less the workload's own (inner benchrun), per sample: the recorder's whole cost (unwinding, the reader's user side, writing), and for perf record -g its own; vs perf -g: that against perf record -g on the same workload. Workloads: python: $PY $W/moment.py (json.dumps and re.findall in a loop: the reader reads its frame chain at each sample); deep: moment_deep-nofp (two call paths 100 KiB deep: the reader reads the stack slots past the 32 KiB copy); callgraph-nofp.${why14:+ The reader did not load: $why14.}"
 fi # moment
 
 # --- render ---------------------------------------------------------------

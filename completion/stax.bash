@@ -4,8 +4,9 @@
 # The commands and each command's options are read from the stax being
 # completed ("stax help", "stax help CMD"), so they cannot disagree with
 # it: options are the -x and --long words of the usage lines and of the
-# option lines (indented 2-4 spaces) of its help; the values of an
-# option come from "--opt a|b|c" in the usage lines.
+# option lines (indented 2-4 spaces) of its help; what an option takes
+# comes from them too: its values ("--opt a|b|c"), a file (FILE), or a
+# word to type (nothing is offered then, not recordings).
 
 # _stax_help_words STAX CMD: the options CMD's help lists, one a line
 _stax_help_words() {
@@ -25,20 +26,69 @@ _stax_help_words() {
 	END { print "--help" }' | sort -u
 }
 
-# _stax_help_values STAX CMD OPTION: the values "OPTION a|b|c" lists
-_stax_help_values() {
-	"$1" help "$2" 2>/dev/null | awk -v opt="$3" '
-	NR == 1 && /^usage:/ { u = 1 }
-	u && /^[ \t]*$/ { exit }
+# _stax_help_arg STAX CMD OPTION: what OPTION takes, from CMD's help: a
+# first line "values" (then the values: "--opt a|b|c" in the usage or
+# the option's line), "file" (an argument named FILE or PERF.DATA) or
+# "word" (a value to type, nothing to offer); nothing for a flag. A short
+# option is its long one's alias ("-f, --format FORMAT").
+_stax_help_arg() {
+	# the usage lines come first but name the long option, the option
+	# lines name both: read the help twice, option lines first
+	{ "$1" help "$2" 2>/dev/null | grep -E '^(  |   |    )-'; "$1" help "$2" 2>/dev/null; } | awk -v opt="$3" '
+	# what OPTION of this help takes: "values" and the values (usage
+	# "--opt a|b|c", or an option line "-x, --opt a|b|c"), "file" (an
+	# argument named FILE or PERF.DATA), "word" (a value to type: nothing
+	# to offer), or nothing (a flag)
+	function choices(s,   n, m, j, v) {
+		sub(/\[.*/, "", s)
+		if (s !~ /^[a-z0-9-]+(\|[a-z0-9-]+)+$/)
+			return 0
+		m = split(s, v, "|")
+		for (j = 1; j <= m; j++)
+			vals[v[j]] = 1
+		return 1
+	}
+	/^usage:/ { u = 1 }
+	u && /^[ \t]*$/ { u = 0 }
 	u {
 		n = split($0, w, /[][ ()]+/)
 		for (i = 1; i < n; i++)
-			if (w[i] == opt && w[i + 1] ~ /^[a-z0-9-]+(\|[a-z0-9-]+)+$/) {
-				m = split(w[i + 1], v, "|")
-				for (j = 1; j <= m; j++)
-					print v[j]
-			}
-	}' | sort -u
+			if (w[i] == opt || w[i] == alt)
+				if (choices(w[i + 1]))
+					kind = "values"
+		next
+	}
+	/^(  |   |    )-/ {
+		s = $0
+		sub(/^ +/, "", s)
+		sub(/  .*/, "", s)
+		# "-f, --format FORMAT" or "--pid PID" or "-g"
+		ns = split(s, f, /,? +/)
+		long = ""; short = ""; arg = ""
+		for (i = 1; i <= ns; i++) {
+			if (f[i] ~ /^--/) long = f[i]
+			else if (f[i] ~ /^-/) short = f[i]
+			else if (arg == "") arg = f[i]
+		}
+		if (opt != long && opt != short)
+			next
+		alt = opt == long ? short : long
+		if (arg == "")
+			flag = 1
+		else if (choices(arg))
+			kind = "values"
+		else if (arg ~ /^(FILE|PERF\.DATA|DIR)$/ && kind == "")
+			kind = "file"
+		else if (kind == "")
+			kind = "word"
+	}
+	END {
+		if (kind != "")
+			print kind
+		if (kind == "values")
+			for (v in vals)
+				print v
+	}'
 }
 
 _stax() {
@@ -88,11 +138,21 @@ _stax() {
 		return 0
 		;;
 	-*)
-		values=$(_stax_help_values "$stax" "$cmd" "$prev")
-		if [ -n "$values" ]; then
-			COMPREPLY=($(compgen -W "$values" -- "$cur"))
+		values=$(_stax_help_arg "$stax" "$cmd" "$prev")
+		case $values in
+		values*)
+			COMPREPLY=($(compgen -W "$(echo "$values" | sed 1d)" -- "$cur"))
 			return 0
-		fi
+			;;
+		file*)
+			compopt -o filenames 2>/dev/null
+			COMPREPLY=($(compgen -f -- "$cur"))
+			return 0
+			;;
+		word*)
+			return 0 # a number, a name, a regex: nothing to offer
+			;;
+		esac
 		;;
 	esac
 	if [[ $cur == -* ]]; then

@@ -44,7 +44,8 @@ logs=${STAX_SANITIZER_LOGS:-}
 
 # the words of a test file's "# stax-test:" line, one a line
 marks() {
-	sed -n '1,30s/^# stax-test: *//p' "$1" | sed 's/ *(.*//' | tr ',' '\n' | sed 's/^ *//; s/ *$//'
+	sed -n -E '1,30s/^(#|\/\*) stax-test: *//p' "$1" | sed 's/ *(.*//; s/ *\*\/ *$//' | tr ',' '\n' |
+		sed 's/^ *//; s/ *$//'
 }
 
 # --one TMP NAME CMD...: run one test, print its output whole, and leave
@@ -128,13 +129,17 @@ list() {
 	case $1 in *"$only"*) ;; *) return ;; esac
 	lane=together
 	secs=5
-	if [ "$2" = sh ]; then
-		m=$(marks "$3")
+	src=""
+	[ "$2" = sh ] && src=$3
+	# a unit test binary: its source says it, in a C comment
+	case $1 in unit/*) src=tests/unit/${1#unit/}.c ;; esac
+	if [ -n "$src" ] && [ -f "$src" ]; then
+		m=$(marks "$src")
 		case " $(echo $m) " in *" alone "*) lane=alone ;; esac
 		s=$(echo "$m" | sed -n 's/^seconds=\([0-9]*\)$/\1/p' | head -n 1)
 		[ -n "$s" ] && secs=$s
 		if [ -n "$logs" ] && echo "$m" | grep -qx no-sanitize; then
-			why=$(sed -n '1,30s/^# stax-test:.*no-sanitize[^(]*(\([^)]*\)).*/\1/p' "$3" | head -n 1)
+			why=$(sed -n '1,30s/^# stax-test:.*no-sanitize[^(]*(\([^)]*\)).*/\1/p' "$src" | head -n 1)
 			key=$(echo "$1" | tr / _)
 			mkdir -p "$tmp/res" "$tmp/out"
 			echo "skip - $1: not in the sanitizer pass (${why:-see the test file})" >"$tmp/out/$key.print"

@@ -11,6 +11,8 @@ enum { AN_COLOR = OPT_LONG, AN_NO_COLOR };
 static const struct opt annotate_opts[] = {
 	{ AN_COLOR, "color", NULL, "highlight the hottest lines (the default on a terminal)", NULL },
 	{ AN_NO_COLOR, "no-color", NULL, "no highlighting", NULL },
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

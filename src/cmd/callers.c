@@ -9,6 +9,8 @@
 
 static const struct opt peek_opts[] = {
 	{ 'n', NULL, "N", "show the N first rows (default 20, 0 for all)", NULL },
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

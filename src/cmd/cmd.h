@@ -74,12 +74,14 @@ struct query_opts {
 
 void query_init(struct query_opts *q);
 
-/* The options every query command takes (-i, --json, --pid, --tid,
- * --comm, --no-demangle, --no-inline, --lines, --no-late-frames): OPT_GROUP(query_opts_common)
- * in its table, and query_opt() first in its loop. query_opts_python is
- * --python-only (top, flame, script). Ids OPT_LONG + 100 and up belong to
- * these shared groups; a command's own long options use OPT_LONG + 0..99. */
-extern const struct opt query_opts_common[], query_opts_python[];
+/* The options the query commands share, in groups so that a command
+ * lists only what it takes: query_opts_input (-i FILE), query_opts_json
+ * (--json), query_opts_common (--pid, --tid, --comm, --no-demangle,
+ * --no-inline, --lines, --no-late-frames); OPT_GROUP(...) in its table,
+ * and query_opt() first in its loop. query_opts_python is --python-only
+ * (top, flame, script). Ids OPT_LONG + 100 and up belong to these shared
+ * groups; a command's own long options use OPT_LONG + 0..99. */
+extern const struct opt query_opts_input[], query_opts_json[], query_opts_common[], query_opts_python[];
 enum {
 	QOPT_JSON = OPT_LONG + 100, QOPT_NO_DEMANGLE, QOPT_NO_INLINE, QOPT_LINES, QOPT_NO_LATE,
 	QOPT_PID, QOPT_TID, QOPT_COMM, QOPT_PYTHON_ONLY,

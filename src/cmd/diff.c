@@ -20,6 +20,8 @@ static const struct opt diff_opts[] = {
 	  "file, replaced only once the output is complete)", NULL },
 	{ DIFF_FAIL_ABOVE, "fail-above", "PCT", "exit 1 when a function's self share grew by more than\n"
 	  "PCT points (for CI: a regression check)", NULL },
+	{ 'i', "input", "FILE", NULL, NULL }, /* said not to apply */
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

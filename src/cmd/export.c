@@ -27,6 +27,8 @@ static const struct opt export_opts[] = {
 	  "with the same frames are merged into one slice per frame", NULL },
 	{ 'o', "output", "FILE", "write to FILE (a regular file, replaced only once the\n"
 	  "output is complete; - for standard output)", NULL },
+	OPT_GROUP(query_opts_input),
+	{ QOPT_JSON, "json", NULL, NULL, NULL }, /* said not to apply */
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

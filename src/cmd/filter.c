@@ -15,7 +15,8 @@ const struct opt query_opts_filter[] = {
 	  "re-rooted at its outermost match", NULL },
 	{ QOPT_EXCLUDE, "exclude", "REGEX", "drop stacks through a function matching REGEX", NULL },
 	{ QOPT_HIDE, "hide", "REGEX", "remove frames matching REGEX, keep their stacks", NULL },
-	{ QOPT_MODULE, "module", "NAME", "only samples whose leaf frame is in module NAME", NULL },
+	{ QOPT_MODULE, "module", "NAME", "only samples whose leaf frame is in module NAME (or\n"
+	  "NAME.so.*: liblzma for liblzma.so.5.4.1)", NULL },
 	OPT_END,
 };
 

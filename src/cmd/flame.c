@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { FL_FOLDED = OPT_LONG, FL_SVG, FL_TITLE, FL_THRESHOLD, FL_OFF_CPU, FL_WALL, FL_INVERTED };
+enum { FL_FOLDED = OPT_LONG, FL_SVG, FL_TITLE, FL_THRESHOLD, FL_OFF_CPU, FL_WALL, FL_KERNEL_WAITS, FL_INVERTED };
 
 static const struct opt flame_opts[] = {
 	{ FL_FOLDED, "folded", NULL, "print 'comm;root;...;leaf COUNT' lines, the format\n"
@@ -31,15 +31,23 @@ static const struct opt flame_opts[] = {
 	{ FL_THRESHOLD, "threshold", "PCT", "hide subtrees under PCT percent (default 0.5)", NULL },
 	{ FL_OFF_CPU, "off-cpu", NULL, "where threads waited (record --off-cpu): weights are\n"
 	  "milliseconds off the CPU, each stack ends in a frame\n"
-	  "[off-cpu: REASON]; --folded counts microseconds", NULL },
+	  "[off-cpu: REASON] below its innermost user-space frame\n"
+	  "(the kernel's frames, the system call and the\n"
+	  "scheduler, are folded into it); --folded counts\n"
+	  "microseconds", NULL },
 	{ FL_WALL, "wall", NULL, "wall time per thread: the root is NAME/TID, on-CPU\n"
 	  "samples count their period as time, off-CPU intervals\n"
-	  "their duration (ending in [off-cpu: REASON])", NULL },
+	  "their duration (ending in [off-cpu: REASON], folded\n"
+	  "as with --off-cpu)", NULL },
+	{ FL_KERNEL_WAITS, "kernel-waits", NULL, "with --off-cpu or --wall, the off-CPU stacks as\n"
+	  "recorded: [off-cpu: REASON] below their kernel frames", NULL },
 	{ FL_INVERTED, "inverted", NULL, "the inverted tree: the functions that were running\n"
 	  "first, each with its callers under it (and the\n"
 	  "thread's name last); --folded lines then read leaf\n"
 	  "first", NULL },
 	OPT_GROUP(query_opts_python),
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,
@@ -49,6 +57,7 @@ const struct cmd_spec cmd_flame_spec = {
 	"flame",
 "usage: stax flame [FILE | -i FILE] [--folded | --svg [-o FILE] [--title TEXT]]\n"
 "                  [-d DEPTH] [--threshold PCT] [--inverted] [--json]\n"
+"                  [--off-cpu | --wall] [--kernel-waits]\n"
 "                  [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                  [--no-inline] [--lines] [--python-only]\n"
 "\n"
@@ -87,6 +96,9 @@ int cmd_flame(int argc, char **argv)
 			break;
 		case FL_WALL:
 			o.weight = FLAME_WALL;
+			break;
+		case FL_KERNEL_WAITS:
+			o.kernel_waits = so.kernel_waits = true;
 			break;
 		case FL_INVERTED:
 			o.inverted = so.inverted = true;

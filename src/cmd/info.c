@@ -4,6 +4,8 @@
 #include <stdio.h>
 
 static const struct opt info_opts[] = {
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

@@ -4,7 +4,9 @@
  * this process reads the growing recording the way every view does, every
  * interval, and prints the top functions of the last interval and of the
  * whole run: on a terminal as a screen refreshed in place with keys, else
- * as --count snapshots one after the other (like top -b).
+ * as --count snapshots one after the other (like top -b). The screen is
+ * the controlling terminal (/dev/tty) when standard output is not one, so
+ * that 'stax live -- CMD >/dev/null' silences CMD, not the screen.
  */
 #include "cmd/cmd.h"
 #include "record/recorder.h"
@@ -51,8 +53,11 @@ const struct cmd_spec cmd_live_spec = {
 "top functions of the last interval and of the whole run, refreshed every\n"
 "interval. On a terminal the screen is redrawn in place: s switches the\n"
 "order between self and total samples, p pauses (the recording goes on),\n"
-"q quits (Ctrl-C too). Without a terminal, or with --count, it prints\n"
-"snapshots one after another (batch mode, like top -b) and stops after N.\n"
+"q quits (Ctrl-C too). The screen is the controlling terminal (/dev/tty)\n"
+"even when standard output is redirected (stax live -- CMD >/dev/null\n"
+"keeps CMD's output off the screen). Without a terminal, or with --count,\n"
+"it prints snapshots to standard output one after another (batch mode,\n"
+"like top -b) and stops after N (10 without --count).\n"
 "The recording is made as by stax record, in a memory file that nothing\n"
 "is left of afterwards (even when stax is killed), or in FILE with -o,\n"
 "which is kept. It ends when CMD exits, when the processes exit, or when\n"
@@ -160,6 +165,71 @@ static bool wait_started(int started, pid_t child, int *status, bool *ended)
 	}
 }
 
+/* Wait until until (CLOCK_MONOTONIC ns), answering the keys on kfd when
+ * tty: s flips *by_total, p *paused (either sets *redraw and returns at
+ * once), q or Ctrl-C stops. True when the recorder (child) ended, with
+ * its exit status in *status. */
+static bool wait_interval(pid_t child, int kfd, bool tty, uint64_t until, bool *by_total, bool *paused,
+			  bool *redraw, int *status)
+{
+	int st;
+	while (!stop_requested) {
+		uint64_t t = mono_ns();
+		struct pollfd pfd = { kfd, POLLIN, 0 };
+		int ms = t >= until ? 0 : (int)((until - t) / 1000000) + 1;
+		if (waitpid(child, &st, WNOHANG) == child) {
+			*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			return true;
+		}
+		if (t >= until)
+			break;
+		if (ms > 100)
+			ms = 100;
+		if (tty && poll(&pfd, 1, ms) > 0) {
+			char c = 0;
+			if (read(kfd, &c, 1) == 1) {
+				if (c == 'q' || c == 3)
+					stop_requested = 1;
+				else if (c == 's')
+					*by_total = !*by_total, *redraw = true;
+				else if (c == 'p')
+					*paused = !*paused, *redraw = true;
+			}
+			if (*redraw)
+				break;
+		} else if (!tty) {
+			usleep((useconds_t)ms * 1000);
+		}
+	}
+	return false;
+}
+
+/* The screen and the keys: standard output and input when both are a
+ * terminal, else the controlling terminal (/dev/tty) when stax is in its
+ * foreground; false when there is none (batch mode). *kfd is where keys
+ * are read; *screen is stdout or a stream on *kfd. */
+static bool open_screen(int *kfd, FILE **screen)
+{
+	int fd;
+	FILE *f;
+	if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+		*kfd = STDIN_FILENO;
+		*screen = stdout;
+		return true;
+	}
+	fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	/* in the background, reading or setting the terminal would stop us */
+	if (tcgetpgrp(fd) != getpgrp() || !(f = fdopen(fd, "w"))) {
+		close(fd);
+		return false;
+	}
+	*kfd = fd;
+	*screen = f;
+	return true;
+}
+
 int cmd_live(int argc, char **argv)
 {
 	struct record_opts ro;
@@ -169,6 +239,9 @@ int cmd_live(int argc, char **argv)
 	char path[64];
 	struct termios saved;
 	bool tty = false, by_total = false, paused = false;
+	FILE *screen = stdout;
+	int kfd = STDIN_FILENO;
+	uint64_t paused_at = 0;
 	struct opt_parser op;
 	int i, id, fd, status = 0, started[2];
 	bool ended = false;
@@ -252,7 +325,7 @@ int cmd_live(int argc, char **argv)
 		ro.output_fd = fd;
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	}
-	tty = !count && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	tty = !count && open_screen(&kfd, &screen);
 	if (!tty && !count)
 		count = 10; /* batch mode without --count: ten snapshots */
 	if (pipe2(started, O_CLOEXEC))
@@ -294,64 +367,53 @@ int cmd_live(int argc, char **argv)
 		return ended && !status ? 1 : status;
 	}
 	close(started[0]);
-	if (tty && !tcgetattr(STDIN_FILENO, &saved)) {
+	if (tty && !tcgetattr(kfd, &saved)) {
 		struct termios raw = saved;
 		raw.c_lflag &= ~(ICANON | ECHO | ISIG);
 		raw.c_cc[VMIN] = 0;
 		raw.c_cc[VTIME] = 0;
-		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+		tcsetattr(kfd, TCSANOW, &raw);
 	} else {
+		if (screen != stdout)
+			fclose(screen);
+		screen = stdout;
 		tty = false;
 	}
 	for (;;) {
 		uint64_t until = mono_ns() + (uint64_t)(interval * 1e9);
 		bool redraw = false;
-		int st;
-		/* wait out the interval, answering keys */
-		while (!stop_requested) {
-			uint64_t t = mono_ns();
-			struct pollfd pfd = { STDIN_FILENO, POLLIN, 0 };
-			int ms = t >= until ? 0 : (int)((until - t) / 1000000) + 1;
-			if (waitpid(child, &st, WNOHANG) == child) {
-				ended = true;
-				status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-				break;
-			}
-			if (t >= until)
-				break;
-			if (ms > 100)
-				ms = 100;
-			if (tty && poll(&pfd, 1, ms) > 0) {
-				char c = 0;
-				if (read(STDIN_FILENO, &c, 1) == 1) {
-					if (c == 'q' || c == 3)
-						stop_requested = 1;
-					else if (c == 's')
-						by_total = !by_total, redraw = true;
-					else if (c == 'p')
-						paused = !paused, redraw = true;
-				}
-				if (redraw)
-					break;
-			} else if (!tty) {
-				usleep((useconds_t)ms * 1000);
-			}
-		}
+		if (wait_interval(child, kfd, tty, until, &by_total, &paused, &redraw, &status))
+			ended = true;
 		if (stop_requested)
 			break;
 		if (!paused || redraw) {
 			n++;
-			uint64_t last = snapshot(path, since, (size_t)rows, by_total, tty, n, stdout);
+			uint64_t last = snapshot(path, since, (size_t)rows, by_total, tty, n, screen);
 			if (!redraw)
 				since = last;
+			if (paused && !paused_at)
+				paused_at = mono_ns();
+			if (!paused)
+				paused_at = 0;
 		}
-		if (paused && tty)
-			fputs("(paused: p to go on)\n", stdout), fflush(stdout);
+		/* paused: one status line below the frozen screen, rewritten
+		 * in place */
+		if (paused && tty) {
+			fprintf(screen, "\r\033[K(paused %.0f s: p to go on; the recording goes on)",
+				(mono_ns() - paused_at) / 1e9);
+			fflush(screen);
+		}
 		if (ended || (count && n >= count))
 			break;
 	}
-	if (tty)
-		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	if (tty) {
+		if (paused)
+			fputc('\n', screen);
+		fflush(screen);
+		tcsetattr(kfd, TCSANOW, &saved);
+		if (screen != stdout)
+			fclose(screen);
+	}
 	/* stop the recorder: the first SIGINT it forwards to CMD (as stax
 	 * record does), a second one stops the recording; attached
 	 * processes are never signalled */

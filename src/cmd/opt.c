@@ -162,7 +162,9 @@ static void print_opt(const struct opt *o, void *arg)
 {
 	FILE *f = arg;
 	char spec[80];
-	const char *h = o->help ? o->help : "", *nl;
+	const char *h = o->help, *nl;
+	if (!h)
+		return; /* taken only to say why it does not apply: not listed */
 	spec_text(o, spec, sizeof(spec));
 	if (strlen(spec) > 16)
 		fprintf(f, "  %s\n%20s", spec, "");

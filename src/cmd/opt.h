@@ -48,7 +48,9 @@ struct opt {
 				   * the option takes no value */
 	const char *help;         /* for stax help: lines after the first are
 				   * indented under it (an alias says "the same
-				   * as ...") */
+				   * as ..."); NULL: not listed, taken only so
+				   * that the command can say why it does not
+				   * apply ('export --json') */
 	const struct opt *group;  /* set: include this table here */
 };
 #define OPT_GROUP(table) { .group = (table) }

@@ -1,5 +1,6 @@
 /* query.c - options and loading shared by the query commands. */
 #include "cmd/cmd.h"
+#include "lib/buf.h"
 #include "lib/util.h"
 #include "source/perfdata.h"
 
@@ -25,9 +26,17 @@ static void set_input(struct query_opts *q, const char *cmd, const char *file)
 	q->input_set = true;
 }
 
-const struct opt query_opts_common[] = {
+const struct opt query_opts_input[] = {
 	{ 'i', "input", "FILE", "the recording (default stax.data); also FILE as an argument", NULL },
+	OPT_END,
+};
+
+const struct opt query_opts_json[] = {
 	{ QOPT_JSON, "json", NULL, "print JSON", NULL },
+	OPT_END,
+};
+
+const struct opt query_opts_common[] = {
 	{ QOPT_PID, "pid", "PID", "keep only samples of this process", NULL },
 	{ QOPT_TID, "tid", "TID", "keep only samples of this thread", NULL },
 	{ QOPT_COMM, "comm", "NAME", "keep only samples of threads with this name", NULL },
@@ -63,6 +72,7 @@ uint64_t opt_u64(const struct opt_parser *op, uint64_t max)
 bool query_opt(struct query_opts *q, const struct opt_parser *op, int id)
 {
 	const char *cmd = op->spec->name;
+	q->cmd = cmd;
 	switch (id) {
 	case OPT_ARG:
 	case 'i':
@@ -98,7 +108,6 @@ bool query_opt(struct query_opts *q, const struct opt_parser *op, int id)
 	default:
 		if (!filter_opt(&q->pf, op, id))
 			return false;
-		q->cmd = cmd;
 		break;
 	}
 	return true;
@@ -113,11 +122,78 @@ void query_warn(const struct profile *p, unsigned skip)
 			warn("%s", w[i].text);
 }
 
+/* The filters q was given, as options ("--module liblzma, --time 5,10"),
+ * into b; with what the recording has that they could have matched. */
+static void filters_said(const struct query_opts *q, const struct profile *p, double secs, struct buf *b)
+{
+	const struct prof_filter *f = &q->pf;
+	const char *sep = "";
+#define SAY(...) (buf_printf(b, "%s", sep), buf_printf(b, __VA_ARGS__), sep = ", ")
+	if (f->has_time)
+		SAY("--time %g%s,%g%s", f->t_start, f->time_pct ? "%" : "", f->t_end, f->time_pct ? "%" : "");
+	if (f->module)
+		SAY("--module %s", f->module);
+	if (f->focus)
+		SAY("--focus '%s'", f->focus);
+	if (f->exclude)
+		SAY("--exclude '%s'", f->exclude);
+	if (f->hide)
+		SAY("--hide '%s'", f->hide);
+	if (q->filter.pid >= 0)
+		SAY("--pid %lld", (long long)q->filter.pid);
+	if (q->filter.tid >= 0)
+		SAY("--tid %lld", (long long)q->filter.tid);
+	if (q->filter.comm)
+		SAY("--comm %s", q->filter.comm);
+#undef SAY
+	if (f->has_time && !f->time_pct)
+		buf_printf(b, " (the recording is %.2f s long)", secs);
+	if (f->module) {
+		/* the modules there are, as --module takes them */
+		size_t i, k, n = 0;
+		buf_printf(b, " (modules with samples:");
+		for (i = 0; i < p->nfuncs && n < 8; i++) {
+			const char *m = p->funcs[i].module;
+			for (k = 0; k < i && strcmp(p->funcs[k].module, m); k++)
+				;
+			if (k == i)
+				buf_printf(b, "%s %s", n++ ? "," : "", m);
+		}
+		buf_printf(b, "%s)", n == 8 ? ", ..." : "");
+	}
+}
+
+/* A filter that keeps nothing of a recording that has samples (or
+ * off-CPU time) is an error that names it, not an empty answer: exit 1.
+ * samples, offcpu: what the recording held before the filters; secs: its
+ * length. */
+static void check_kept(const struct query_opts *q, const struct profile *p, size_t samples, size_t offcpu,
+		       double secs)
+{
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	if ((!samples && !offcpu) || (!profile_filter_active(&q->pf) && q->filter.pid < 0 &&
+				       q->filter.tid < 0 && !q->filter.comm))
+		return;
+	for (i = 0; i < p->nsamples; i++)
+		if (view_keep(p, &q->filter, &p->samples[i]))
+			return;
+	for (i = 0; i < p->noffcpu; i++)
+		if (view_keep_offcpu(p, &q->filter, &p->offcpu[i]))
+			return;
+	filters_said(q, p, secs, &b);
+	buf_add_u8(&b, 0);
+	die("%s: no samples match %s", q->cmd, (const char *)b.data);
+}
+
 /* perf.data (file or pipe format, or "-") is imported into an in-memory
  * recording first, then loaded like any other. */
 void query_load(const struct query_opts *q, struct profile *p)
 {
 	struct err e;
+	size_t samples, offcpu;
+	double secs;
 	if (perfdata_path_is_perfdata(q->input)) {
 		struct perfdata_opts po = { .progress = show_progress() };
 		char path[64];
@@ -141,5 +217,9 @@ void query_load(const struct query_opts *q, struct profile *p)
 		profile_drop_late(p);
 	if (q->python_only)
 		profile_python_only(p);
+	samples = p->nsamples;
+	offcpu = p->noffcpu;
+	secs = profile_duration_s(p);
 	filter_apply(&q->pf, q->cmd ? q->cmd : "stax", p);
+	check_kept(q, p, samples, offcpu, secs);
 }

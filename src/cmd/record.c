@@ -11,19 +11,30 @@
 
 /* perf record's flags that stax has no counterpart for: each says what
  * to use instead (the text is the error, and the help line). */
+/* perf record's flags that stax has no counterpart for: taken (not
+ * listed in the options, a paragraph after them names them) only to say
+ * what to use instead. */
+static const struct {
+	int id;
+	const char *why;
+} perf_only_why[] = {
+	{ 'b', "perf's branch stacks (LBR): stax does not record them; use perf record -b" },
+	{ 'j', "perf's branch stacks (LBR): stax does not record them; use perf record -j" },
+	{ 'C', "perf's cpu list: not in stax; use -a (every cpu) and filter the views by --pid,"
+	  " --tid or --comm" },
+	{ 'u', "perf's user filter: not in stax; use -p with the user's processes, or -a and"
+	  " filter the views by --pid or --comm" },
+	{ 'G', "perf's cgroup filter: not in stax; use -p with the pids in the cgroup's"
+	  " cgroup.procs, or -a" },
+	{ 'd', "perf's data addresses: stax samples code addresses only; use perf record -d" },
+};
 static const struct opt record_perf_only[] = {
-	{ 'b', "branch-any", NULL, "perf's branch stacks (LBR): stax does not record them;\n"
-	  "use perf record -b", NULL },
-	{ 'j', "branch-filter", "MASK", "perf's branch stacks (LBR): stax does not record them;\n"
-	  "use perf record -j", NULL },
-	{ 'C', "cpu", "CPUS", "perf's cpu list: not in stax; use -a (every cpu) and\n"
-	  "filter the views by --pid, --tid or --comm", NULL },
-	{ 'u', "uid", "USER", "perf's user filter: not in stax; use -p with the user's\n"
-	  "processes, or -a and filter the views by --pid or --comm", NULL },
-	{ 'G', "cgroup", "NAME", "perf's cgroup filter: not in stax; use -p with the pids\n"
-	  "in the cgroup's cgroup.procs, or -a", NULL },
-	{ 'd', "data", NULL, "perf's data addresses: stax samples code addresses only;\n"
-	  "use perf record -d", NULL },
+	{ 'b', "branch-any", NULL, NULL, NULL },
+	{ 'j', "branch-filter", "MASK", NULL, NULL },
+	{ 'C', "cpu", "CPUS", NULL, NULL },
+	{ 'u', "uid", "USER", NULL, NULL },
+	{ 'G', "cgroup", "NAME", NULL, NULL },
+	{ 'd', "data", NULL, NULL, NULL },
 	OPT_END,
 };
 
@@ -143,7 +154,7 @@ const struct cmd_spec cmd_record_spec = {
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
 "                   [--no-wakers] [--no-python-frames] [--no-read-stack] [--no-bpf]\n"
 "                   [-m PAGES|SIZE] [-g]\n"
-"                   [--call-graph MODE[,SIZE]]\n"
+"                   [--call-graph fp|dwarf|hybrid[,SIZE]]\n"
 "                   (-p PID[,PID...] | -t TID[,TID...] | -a [-- CMD ARGS...] |\n"
 "                    -- CMD ARGS...)\n"
 "\n"
@@ -242,15 +253,10 @@ static void set_call_graph(struct record_opts *o, const char *v)
 static void perf_only(const struct opt_parser *op, int id) __attribute__((noreturn));
 static void perf_only(const struct opt_parser *op, int id)
 {
-	const struct opt *o;
-	char text[256], *c;
-	for (o = record_perf_only; o->id && o->id != id; o++)
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(perf_only_why) && perf_only_why[i].id != id; i++)
 		;
-	snprintf(text, sizeof(text), "%s", o->help ? o->help : "not supported");
-	for (c = text; *c; c++)
-		if (*c == '\n')
-			*c = ' ';
-	die("record: %s: %s", op->name, text);
+	die("record: %s: %s", op->name, i < ARRAY_SIZE(perf_only_why) ? perf_only_why[i].why : "not supported");
 }
 
 int cmd_record(int argc, char **argv)

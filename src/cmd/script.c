@@ -6,6 +6,8 @@
 
 static const struct opt script_opts[] = {
 	OPT_GROUP(query_opts_python),
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

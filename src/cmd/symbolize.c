@@ -1,5 +1,6 @@
 /* symbolize.c - stax symbolize: resolve a recording's addresses again. */
 #include "cmd/cmd.h"
+#include "source/perfdata.h"
 #include "cmd/output.h"
 #include "profile/resymbolize.h"
 #include "lib/util.h"
@@ -68,6 +69,10 @@ int cmd_symbolize(int argc, char **argv)
 	}
 	if (out && !strcmp(out, "-"))
 		die("symbolize: -o - is not supported (give a file)");
+	if (perfdata_path_is_perfdata(in))
+		die("symbolize: %s is a perf.data file: stax names its addresses whenever it reads it"
+		    " (stax top -i %s), and stax import %s -o FILE.data keeps those names in a stax"
+		    " recording; symbolize rewrites stax recordings", in, in, in);
 	cmd_output_open(&co, "symbolize", out ? out : in, NULL);
 	fd = co.r.fd;
 	co.r.fd = -1; /* the store writer closes it */

@@ -13,6 +13,8 @@ static const struct opt timeline_opts[] = {
 	{ TL_INTERVAL, "interval", "S", "buckets of S seconds instead", NULL },
 	{ TL_HOTTEST, "hottest", NULL, "under each thread, the function with the most self\n"
 	  "samples in each bucket that has samples", NULL },
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,

@@ -6,21 +6,30 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { TOP_SORT = OPT_LONG, TOP_OFF_CPU, TOP_BY };
+enum { TOP_SORT = OPT_LONG, TOP_OFF_CPU, TOP_KERNEL_WAITS, TOP_BY };
 
 static const struct opt top_opts[] = {
 	{ 'n', NULL, "N", "show the N first rows (default 20, 0 for all)", NULL },
 	{ TOP_SORT, "sort", "self|total", "order by self (default) or total samples", NULL },
 	{ TOP_OFF_CPU, "off-cpu", NULL, "functions by time off the CPU (record --off-cpu):\n"
-	  "self is the innermost frame where threads waited\n"
-	  "(often a kernel function), total any frame on the\n"
-	  "way; milliseconds and percent of the off-CPU time", NULL },
+	  "self is the blocking caller, the innermost function\n"
+	  "of the program's own code on the waiting stack (past\n"
+	  "the kernel's frames, which are folded into the wait,\n"
+	  "libc, libpthread, ld.so, libstdc++, the Python\n"
+	  "interpreter's C code and Go's runtime.*), total any\n"
+	  "frame on the way; milliseconds and percent of the\n"
+	  "off-CPU time", NULL },
+	{ TOP_KERNEL_WAITS, "kernel-waits", NULL, "with --off-cpu, the waiting stacks as recorded: self\n"
+	  "is their innermost frame (mostly the kernel's\n"
+	  "schedule), and kernel frames count in total", NULL },
 	{ TOP_BY, "by", "WHAT", "rows by function (default); by module (self: the\n"
 	  "leaf's module, total: a frame's, once per sample); by\n"
 	  "thread (NAME/TID) or process (NAME/PID), whose self\n"
 	  "and total are the samples they took. Not with\n"
 	  "--off-cpu", NULL },
 	OPT_GROUP(query_opts_python),
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,
@@ -28,7 +37,8 @@ static const struct opt top_opts[] = {
 
 const struct cmd_spec cmd_top_spec = {
 	"top",
-"usage: stax top [FILE | -i FILE] [-n N] [--sort self|total] [--off-cpu] [--json]\n"
+"usage: stax top [FILE | -i FILE] [-n N] [--sort self|total]\n"
+"                [--off-cpu [--kernel-waits]] [--json]\n"
 "                [--by function|module|thread|process]\n"
 "                [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                [--no-inline] [--lines] [--python-only]\n"
@@ -68,6 +78,9 @@ int cmd_top(int argc, char **argv)
 			break;
 		case TOP_OFF_CPU:
 			o.off_cpu = true;
+			break;
+		case TOP_KERNEL_WAITS:
+			o.kernel_waits = true;
 			break;
 		case TOP_BY:
 			if (!strcmp(op.arg, "function"))

@@ -21,6 +21,8 @@ static const struct opt wait_opts[] = {
 	{ W_SYMBOL, "until-symbol", "NAME", "a sample's stack (or an off-CPU stack) has the\n"
 	  "function NAME (exact name, C++ arguments ignored)", NULL },
 	{ W_TIMEOUT, "timeout", "S", "give up after S seconds (default: wait forever)", NULL },
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_END,
 };

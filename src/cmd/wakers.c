@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { WAKERS_FOLDED = OPT_LONG };
+enum { WAKERS_FOLDED = OPT_LONG, WAKERS_KERNEL_WAITS };
 
 static const struct opt wakers_opts[] = {
 	{ 'n', NULL, "N", "show the N first rows of each table (default 20, 0 for all)", NULL },
@@ -14,7 +14,14 @@ static const struct opt wakers_opts[] = {
 	  "'waiter stack;--;waker stack MICROSECONDS', the\n"
 	  "waiter's thread name and stack root first, then the\n"
 	  "waker's stack leaf first and its NAME/TID (as BCC's\n"
-	  "offwaketime prints them; flamegraph.pl draws them)", NULL },
+	  "offwaketime prints them; flamegraph.pl draws them).\n"
+	  "The waiter's kernel frames (the system call and the\n"
+	  "scheduler) are folded into the wait unless\n"
+	  "--kernel-waits", NULL },
+	{ WAKERS_KERNEL_WAITS, "kernel-waits", NULL, "with --folded, the waiter's stack as recorded, kernel\n"
+	  "frames included", NULL },
+	OPT_GROUP(query_opts_input),
+	OPT_GROUP(query_opts_json),
 	OPT_GROUP(query_opts_common),
 	OPT_GROUP(query_opts_filter),
 	OPT_END,
@@ -22,7 +29,7 @@ static const struct opt wakers_opts[] = {
 
 const struct cmd_spec cmd_wakers_spec = {
 	"wakers",
-"usage: stax wakers [FILE | -i FILE] [-n N] [--folded] [--json]\n"
+"usage: stax wakers [FILE | -i FILE] [-n N] [--folded [--kernel-waits]] [--json]\n"
 "                   [--pid PID] [--tid TID] [--comm NAME] [--no-demangle]\n"
 "                   [--no-inline] [--lines]\n"
 "\n"
@@ -36,8 +43,12 @@ const struct cmd_spec cmd_wakers_spec = {
 "for a waker outside the recorded processes; [no wake-up seen] when the\n"
 "kernel sent no sample for the wake-up, as some virtual machines do for\n"
 "the interrupts of an idle cpu, counted under the table; [not recorded]\n"
-"in a recording without wakers), then the functions on the wakers' stacks,\n"
-"each weighted by the off-CPU time the wake-ups it took part in ended.\n"
+"in a recording without wakers), then the waking functions, weighted by\n"
+"the off-CPU time their wake-ups ended: for each wake-up, the innermost\n"
+"function of the program's own code on the waker's stack (past the\n"
+"kernel, libc, libpthread, ld.so, libstdc++, the Python interpreter's C\n"
+"code, Go's runtime.*, and never a stack's root such as start_thread or\n"
+"clone3; the innermost named frame when the stack has nothing else).\n"
 "Reads FILE (or -i FILE; stax.data when neither is given).\n"
 ,
 	wakers_opts,
@@ -64,6 +75,9 @@ int cmd_wakers(int argc, char **argv)
 			break;
 		case WAKERS_FOLDED:
 			o.folded = true;
+			break;
+		case WAKERS_KERNEL_WAITS:
+			o.kernel_waits = true;
 			break;
 		}
 	}

@@ -460,8 +460,8 @@ void ingest_offcpu_switch_out(struct ingest *g, const struct perf_sample *s, con
 {
 	struct offcpu_pending *p;
 	const struct reason_pat *kr;
-	if (!rs->tid)
-		return; /* the idle task */
+	if (!rs->tid || rs->tid == UINT32_MAX)
+		return; /* the idle task, or a thread past its exit (see below) */
 	p = pending(&g->off, rs->pid, rs->tid);
 	if (rs->time < p->last_in || p->dead)
 		return; /* reached us after the switch-in that ended it, or the exit */
@@ -519,7 +519,10 @@ void ingest_offcpu_on_switch(struct ingest *g, const struct perf_format *f, cons
 		g->bad_records++;
 		return;
 	}
-	if (!id.tid)
+	/* 0: the idle task; -1: a thread that already exited, switched out
+	 * for the last time (the kernel names a task no longer alive -1):
+	 * its death, not a wait */
+	if (!id.tid || id.tid == UINT32_MAX)
 		return;
 	p = pending(&g->off, id.pid, id.tid);
 	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {

@@ -220,6 +220,11 @@ void jw_addr(struct jw *w, const char *key, uint64_t addr)
 	json_addr(w->f, addr);
 }
 
+void jw_key(struct jw *w, const char *key)
+{
+	item(w, key);
+}
+
 void jw_raw(struct jw *w, const char *key, const char *fmt, ...)
 {
 	va_list ap;

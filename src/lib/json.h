@@ -78,6 +78,10 @@ void jw_double(struct jw *w, const char *key, double v, int decimals);
 void jw_bool(struct jw *w, const char *key, bool v);
 void jw_null(struct jw *w, const char *key);
 void jw_addr(struct jw *w, const char *key, uint64_t addr);
+/* Only the key (and the comma before it): the caller writes the value
+ * itself to w->f next, as one JSON value (serve puts a view's whole
+ * document under a key). */
+void jw_key(struct jw *w, const char *key);
 /* A value already in JSON form, printf-style (a number with its own
  * format): the caller answers for it being JSON. */
 void jw_raw(struct jw *w, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -265,3 +265,21 @@ int load_library(const char *soname, size_t n, const char *const names[], void *
 	}
 	return 0;
 }
+
+int write_all(int fd, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	while (n) {
+		ssize_t r = write(fd, b, n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!r)
+			return -EIO;
+		b += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}

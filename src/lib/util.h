@@ -72,6 +72,10 @@ void note_progress_clear(void);
 #define BUG(msg) bug_at(__FILE__, __LINE__, (msg))
 void bug_at(const char *file, int line, const char *msg) __attribute__((noreturn));
 
+/* Write n bytes of p to fd, on after short writes and EINTR: 0, or
+ * -errno of the write that failed (what was written before stays). */
+int write_all(int fd, const void *p, size_t n);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t now_ns(void);
 

@@ -26,6 +26,14 @@ uint64_t profile_start_ns(const struct profile *p)
 	return start;
 }
 
+double profile_duration_s(const struct profile *p)
+{
+	uint64_t start = profile_start_ns(p), end = profile_meta_u64(p, "end_ns");
+	if (end < p->last_time)
+		end = p->last_time;
+	return end > start ? (double)(end - start) / 1e9 : 0;
+}
+
 /* One bound: a number of seconds (or percent when the other has '%'),
  * empty for "open". */
 static int parse_bound(const char *s, size_t n, bool *pct, double *out, bool *open)
@@ -113,10 +121,18 @@ enum { M_FOCUS = 1, M_EXCLUDE = 2, M_HIDE = 4, M_MODULE = 8 };
 static bool module_is(const char *module, const char *want)
 {
 	const char *slash = strrchr(want, '/');
+	size_t n;
 	if (!module)
 		return false;
 	/* a path names the same module as its base name */
-	return !strcmp(module, slash ? slash + 1 : want);
+	want = slash ? slash + 1 : want;
+	if (!strcmp(module, want))
+		return true;
+	/* a shared object by its name without ".so" and its version:
+	 * liblzma for liblzma.so.5.4.1, libc for libc.so.6 */
+	n = strlen(want);
+	return n && !strncmp(module, want, n) && !strncmp(module + n, ".so", 3) &&
+	       (!module[n + 3] || module[n + 3] == '.');
 }
 
 struct rewrite {

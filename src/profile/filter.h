@@ -26,7 +26,9 @@ struct prof_filter {
 	const char *focus;     /* regex: keep stacks through a match, re-rooted at the outermost */
 	const char *exclude;   /* regex: drop stacks through a match */
 	const char *hide;      /* regex: remove matching frames, keep the stacks */
-	const char *module;    /* keep samples whose leaf frame is in this module (base name) */
+	const char *module;    /* keep samples whose leaf frame is in this module: its base
+				* name, or a shared object's without ".so" and its
+				* version (liblzma for liblzma.so.5.4.1) */
 };
 
 /* Is any part of f set? */
@@ -42,5 +44,8 @@ int profile_filter(struct profile *p, const struct prof_filter *f, struct err *e
 /* Nanoseconds the recording's time axis starts at: the recorder's start
  * (META start_ns) or the first sample, whichever is earlier. */
 uint64_t profile_start_ns(const struct profile *p);
+/* Seconds from profile_start_ns() to the recording's end (META end_ns,
+ * or its last sample). */
+double profile_duration_s(const struct profile *p);
 
 #endif

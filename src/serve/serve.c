@@ -1,6 +1,20 @@
 /* serve.c - stax serve: HTTP endpoints over the views.
  *
- *   /               the page (page.c)
+ *   /               the page (page.c: page.html), /page.js its script
+ *   /api/profile    the whole recording for the page to compute every
+ *                   panel from (data.c: samples, stack tree, functions,
+ *                   threads, off-CPU intervals and their wakers)
+ *   /api/asm        ?node=I (a page node index of /api/profile's nodes)
+ *                   &v=VERSION: the disassembly of the function holding
+ *                   that frame's code, each instruction with its source
+ *                   line, and "nodes": [page node, instruction] for every
+ *                   frame whose code is in it; 404 {"error"} when there is
+ *                   none (kernel, JIT code, the binary gone), 409 when the
+ *                   recording changed since VERSION
+ *   /api/source     ?file=PATH: the text of a source file the recording
+ *                   names (a frame's or a function's file, or a line of a
+ *                   disassembly served); 403 for any other path, 404 when
+ *                   it cannot be read
  *   /flame.svg      view_flame_svg()            ?tid=N filters; ?mode=offcpu
  *                   or ?mode=wall weighs by time (record --off-cpu)
  *   /api/info       {"version" (changes on reload), "partial" (no end
@@ -33,12 +47,14 @@
  * SERVE_IDLE_SECONDS without a request.
  */
 #include "serve/serve.h"
+#include "serve/data.h"
 #include "view/flame_svg.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -55,6 +71,7 @@
 #define SERVE_MAX_CONNECTIONS 64
 #define SERVE_IDLE_SECONDS 30
 #define SERVE_LIB_WARNINGS 32   /* library warnings kept for the page */
+#define SERVE_MAX_SOURCE (8u << 20)
 
 /* libmicrohttpd (and the GnuTLS it brings) is opened when serve starts
  * (see load_library): linking it cost every command ~1.3 ms of start-up. */
@@ -94,6 +111,8 @@ struct server {
 	pthread_mutex_t wlock;
 	char *libwarn[SERVE_LIB_WARNINGS];
 	size_t nlibwarn;
+	struct serve_data data;  /* /api/profile, built on demand */
+	uint64_t data_version;   /* of data; 0: none */
 };
 
 static void warn_sink(void *arg, const char *msg)
@@ -198,11 +217,28 @@ static int cmp_addr(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+/* Replace what a view wrote to out before it failed with
+ * {"json_version":N,"error":MSG} (and "inlined_into" when the function
+ * is only ever inlined), and close out. */
+static void error_json(FILE *out, const char *msg, const char *holder)
+{
+	struct jw w;
+	fflush(out);
+	rewind(out);
+	jw_begin(&w, out);
+	jw_str(&w, "error", msg);
+	if (holder)
+		jw_str(&w, "inlined_into", holder);
+	jw_end(&w);
+	fclose(out);
+}
+
 /* The leaf addresses of samples whose leaf function is named name. */
 static void addrs_json(const struct profile *p, const struct view_filter *f, const char *name, FILE *out)
 {
 	struct addr_row *rows = NULL;
 	size_t n = 0, cap = 0, i, j;
+	struct jw w;
 	uint64_t total = 0;
 	for (i = 0; i < p->nsamples; i++) {
 		const struct rec_sample *s = &p->samples[i];
@@ -221,9 +257,11 @@ static void addrs_json(const struct profile *p, const struct view_filter *f, con
 	}
 	if (n)
 		qsort(rows, n, sizeof(*rows), cmp_addr);
-	fputs(JSON_OPEN "\"function\":", out);
-	json_str(out, name);
-	fprintf(out, ",\"samples\":%" PRIu64 ",\"annotate\":false,\"addrs\":[", total);
+	jw_begin(&w, out);
+	jw_str(&w, "function", name);
+	jw_u64(&w, "samples", total);
+	jw_bool(&w, "annotate", false);
+	jw_array(&w, "addrs");
 	for (i = 0; i < n && i < 200; i++) {
 		const struct prof_node *nd = profile_node(p, rows[i].node);
 		const struct prof_func *fn = profile_func(p, nd->func);
@@ -232,13 +270,16 @@ static void addrs_json(const struct profile *p, const struct view_filter *f, con
 			const struct prof_mapping *m = &p->maps[nd->mapping - 1];
 			off = rows[i].addr - m->start + m->pgoff;
 		}
-		fprintf(out, "%s{\"addr\":\"0x%" PRIx64 "\",\"file_offset\":\"0x%" PRIx64 "\",\"module\":",
-			i ? "," : "", rows[i].addr, off);
-		json_str(out, fn ? fn->module : "[unknown]");
-		fprintf(out, ",\"samples\":%" PRIu64 ",\"pct\":%.2f}", rows[i].samples,
-			total ? 100.0 * rows[i].samples / total : 0);
+		jw_object(&w, NULL);
+		jw_addr(&w, "addr", rows[i].addr);
+		jw_addr(&w, "file_offset", off);
+		jw_str(&w, "module", fn ? fn->module : "[unknown]");
+		jw_u64(&w, "samples", rows[i].samples);
+		jw_double(&w, "pct", total ? 100.0 * rows[i].samples / total : 0, 2);
+		jw_object_end(&w);
 	}
-	fputs("]}\n", out);
+	jw_array_end(&w);
+	jw_end(&w);
 	free(rows);
 }
 
@@ -281,6 +322,165 @@ static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned status, con
 	return reply(c, status, "text/plain; charset=utf-8", xstrdup(msg), strlen(msg));
 }
 
+/* /api/asm?node=I&v=VERSION (see the top of the file). */
+static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
+{
+	const char *ns = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
+	const char *vs = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "v");
+	struct serve_data *d = &s->data;
+	struct view_disasm da;
+	const struct prof_node *nd;
+	struct jw w;
+	struct err err;
+	char *body = NULL;
+	size_t len = 0, i, k;
+	uint64_t node, ver;
+	FILE *out;
+	int rc;
+
+	if (!ns || !vs || parse_u64(ns, &node) || parse_u64(vs, &ver))
+		return text_reply(c, MHD_HTTP_BAD_REQUEST, "which frame? (?node=I&v=VERSION)\n");
+	if (ver != s->version || s->data_version != s->version)
+		return text_reply(c, MHD_HTTP_CONFLICT, "the recording changed: reload /api/profile\n");
+	if (node >= d->n)
+		return text_reply(c, MHD_HTTP_NOT_FOUND, "no such node\n");
+	nd = profile_node(&s->p, d->order[node]);
+	rc = view_disasm(&s->p, d->order[node], &da, &err);
+	out = open_memstream(&body, &len);
+	if (!out) {
+		view_disasm_release(&da);
+		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
+	}
+	jw_begin(&w, out);
+	jw_u64(&w, "version", s->version);
+	jw_u64(&w, "node", node);
+	jw_str(&w, "function", view_func_name(&s->p, nd->func));
+	if (rc) {
+		/* the addresses of the function's frames, for the page to
+		 * count without the code; a kernel function's as
+		 * NAME+0xOFFSET where this boot's kallsyms says so */
+		const struct prof_func *fn = profile_func(&s->p, nd->func);
+		uint64_t *addr = xmalloc((d->n + 1) * sizeof(*addr)), *off = xmalloc((d->n + 1) * sizeof(*off));
+		size_t *at = xmalloc((d->n + 1) * sizeof(*at));
+		jw_str(&w, "error", err.msg);
+		jw_array(&w, "addrs");
+		for (i = k = 0; i < d->n; i++) {
+			const struct prof_node *o = profile_node(&s->p, d->order[i]);
+			if (o->func != nd->func)
+				continue;
+			at[k] = i;
+			addr[k++] = o->addr - ((o->flags & NODE_F_RA) ? 1 : 0);
+		}
+		if (!fn || !fn->kernel || !view_kernel_offsets(fn->name, addr, k, off))
+			memset(off, 0xff, k * sizeof(*off));
+		for (i = 0; i < k; i++) {
+			jw_array(&w, NULL);
+			jw_u64(&w, NULL, at[i]);
+			jw_addr(&w, NULL, addr[i]);
+			if (off[i] != UINT64_MAX)
+				jw_raw(&w, NULL, "\"+0x%" PRIx64 "\"", off[i]);
+			jw_array_end(&w);
+		}
+		jw_array_end(&w);
+		jw_end(&w);
+		free(addr);
+		free(off);
+		free(at);
+		fclose(out);
+		return reply(c, MHD_HTTP_NOT_FOUND, "application/json", body, len);
+	}
+	jw_str(&w, "path", da.path);
+	jw_addr(&w, "start", da.start);
+	jw_u64(&w, "size", da.size);
+	jw_array(&w, "instructions");
+	for (i = 0; i < da.n; i++) {
+		const struct view_insn *in = &da.insns[i];
+		jw_object(&w, NULL);
+		jw_addr(&w, "addr", in->addr);
+		jw_str(&w, "asm", in->text);
+		if (in->undecoded)
+			jw_bool(&w, "undecoded", true);
+		if (in->file && in->line) { /* line 0: code of no source line */
+			jw_str(&w, "file", in->file);
+			jw_u64(&w, "line", in->line);
+			serve_data_allow(d, in->file);
+		}
+		jw_object_end(&w);
+	}
+	jw_array_end(&w);
+	jw_array(&w, "nodes");
+	for (i = 0; i < d->n; i++) {
+		long row = view_disasm_row(&s->p, &da, d->order[i]);
+		if (row >= 0) {
+			jw_array(&w, NULL);
+			jw_u64(&w, NULL, i);
+			jw_i64(&w, NULL, row);
+			jw_array_end(&w);
+		}
+	}
+	jw_array_end(&w);
+	jw_end(&w);
+	fclose(out);
+	view_disasm_release(&da);
+	return reply(c, MHD_HTTP_OK, "application/json", body, len);
+}
+
+/* /api/source?file=PATH: a regular file the recording names, as text. */
+static enum MHD_Result source_reply(struct server *s, struct MHD_Connection *c)
+{
+	const char *path = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "file");
+	struct stat st;
+	char *body;
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	if (!path || !*path)
+		return text_reply(c, MHD_HTTP_BAD_REQUEST, "which file? (?file=PATH)\n");
+	if (!serve_data_allowed(&s->data, path))
+		return text_reply(c, MHD_HTTP_FORBIDDEN, "not a source file of this recording\n");
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size > SERVE_MAX_SOURCE) {
+		char msg[600];
+		snprintf(msg, sizeof(msg), "cannot read %s: %s\n", path,
+			 fd < 0 ? strerror(errno) : !S_ISREG(st.st_mode) ? "not a regular file" : "too big");
+		if (fd >= 0)
+			close(fd);
+		return text_reply(c, MHD_HTTP_NOT_FOUND, msg);
+	}
+	body = xmalloc((size_t)st.st_size + 1);
+	while (got < (size_t)st.st_size && (n = read(fd, body + got, (size_t)st.st_size - got)) > 0)
+		got += (size_t)n;
+	close(fd);
+	return reply(c, MHD_HTTP_OK, "text/plain; charset=utf-8", body, got);
+}
+
+/* The page's own endpoints: its script, its data, disassembly and
+ * source; -1 (as an MHD_Result) when url is none of them. */
+static int page_request(struct server *s, struct MHD_Connection *c, const char *url)
+{
+	if (!strcmp(url, "/page.js"))
+		return reply(c, MHD_HTTP_OK, "text/javascript; charset=utf-8", xstrdup(serve_page_js),
+			     strlen(serve_page_js));
+	if (strcmp(url, "/api/profile") && strcmp(url, "/api/asm") && strcmp(url, "/api/source"))
+		return -1;
+	if (!refresh(s))
+		return text_reply(c, MHD_HTTP_SERVICE_UNAVAILABLE, s->err.msg);
+	if (s->data_version != s->version) {
+		serve_data_build(&s->p, path_base(s->o->path), s->version, &s->data);
+		s->data_version = s->version;
+	}
+	if (!strcmp(url, "/api/asm"))
+		return asm_reply(s, c);
+	if (!strcmp(url, "/api/source"))
+		return source_reply(s, c);
+	{
+		char *body = xmalloc(s->data.len + 1);
+		memcpy(body, s->data.json, s->data.len);
+		return reply(c, MHD_HTTP_OK, "application/json", body, s->data.len);
+	}
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 			      const char *version, const char *upload, size_t *upload_size, void **state)
 {
@@ -302,6 +502,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8", xstrdup(serve_page), strlen(serve_page));
 	if (!strcmp(url, "/favicon.ico"))
 		return reply(c, MHD_HTTP_NO_CONTENT, "image/x-icon", xstrdup(""), 0);
+	{
+		int r = page_request(s, c, url);
+		if (r >= 0)
+			return (enum MHD_Result)r;
+	}
 	if (strcmp(url, "/flame.svg") && strcmp(url, "/api/info") && strcmp(url, "/api/top") &&
 	    strcmp(url, "/api/threads") && strcmp(url, "/api/addrs") && strcmp(url, "/api/annotate") &&
 	    strcmp(url, "/api/timeline") && strcmp(url, "/api/callers") && strcmp(url, "/api/callees") &&
@@ -326,7 +531,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (!out)
 		return text_reply(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	if (!strcmp(url, "/flame.svg")) {
-		struct svg_opts so = { NULL, NULL, -1, false, FLAME_SAMPLES, false, false };
+		struct svg_opts so = { .min_pct = -1, .weight = FLAME_SAMPLES };
 		char title[300];
 		snprintf(title, sizeof(title), "%s%s", path_base(s->o->path), s->p.partial ? " (recording)" : "");
 		const char *mode = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
@@ -340,23 +545,26 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		type = "image/svg+xml";
 		view_flame_svg(&s->p, &f, &so, out);
 	} else if (!strcmp(url, "/api/info")) {
+		struct jw w;
 		size_t i;
-		fprintf(out, JSON_OPEN "\"version\":%" PRIu64 ",\"partial\":%s,\"samples\":%zu,\"off_cpu\":%s,"
-			"\"live\":%s,\"warnings\":[", s->version, s->p.partial ? "true" : "false",
-			s->p.nsamples, s->p.noffcpu ? "true" : "false", s->p.partial && s->p.live ? "true" : "false");
-		for (i = 0; i < s->nwarn; i++) {
-			fputs(i ? "," : "", out);
-			json_str(out, s->warn[i].text);
-		}
+		jw_begin(&w, out);
+		jw_u64(&w, "version", s->version);
+		jw_bool(&w, "partial", s->p.partial);
+		jw_u64(&w, "samples", s->p.nsamples);
+		jw_bool(&w, "off_cpu", s->p.noffcpu);
+		jw_bool(&w, "live", s->p.partial && s->p.live);
+		jw_array(&w, "warnings");
+		for (i = 0; i < s->nwarn; i++)
+			jw_str(&w, NULL, s->warn[i].text);
 		pthread_mutex_lock(&s->wlock);
-		for (i = 0; i < s->nlibwarn; i++) {
-			fputs(i || s->nwarn ? "," : "", out);
-			json_str(out, s->libwarn[i]);
-		}
+		for (i = 0; i < s->nlibwarn; i++)
+			jw_str(&w, NULL, s->libwarn[i]);
 		pthread_mutex_unlock(&s->wlock);
-		fputs("],\"info\":", out);
+		jw_array_end(&w);
+		/* the view writes the value itself, a whole document */
+		jw_key(&w, "info");
 		view_info(&s->p, &f, true, out);
-		fputs("}\n", out);
+		jw_end(&w);
 	} else if (!strcmp(url, "/api/top")) {
 		struct top_opts to = { .limit = 100, .json = true };
 		view_top(&s->p, &f, &to, out);
@@ -387,27 +595,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		} else if (!strcmp(url, "/api/callers") || !strcmp(url, "/api/callees")) {
 			struct peek_opts po = { .callees = !strcmp(url, "/api/callees"), .json = true, .limit = 30 };
 			if (view_peek(&s->p, &f, fn, &po, out, &err)) {
-				fflush(out);
-				rewind(out);
-				fputs(JSON_OPEN "\"error\":", out);
-				json_str(out, err.msg);
-				fputs("}\n", out);
-				fclose(out);
+				error_json(out, err.msg, NULL);
 				return reply(c, MHD_HTTP_NOT_FOUND, type, body, strlen(body));
 			}
 		} else if (view_annotate(&s->p, &f, fn, true, false, out, &err)) {
 			const char *holder = inline_holder(&s->p, fn);
 			/* drop what view_annotate wrote before it failed */
-			fflush(out);
-			rewind(out);
-			fputs(JSON_OPEN "\"error\":", out);
-			json_str(out, err.msg);
-			if (holder) {
-				fputs(",\"inlined_into\":", out);
-				json_str(out, holder);
-			}
-			fputs("}\n", out);
-			fclose(out);
+			error_json(out, err.msg, holder);
 			return reply(c, MHD_HTTP_NOT_FOUND, type, body, strlen(body));
 		}
 	}
@@ -492,6 +686,7 @@ static int run(struct server *s, struct err *e)
 	note("serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)", o->path, s->port);
 	sigwait(&set, &sig);
 	mhd.stop_daemon(d);
+	serve_data_release(&s->data);
 	if (s->loaded)
 		profile_release(&s->p);
 	return 0;

@@ -29,7 +29,9 @@ struct serve_opts {
 struct err;
 int serve_run(const struct serve_opts *o, struct err *e);
 
-/* The page (HTML with its script and style inline). */
+/* The page (HTML with its style) and its script: $(B)/gen/page.c, which
+ * make generates from page.html and page-*.js (gen-page.sh). */
 extern const char serve_page[];
+extern const char serve_page_js[];
 
 #endif

@@ -33,7 +33,8 @@ int pd_fail(struct pd *pd, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	return err_set(pd->err, -1, "%s: %s at offset %" PRIu64, pd->name, msg, off);
+	err_set(pd->err, -1, "%s: %s at offset %" PRIu64, pd->name, msg, off);
+	return -1;
 }
 
 void pd_warn(struct pd *pd, const char *fmt, ...)

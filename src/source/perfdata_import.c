@@ -27,18 +27,25 @@
 static int read_section(struct pd *pd, const struct section *s, uint64_t where, const char *what,
 			uint8_t **out)
 {
+	/* pd_fail() returns -1, but in another file: -1 here, so that the
+	 * callers are seen never to use *out after a failure */
 	*out = NULL;
-	if (s->offset > pd->in.size || s->size > pd->in.size - s->offset)
-		return pd_fail(pd, where, "%s section (%" PRIu64 " bytes at %" PRIu64 ") lies outside the"
-			    " file of %" PRIu64 " bytes", what, s->size, s->offset, pd->in.size);
-	if (s->size > SECTION_MAX)
-		return pd_fail(pd, where, "%s section of %" PRIu64 " bytes is too large", what, s->size);
+	if (s->offset > pd->in.size || s->size > pd->in.size - s->offset) {
+		pd_fail(pd, where, "%s section (%" PRIu64 " bytes at %" PRIu64 ") lies outside the"
+			" file of %" PRIu64 " bytes", what, s->size, s->offset, pd->in.size);
+		return -1;
+	}
+	if (s->size > SECTION_MAX) {
+		pd_fail(pd, where, "%s section of %" PRIu64 " bytes is too large", what, s->size);
+		return -1;
+	}
 	*out = xmalloc(s->size ? s->size : 1);
 	if (!pd_in_pread(&pd->in, s->offset, *out, s->size)) {
 		free(*out);
 		*out = NULL;
-		return pd_fail(pd, s->offset, "cannot read the %s section (%s)", what,
-			    pd->in.err ? strerror(pd->in.err) : "short read");
+		pd_fail(pd, s->offset, "cannot read the %s section (%s)", what,
+			pd->in.err ? strerror(pd->in.err) : "short read");
+		return -1;
 	}
 	return 0;
 }
@@ -297,18 +304,25 @@ static int import(struct pd *pd)
 	return ret;
 }
 
+/* A session reading into w, as name, its stats in st. */
+static void pd_begin(struct pd *pd, const char *name, struct store_writer *w, const struct perfdata_opts *o,
+		     struct perfdata_stats *st, struct err *err)
+{
+	memset(pd, 0, sizeof(*pd));
+	pd->name = name;
+	pd->o = o;
+	pd->st = st;
+	pd->err = err;
+	pd->w = w;
+}
+
 int perfdata_import_fd(int fd, const char *name, struct store_writer *w,
 		       const struct perfdata_opts *o, struct perfdata_stats *st,
 		       struct err *err)
 {
 	struct pd pd;
 	struct stat sb;
-	memset(&pd, 0, sizeof(pd));
-	pd.name = name;
-	pd.o = o;
-	pd.st = st;
-	pd.err = err;
-	pd.w = w;
+	pd_begin(&pd, name, w, o, st, err);
 	pd.in.fd = fd;
 	if (!fstat(fd, &sb) && S_ISREG(sb.st_mode)) {
 		pd.in.seekable = true;
@@ -370,12 +384,7 @@ static int import_mem(const void *data, size_t size, bool mapped, const char *na
 		      struct perfdata_stats *st, struct err *err)
 {
 	struct pd pd;
-	memset(&pd, 0, sizeof(pd));
-	pd.name = name;
-	pd.o = o;
-	pd.st = st;
-	pd.err = err;
-	pd.w = w;
+	pd_begin(&pd, name, w, o, st, err);
 	pd.in.fd = -1;
 	pd.in.mem = data;
 	pd.in.size = size;

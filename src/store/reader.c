@@ -52,6 +52,11 @@ static int check_header(struct store_reader *r)
 		return not_recording(r, why);
 	}
 	memcpy(&h, r->map, sizeof(h));
+	/* the query commands take perf.data before they get here (they
+	 * import it); a command that reads only recordings says so */
+	if (!memcmp(h.magic, "PERFILE2", 8))
+		return err_set(&r->err, -1, "%s is a perf.data file, not a stax recording (convert it:"
+			       " stax import %s -o FILE.data)", r->path, r->path);
 	if (!store_is_recording(h.magic, 8))
 		return not_recording(r, "it starts with neither STAXREC nor PERFILE2; record one with"
 				     " 'stax record -- CMD'");

@@ -17,22 +17,6 @@
 #define FLUSH_INTERVAL_NS (200ull * 1000 * 1000)
 #define FLUSH_BYTES (1u << 20)
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const uint8_t *b = p;
-	while (n) {
-		ssize_t r = write(fd, b, n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* Compress and write one chunk of raw records (the compressor thread, or
  * the caller when there is none). Returns 0 or -errno: a compression that
  * fails (zstd out of memory: -ENOMEM) is a chunk that cannot be written,

@@ -59,7 +59,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -416,12 +415,8 @@ static int dw_named(const char *name)
 int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t size)
 {
 	struct dwcache_header h;
-	struct safe_replace r;
 	uint8_t *head;
 	char name[2 * 64 + 1];
-	struct iovec iov[2];
-	size_t off = 0, total = DWCACHE_IMAGE_OFF + size;
-	ssize_t w;
 	int dfd, ret = 0;
 
 	if (size < sizeof(Elf64_Ehdr) || size > DWCACHE_MAX_IMAGE || !k->build_id_size ||
@@ -436,29 +431,9 @@ int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t
 	h.image_sum = sym_dwcache_sum(image, size);
 	head = xcalloc(1, DWCACHE_IMAGE_OFF);
 	memcpy(head, &h, sizeof(h));
-	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL)))
+	/* the header's page, then the image (from the caller's buffer) */
+	if ((ret = safe_replace_write(dfd, name, (struct safe_piece[]){ { head, DWCACHE_IMAGE_OFF }, { image, size } }, 2)))
 		goto out;
-	while (off < total) {
-		if (off < DWCACHE_IMAGE_OFF) {
-			iov[0] = (struct iovec){ head + off, DWCACHE_IMAGE_OFF - off };
-			iov[1] = (struct iovec){ (void *)image, size };
-			w = writev(r.fd, iov, 2);
-		} else {
-			w = write(r.fd, (const uint8_t *)image + (off - DWCACHE_IMAGE_OFF), total - off);
-		}
-		if (w <= 0)
-			break;
-		off += (size_t)w;
-	}
-	if (off != total) {
-		safe_replace_abort(&r);
-		ret = -EIO;
-		goto out;
-	}
-	if (safe_replace_commit(&r)) {
-		ret = -EIO;
-		goto out;
-	}
 	cache_dir_trim(dfd, DWCACHE_MAX_TOTAL, dw_named);
 out:
 	close(dfd);

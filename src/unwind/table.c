@@ -529,36 +529,85 @@ struct xrange {
 	uint16_t rule;
 };
 
-/* Rebuild t's rows with x[0..nx) (sorted, each in a gap of the CFI)
- * inserted, a gap row after each. False when the table cannot hold them
- * (then t is as it was). */
-static bool insert_ranges(struct utable *t, const struct xrange *x, int nx)
+/* Put x[0..*nx) in the order insert_ranges needs: empty (or wrapped:
+ * end <= start) ranges dropped, sorted by start, overlaps resolved (the
+ * same rule: merged; else the later range starts where the earlier
+ * ends). Ranges come from a file's bytes: sections in any order, at any
+ * address, overlapping each other. */
+static void normalize_ranges(struct xrange *x, int *nx)
 {
-	uint32_t n = t->nrows + 2 * (uint32_t)nx + 1;
+	int n = 0;
+	for (int i = 0; i < *nx; i++) {
+		if (x[i].end <= x[i].start)
+			continue;
+		struct xrange v = x[i];
+		int j = n++;
+		for (; j > 0 && x[j - 1].start > v.start; j--)
+			x[j] = x[j - 1];
+		x[j] = v;
+	}
+	int m = 0;
+	for (int i = 0; i < n; i++) {
+		if (m && x[i].start < x[m - 1].end) {
+			if (x[i].rule == x[m - 1].rule) {
+				x[m - 1].end = MAX(x[m - 1].end, x[i].end);
+				continue;
+			}
+			x[i].start = x[m - 1].end;
+			if (x[i].end <= x[i].start)
+				continue;
+		}
+		x[m++] = x[i];
+	}
+	*nx = m;
+}
+
+/* Append the row (a, rule) to abs/rules[0..*k): a row at the address of
+ * the last one replaces it, a row repeating its predecessor's rule is
+ * left out (no two equal neighbours). */
+static void emit_range_row(uint64_t *abs, uint16_t *rules, uint32_t *k, uint64_t a, uint16_t rule)
+{
+	if (*k && abs[*k - 1] == a) {
+		--*k;
+		if (*k && rules[*k - 1] == rule)
+			return;
+	} else if (*k && rules[*k - 1] == rule) {
+		return;
+	}
+	abs[*k] = a;
+	rules[(*k)++] = rule;
+}
+
+/* Rebuild t's rows with the ranges x[0..nx) (reordered and trimmed in
+ * place by normalize_ranges) inserted: inside a range its rule, after it
+ * the rule the table had there (UR_FP in a gap or past the last row).
+ * False when nothing is left to insert or the table cannot hold them
+ * (then t is as it was). */
+static bool insert_ranges(struct utable *t, struct xrange *x, int nx)
+{
+	normalize_ranges(x, &nx);
+	if (!nx)
+		return false;
+	uint32_t n = t->nrows + 2 * (uint32_t)nx;
 	uint64_t *abs = xmalloc(n * sizeof(*abs));
 	uint16_t *rule = xmalloc(n * sizeof(*rule));
-	uint32_t k = 0, h = 0;
-	for (uint32_t i = 0; i <= t->nrows; i++) {
-		uint64_t next = i < t->nrows ? t->base + t->addr[i] : UINT64_MAX;
-		while (h < (uint32_t)nx && x[h].start < next) {
-			if (k && abs[k - 1] == x[h].start) {
-				rule[k - 1] = x[h].rule; /* right after the previous range */
-			} else {
-				abs[k] = x[h].start; rule[k++] = x[h].rule;
-			}
-			abs[k] = x[h].end; rule[k++] = UR_FP;
-			h++;
-		}
-		if (i == t->nrows)
+	uint32_t k = 0, i = 0;
+#define ROW_AT(j) (t->base + t->addr[j])
+	for (int h = 0; h <= nx; h++) {
+		uint64_t stop = h < nx ? x[h].start : UINT64_MAX;
+		for (; i < t->nrows && ROW_AT(i) < stop; i++)
+			emit_range_row(abs, rule, &k, ROW_AT(i), t->rule[i]);
+		if (h == nx)
 			break;
-		if (k && abs[k - 1] >= next) {
-			/* the range's closing gap row already covers it */
-			if (abs[k - 1] == next)
-				rule[k - 1] = t->rule[i];
-			continue;
-		}
-		abs[k] = next; rule[k++] = t->rule[i];
+		emit_range_row(abs, rule, &k, x[h].start, x[h].rule);
+		/* rows starting inside the range give way to it; the last
+		 * of them (or of those before it) rules again at its end */
+		for (; i < t->nrows && ROW_AT(i) <= x[h].end; i++)
+			;
+		uint16_t after = i > 0 && i < t->nrows ? t->rule[i - 1] : UR_FP;
+		emit_range_row(abs, rule, &k, x[h].end, after);
 	}
+#undef ROW_AT
 	uint64_t base = abs[0];
 	if (abs[k - 1] - base > 0xffffffffull) {
 		free(abs);
@@ -568,14 +617,22 @@ static bool insert_ranges(struct utable *t, const struct xrange *x, int nx)
 	free(t->addr);
 	free(t->rule);
 	t->addr = xmalloc(k * sizeof(*t->addr));
-	for (uint32_t i = 0; i < k; i++)
-		t->addr[i] = (uint32_t)(abs[i] - base);
+	for (uint32_t j = 0; j < k; j++)
+		t->addr[j] = (uint32_t)(abs[j] - base);
 	free(abs);
 	t->rule = rule;
 	t->nrows = k;
 	t->base = base;
 	utable_build_pages(t);
 	return true;
+}
+
+/* Can a trampoline of len bytes at a have its rows, [a - 1, a + len)?
+ * Not at address 0 or at the very top of the address space (a crafted
+ * file's section can be anywhere). */
+static bool tramp_fits(uint64_t a, size_t len)
+{
+	return a >= 1 && a <= UINT64_MAX - len;
 }
 
 static void add_trampolines(Elf *elf, struct utable *t)
@@ -605,7 +662,8 @@ static void add_trampolines(Elf *elf, struct utable *t)
 				const struct urule *r = utable_find(t, a);
 				bool plain = r->kind == UR_NORMAL && r->cfa_reg == UNW_RSP && r->cfa_off == 8 &&
 					     p > (const uint8_t *)d->d_buf && p[-1] == 0xcc;
-				if ((r->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP) || plain)
+				if (tramp_fits(a, sizeof(pat)) &&
+				    ((r->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP) || plain))
 					hits[nhits++] = a;
 				p += sizeof(pat);
 			}
@@ -632,7 +690,8 @@ static void add_trampolines(Elf *elf, struct utable *t)
 				uint64_t a = shdr.sh_addr + (uint64_t)(p - buf);
 				if (a >= g1)
 					break;
-				if (utable_find(t, a)->kind == UR_FP && utable_find(t, a - 1)->kind == UR_FP)
+				if (tramp_fits(a, sizeof(pat)) && utable_find(t, a)->kind == UR_FP &&
+				    utable_find(t, a - 1)->kind == UR_FP)
 					hits[nhits++] = a;
 				p += sizeof(pat);
 			}
@@ -732,7 +791,9 @@ static void add_init_fini(Elf *elf, struct utable *t)
 		long i0 = utable_row_index(t, at[f]), i1 = utable_row_index(t, at[f] + a + 4);
 		if (t->nrows && (i0 != i1 || (i0 >= 0 && t->rule[i0] != UR_FP)))
 			continue;
-		if (nx && x[nx - 1].end > at[f])
+		/* not over _init's rows (a DT_FINI inside _init); _fini may
+		 * come first in the address space (insert_ranges sorts) */
+		if (nx && at[f] < x[nx - 1].end && at[f] + a + 5 > x[0].start)
 			continue;
 		r.cfa_off = 8;
 		uint16_t r8 = rule_add(t, &r);
@@ -742,13 +803,6 @@ static void add_init_fini(Elf *elf, struct utable *t)
 		x[nx++] = (struct xrange){ at[f] + pre + 4, at[f] + a + 4, r16 };
 		x[nx++] = (struct xrange){ at[f] + a + 4, at[f] + a + 5, r8 };
 	}
-	/* DT_FINI before DT_INIT in the file: sorted */
-	if (nx == 6 && x[0].start > x[3].start)
-		for (int i = 0; i < 3; i++) {
-			struct xrange tmp = x[i];
-			x[i] = x[i + 3];
-			x[i + 3] = tmp;
-		}
 	if (nx)
 		insert_ranges(t, x, nx);
 }

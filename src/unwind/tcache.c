@@ -37,7 +37,7 @@
 /* Change TCACHE_VERSION when table.c/x86_64.c compile other rows or
  * rules, or the payload's layout changes: older entries are then
  * rebuilt. */
-#define TCACHE_VERSION 3
+#define TCACHE_VERSION 4
 
 static struct cache_kind kind = {
 	.dir = "unwind", .magic = "STAXUTC1", .version = TCACHE_VERSION,

@@ -696,3 +696,151 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	annotation_release(&a);
 	return ret;
 }
+
+/* ---- the disassembly of the function holding a frame (stax serve) ---- */
+
+/* The ELF address of node nd's code in the file of mapping m (a return
+ * address taken one byte back, into its call, unless start: then the
+ * instruction start it is), or UINT64_MAX when nd is not in that file or
+ * not in [foff, foff + fsize). */
+static uint64_t node_vaddr(const struct profile *p, const struct prof_node *nd, const struct prof_mapping *m,
+			   uint64_t fvaddr, uint64_t fsize, uint64_t foff, bool start)
+{
+	const struct prof_mapping *nm;
+	uint64_t addr, off;
+	if ((nd->flags & 0xff) != NODE_USER || !nd->mapping || nd->mapping > p->nmaps)
+		return UINT64_MAX;
+	nm = &p->maps[nd->mapping - 1];
+	if (nm != m && !same_file(nm, m))
+		return UINT64_MAX;
+	addr = nd->addr - ((nd->flags & NODE_F_RA) && !start ? 1 : 0);
+	if (addr < nm->start || addr >= nm->end)
+		return UINT64_MAX;
+	off = addr - nm->start + nm->pgoff;
+	return off >= foff && off - foff < fsize ? off - foff + fvaddr : UINT64_MAX;
+}
+
+/* The function holding node nd's code (a->map, a->ref, its range and
+ * bytes), and the frames' addresses in it as a->hits: where decoding must
+ * resume (a return address is the start of the instruction after its
+ * call). */
+static int locate_node(const struct profile *p, const struct prof_node *nd, const struct prof_func *fn,
+		       struct annotation *a, struct err *err)
+{
+	uint64_t v;
+	size_t i, hitcap = 0;
+	if ((nd->flags & 0xff) == NODE_KERNEL)
+		return err_set(err, -1, "%s is a kernel function: stax reads the code of user-space binaries "
+			       "only; its sampled addresses are shown, with their offsets where this boot's "
+			       "/proc/kallsyms names them", fn ? fn->name : "this");
+	if ((nd->flags & 0xff) != NODE_USER || !nd->mapping || nd->mapping > p->nmaps)
+		return err_set(err, -1, "%s is in no mapped file (JIT or anonymous code): no binary to read",
+			       fn ? fn->name : "this frame");
+	a->map = &p->maps[nd->mapping - 1];
+	a->ref = profile_mapping_ref(a->map);
+	a->ss = sym_session_new();
+	v = nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0);
+	if (!sym_function_range(a->ss, &a->ref, v, &a->fvaddr, &a->fsize, &a->foff) || !a->fsize ||
+	    a->fsize > MAX_FUNC_BYTES)
+		return err_set(err, -1, "cannot find %s in %s (the binary changed or is gone)",
+			       fn ? fn->name : "the function", a->map->path);
+	if (read_bytes(a->map, a->foff, a->fsize, &a->code))
+		return err_set(err, -1, "cannot read %s from %s (the binary changed or is gone)",
+			       fn ? fn->name : "the function", a->map->path);
+	for (i = 0; i < p->nnodes; i++) {
+		v = node_vaddr(p, &p->nodes[i], a->map, a->fvaddr, a->fsize, a->foff, true);
+		if (v == UINT64_MAX)
+			continue;
+		GROW(a->hits, hitcap, a->nhits + 1);
+		a->hits[a->nhits++] = (struct hit){ v, 0 };
+	}
+	qsort(a->hits, a->nhits, sizeof(*a->hits), cmp_hit);
+	return 0;
+}
+
+int view_disasm(const struct profile *p, uint32_t node, struct view_disasm *d, struct err *err)
+{
+	const struct prof_node *nd = profile_node(p, node);
+	const struct prof_func *fn = nd ? profile_func(p, nd->func) : NULL;
+	struct annotation a;
+	size_t i;
+	int ret = -1;
+
+	memset(d, 0, sizeof(*d));
+	memset(&a, 0, sizeof(a));
+	if (!nd || (nd->flags & 0xff) == NODE_ROOT)
+		return err_set(err, -1, "no such frame");
+	if (locate_node(p, nd, fn, &a, err) || disassemble(&a, err))
+		goto out;
+	d->path = a.map->path;
+	d->start = a.fvaddr;
+	d->size = a.fsize;
+	d->file_offset = a.foff;
+	d->mapping = (uint32_t)(a.map - p->maps) + 1;
+	d->insns = xcalloc(a.nrows + 1, sizeof(*d->insns));
+	for (i = 0; i < a.nrows; i++) {
+		struct view_insn *in = &d->insns[i];
+		in->addr = a.rows[i].vaddr;
+		in->size = a.rows[i].size;
+		in->undecoded = a.rows[i].undecoded;
+		memcpy(in->text, a.rows[i].text, sizeof(in->text));
+		if (!sym_source_line(a.ss, &a.ref, in->addr, &in->file, &in->line))
+			in->file = NULL, in->line = 0;
+	}
+	d->n = a.nrows;
+	/* the session owns the line table's file names: d keeps it */
+	d->ss = a.ss;
+	a.ss = NULL;
+	ret = 0;
+out:
+	annotation_release(&a);
+	return ret;
+}
+
+long view_disasm_row(const struct profile *p, const struct view_disasm *d, uint32_t node)
+{
+	const struct prof_node *nd = profile_node(p, node);
+	uint64_t v;
+	size_t lo = 0, hi = d->n;
+	if (!nd || !d->n || !d->mapping)
+		return -1;
+	v = node_vaddr(p, nd, &p->maps[d->mapping - 1], d->start, d->size, d->file_offset, false);
+	if (v == UINT64_MAX)
+		return -1;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (d->insns[mid].addr + d->insns[mid].size <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < d->n && d->insns[lo].addr <= v ? (long)lo : -1;
+}
+
+void view_disasm_release(struct view_disasm *d)
+{
+	free(d->insns);
+	if (d->ss)
+		sym_session_free(d->ss);
+	memset(d, 0, sizeof(*d));
+}
+
+int view_kernel_offsets(const char *name, const uint64_t *addr, size_t n, uint64_t *off)
+{
+	struct sym_session *ss = sym_session_new();
+	size_t i, found = 0;
+	for (i = 0; i < n; i++) {
+		struct sym_result r;
+		memset(&r, 0, sizeof(r));
+		sym_lookup_kernel(ss, addr[i], &r);
+		/* this boot's kallsyms must name the same function there */
+		if (r.name && !strcmp(r.name, name)) {
+			off[i] = r.sym_offset;
+			found++;
+		} else {
+			off[i] = UINT64_MAX;
+		}
+	}
+	sym_session_free(ss);
+	return (int)found;
+}

@@ -123,11 +123,14 @@ uint64_t calltree_add_profile(struct calltree *t, const struct profile *p,
 
 /* ---- time: off-CPU and wall ---- */
 
+/* leaf: an off-CPU reason's label (the stack is an off-CPU one, folded
+ * unless kernel), or UINT32_MAX for an on-CPU sample's stack */
 static void add_time_stack(struct calltree *t, const struct profile *p, struct prof_frame *frames,
 			   const uint32_t *flabel, uint32_t root, uint32_t stack, uint32_t leaf,
-			   int side, uint64_t us, bool inverted)
+			   int side, uint64_t us, bool inverted, bool kernel)
 {
-	size_t nf = profile_stack_frames(p, stack, frames, MAX_DEPTH);
+	size_t nf = leaf != UINT32_MAX ? view_offcpu_frames(p, stack, kernel, frames, MAX_DEPTH) :
+					 profile_stack_frames(p, stack, frames, MAX_DEPTH);
 	uint32_t node;
 	if (inverted) {
 		node = leaf != UINT32_MAX ? add_n(t, 0, leaf, 0, side, us) : 0;
@@ -185,7 +188,7 @@ uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 		if (!view_keep(p, f, s) || !us)
 			continue;
 		add_time_stack(t, p, frames, flabel, thread_label(t, p, &threads, s->pid, s->tid, s->time, wall),
-			       s->stack, UINT32_MAX, side, us, flags & CALLTREE_INVERTED);
+			       s->stack, UINT32_MAX, side, us, flags & CALLTREE_INVERTED, true);
 		added += us;
 	}
 	for (i = 0; i < p->noffcpu; i++) {
@@ -195,7 +198,7 @@ uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 			continue;
 		add_time_stack(t, p, frames, flabel, thread_label(t, p, &threads, o->pid, o->tid, o->start, wall),
 			       o->stack, reason[o->reason < OFFCPU_NREASONS ? o->reason : 0], side, us,
-			       flags & CALLTREE_INVERTED);
+			       flags & CALLTREE_INVERTED, flags & CALLTREE_KERNEL_WAITS);
 		added += us;
 	}
 	t->total[side] += added;

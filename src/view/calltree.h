@@ -54,9 +54,11 @@ uint64_t calltree_add_profile(struct calltree *t, const struct profile *p,
 /* Time instead of samples (counts are microseconds): off-CPU intervals
  * (CALLTREE_OFFCPU), or on-CPU samples converted to time by their period
  * plus off-CPU intervals under one root per thread "name/tid"
- * (CALLTREE_WALL). An off-CPU stack ends in a "[off-cpu: REASON]" frame.
- * Returns the microseconds added. */
-enum { CALLTREE_OFFCPU = 2, CALLTREE_WALL = 4 };
+ * (CALLTREE_WALL). An off-CPU stack ends in a "[off-cpu: REASON]" frame
+ * right below its innermost user-space frame (view_offcpu_frames(): the
+ * kernel's frames folded into the wait), or below the kernel's frames
+ * with CALLTREE_KERNEL_WAITS. Returns the microseconds added. */
+enum { CALLTREE_OFFCPU = 2, CALLTREE_WALL = 4, CALLTREE_KERNEL_WAITS = 16 };
 uint64_t calltree_add_time(struct calltree *t, const struct profile *p,
 			   const struct view_filter *f, int side, unsigned flags);
 

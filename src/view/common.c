@@ -157,6 +157,17 @@ uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, s
 	return first;
 }
 
+void view_json_pcts(struct jw *w, uint64_t self, uint64_t total, uint64_t all)
+{
+	jw_double(w, "self_pct", all ? 100.0 * self / all : 0.0, 2);
+	jw_double(w, "total_pct", all ? 100.0 * total / all : 0.0, 2);
+}
+
+void view_no_samples(const struct profile *p, FILE *out)
+{
+	fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+}
+
 void view_json_func(struct jw *w, const struct prof_func *fn)
 {
 	jw_str(w, "name", fn->name);
@@ -169,4 +180,91 @@ void view_json_func(struct jw *w, const struct prof_func *fn)
 	if (profile_func_is_python(fn))
 		jw_bool(w, "python", true);
 	jw_bool(w, "kernel", fn->kernel);
+}
+
+/* Does module (a base name) belong to the system's C and C++ runtime,
+ * the dynamic loader, the vDSO or the Python interpreter? Their frames
+ * are how a program waits or wakes, not which part of it does. */
+static bool system_module(const char *m)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "libc-", "libpthread", "ld-linux", "ld.so", "ld-2.", "libstdc++", "libc++",
+		"libgcc_s", "libm.so", "libm-", "librt", "libdl", "linux-vdso", "[vdso]", "libpython",
+		"python2", "python3",
+	};
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(m, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+bool view_func_is_system(const struct prof_func *fn)
+{
+	if (!fn || fn->kernel || !fn->known)
+		return true;
+	if (fn->module && system_module(fn->module) && !profile_func_is_python(fn))
+		return true;
+	/* Go's scheduler and runtime, and the roots of every stack (main
+	 * excepted: it may well be the caller that waits) */
+	if (!strncmp(fn->name, "runtime.", 8))
+		return true;
+	return strcmp(fn->name, "main") && unwind_is_root_name(fn->name);
+}
+
+bool view_is_scheduler_name(const char *name)
+{
+	static const char *const prefixes[] = {
+		"schedule", "__schedule", "io_schedule", "preempt_schedule", "_cond_resched",
+		"__cond_resched", "finish_task_switch",
+	};
+	size_t i;
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+size_t view_offcpu_frames(const struct profile *p, uint32_t stack, bool kernel, struct prof_frame *out,
+			  size_t max)
+{
+	size_t n = profile_stack_frames(p, stack, out, max), user, k;
+	if (kernel || !n)
+		return n;
+	for (user = 0; user < n && out[user].kernel; user++)
+		;
+	if (user == n) {
+		/* a kernel thread: only the scheduler's frames go */
+		for (user = 0; user < n - 1; user++) {
+			const struct prof_func *fn = profile_func(p, out[user].func);
+			if (!fn || !view_is_scheduler_name(fn->name))
+				break;
+		}
+	}
+	if (!user)
+		return n;
+	for (k = user; k < n; k++)
+		out[k - user] = out[k];
+	return n - user;
+}
+
+size_t view_blocking_frame(const struct profile *p, const struct prof_frame *fr, size_t nf)
+{
+	size_t i;
+	for (i = 0; i < nf; i++)
+		if (!view_func_is_system(profile_func(p, fr[i].func)))
+			return i;
+	for (i = 0; i < nf; i++) {
+		const struct prof_func *fn = profile_func(p, fr[i].func);
+		if (fn && fn->known && !fn->kernel)
+			return i;
+	}
+	/* only kernel frames: the first that is not the wake-up or the
+	 * scheduler machinery */
+	for (i = 0; i < nf; i++) {
+		const struct prof_func *fn = profile_func(p, fr[i].func);
+		if (fn && fn->known && !strstr(fn->name, "wake") && !view_is_scheduler_name(fn->name))
+			return i;
+	}
+	return 0;
 }

@@ -563,7 +563,8 @@ size_t view_flame_svg(const struct profile *p, const struct view_filter *f,
 		calltree_add_profile(&t, p, f, 0, o->inverted ? CALLTREE_INVERTED : 0);
 	else
 		calltree_add_time(&t, p, f, 0, (o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU) |
-				  (o->inverted ? CALLTREE_INVERTED : 0));
+				  (o->inverted ? CALLTREE_INVERTED : 0) |
+				  (o->kernel_waits ? CALLTREE_KERNEL_WAITS : 0));
 	merged = svg_flamegraph(&t, o, out);
 	calltree_release(&t);
 	return merged;

@@ -30,6 +30,7 @@ struct svg_opts {
 				* time, built with calltree_add_time() */
 	bool inverted;         /* leaf first (CALLTREE_INVERTED) */
 	bool icicle;           /* root at the top, callees below (stax serve) */
+	bool kernel_waits;     /* off-CPU stacks with their kernel frames */
 };
 
 /* Draw tree t (side 0 gives widths); returns the number of frames merged. */

@@ -150,7 +150,8 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 		kept = calltree_add_profile(&t, p, f, 0, o->inverted ? CALLTREE_INVERTED : 0);
 	else
 		kept = calltree_add_time(&t, p, f, 0, (o->weight == FLAME_WALL ? CALLTREE_WALL : CALLTREE_OFFCPU) |
-					 (o->inverted ? CALLTREE_INVERTED : 0));
+					 (o->inverted ? CALLTREE_INVERTED : 0) |
+					 (o->kernel_waits ? CALLTREE_KERNEL_WAITS : 0));
 	if (o->folded) {
 		print_folded(&t, o->max_depth, out);
 		calltree_release(&t);
@@ -181,7 +182,7 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 			"WALL TIME BY THREAD (on and off the CPU, root first)" :
 			"OFF-CPU TIME (root first, longest first)");
 	else if (!kept)
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 	else
 		fprintf(out, "%7s %8s  %s\n", "TOTAL%", "SAMPLES", o->inverted ?
 			"INVERTED CALL TREE (running function first, then its callers)" :

@@ -45,8 +45,7 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 			view_json_func(&w, profile_func(p, r->func));
 			jw_double(&w, "self_ms", r->self / 1000.0, 3);
 			jw_double(&w, "total_ms", r->total / 1000.0, 3);
-			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
-			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			view_json_pcts(&w, r->self, r->total, kept);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -183,8 +182,7 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 				jw_u64(&w, "tid", r->tid);
 			jw_u64(&w, "self", r->self);
 			jw_u64(&w, "total", r->total);
-			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
-			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			view_json_pcts(&w, r->self, r->total, kept);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -192,7 +190,7 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 		goto out;
 	}
 	if (!kept) {
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 		goto out;
 	}
 	fprintf(out, "%7s %8s %7s %8s  %s\n", "SELF%", "SELF", "TOTAL%", "TOTAL", what[o->by]);
@@ -215,11 +213,27 @@ out:
 	free(frames);
 }
 
+/* The off-CPU stack of interval oc as top counts it: function ids, leaf
+ * first, in frames (the kernel's frames folded, view_offcpu_frames()),
+ * and in *self the index of the one its time is the self time of: the
+ * blocking caller (view_blocking_frame()). With kernel_waits, the stack
+ * as recorded and its leaf. */
+static size_t offcpu_funcs(const struct profile *p, const struct rec_offcpu *oc, bool kernel_waits,
+			   struct prof_frame *pf, uint32_t *frames, size_t *self)
+{
+	size_t nf = view_offcpu_frames(p, oc->stack, kernel_waits, pf, MAX_DEPTH), j;
+	*self = kernel_waits ? 0 : view_blocking_frame(p, pf, nf);
+	for (j = 0; j < nf; j++)
+		frames[j] = pf[j].func;
+	return nf;
+}
+
 void view_top(const struct profile *p, const struct view_filter *f, const struct top_opts *o, FILE *out)
 {
 	struct top_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
 	uint64_t *stamp = xcalloc(p->nfuncs + 1, sizeof(*stamp));
 	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
+	struct prof_frame *pf = o->off_cpu ? xmalloc(MAX_DEPTH * sizeof(*pf)) : NULL;
 	uint64_t kept = 0;
 	size_t i, j, n = 0, limit;
 
@@ -231,26 +245,24 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		rows[i].func = (uint32_t)i;
 	/* with --off-cpu the items are intervals weighted by microseconds */
 	for (i = 0; i < (o->off_cpu ? p->noffcpu : p->nsamples); i++) {
-		uint32_t stack;
 		uint64_t w = 1;
-		size_t nf;
+		size_t nf, self = 0;
 		if (o->off_cpu) {
 			const struct rec_offcpu *oc = &p->offcpu[i];
 			if (!view_keep_offcpu(p, f, oc))
 				continue;
-			stack = oc->stack;
 			w = oc->duration / 1000;
+			nf = offcpu_funcs(p, oc, o->kernel_waits, pf, frames, &self);
 		} else {
 			const struct rec_sample *s = &p->samples[i];
 			if (!view_keep(p, f, s))
 				continue;
-			stack = s->stack;
+			nf = profile_stack_funcs(p, s->stack, frames, MAX_DEPTH);
 		}
 		kept += w;
-		nf = profile_stack_funcs(p, stack, frames, MAX_DEPTH);
 		if (!nf)
 			continue;
-		rows[frames[0]].self += w;
+		rows[frames[self]].self += w;
 		for (j = 0; j < nf; j++) {
 			if (stamp[frames[j]] == i + 1)
 				continue; /* recursion: count a function once per sample */
@@ -278,8 +290,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 			view_json_func(&w, profile_func(p, r->func));
 			jw_u64(&w, "self", r->self);
 			jw_u64(&w, "total", r->total);
-			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
-			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			view_json_pcts(&w, r->self, r->total, kept);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -287,7 +298,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		goto out;
 	}
 	if (!kept) {
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 		goto out;
 	}
 	fprintf(out, "%7s %8s %7s %8s  %-40s %s\n", "SELF%", "SELF", "TOTAL%", "TOTAL", "FUNCTION", "MODULE");
@@ -304,4 +315,5 @@ out:
 	free(rows);
 	free(stamp);
 	free(frames);
+	free(pf);
 }

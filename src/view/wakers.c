@@ -3,10 +3,13 @@
  * Each off-CPU interval the filter keeps that ended by a wake-up (not a
  * preemption, not still open) is paired with its rec_waker (same tid and
  * start). The views weigh wakers by the off-CPU time they ended: the
- * waking threads (or [irq], [softirq], [not recorded]), the functions on
- * the wakers' stacks (each counted once per wake-up), and in the folded
- * form the waiter's stack, "--", and the waker's stack leaf first, as
- * BCC's offwaketime prints them.
+ * waking threads (or [irq], [softirq], [not recorded]), the waking
+ * functions (one per wake-up: view_blocking_frame() of the waker's stack,
+ * the innermost frame of the program's own code, never a thread's root
+ * such as start_thread or clone3, which is on every stack), and in the
+ * folded form the waiter's stack (its kernel frames folded unless
+ * kernel_waits), "--", and the waker's stack leaf first, as BCC's
+ * offwaketime prints them.
  */
 #include "view/view.h"
 #include "lib/buf.h"
@@ -28,7 +31,6 @@ struct wk_row {
 
 struct fn_row {
 	uint32_t func;
-	uint32_t depth;          /* least distance from the waker's leaf */
 	uint64_t ns, waits;
 };
 
@@ -45,8 +47,6 @@ static int cmp_fn(const void *a, const void *b)
 	const struct fn_row *x = a, *y = b;
 	if (x->ns != y->ns)
 		return x->ns > y->ns ? -1 : 1;
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
 	return x->func < y->func ? -1 : x->func > y->func;
 }
 
@@ -167,7 +167,7 @@ static int cmp_fold(const void *a, const void *b)
 }
 
 static void print_folded(const struct profile *p, const struct view_filter *f, const struct through *t,
-			 const struct hmap *idx, FILE *out)
+			 const struct hmap *idx, bool kernel_waits, FILE *out)
 {
 	struct prof_frame *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
 	struct fold_line *lines = NULL;
@@ -183,7 +183,7 @@ static void print_folded(const struct profile *p, const struct view_filter *f, c
 		w = view_waker_of(p, idx, o);
 		buf_reset(&b);
 		buf_printf(&b, "%s", profile_comm(p, o->pid, o->tid, o->start));
-		nf = profile_stack_frames(p, o->stack, frames, MAX_DEPTH);
+		nf = view_offcpu_frames(p, o->stack, kernel_waits, frames, MAX_DEPTH);
 		for (j = nf; j-- > 0;) {
 			buf_printf(&b, ";");
 			put_frame(&b, p, frames[j].func);
@@ -226,17 +226,17 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	struct wk_row *rows = NULL;
 	struct fn_row *fns;
 	struct hmap idx, rowidx;
-	size_t nrows = 0, rowcap = 0, nfns = 0, i, j, nf, lim;
-	uint64_t total = 0, waits = 0, unseen = 0, unseen_ns = 0, *seen;
-	uint32_t at, d;
-	bool user, rec = wakers_recorded(p);
+	size_t nrows = 0, rowcap = 0, nfns = 0, i, nf, lim;
+	uint64_t total = 0, waits = 0, unseen = 0, unseen_ns = 0;
+	uint32_t at, fn;
+	bool rec = wakers_recorded(p);
 	struct through t;
 
 	hmap_init(&idx);
 	index_wakers(p, &idx);
 	through_init(&t, p, o->through);
 	if (o->folded) {
-		print_folded(p, f, &t, &idx, out);
+		print_folded(p, f, &t, &idx, o->kernel_waits, out);
 		through_release(&t);
 		hmap_release(&idx);
 		return;
@@ -244,7 +244,6 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	hmap_init(&rowidx);
 	frames = xmalloc(MAX_DEPTH * sizeof(*frames));
 	fns = xcalloc(p->nfuncs + 1, sizeof(*fns));
-	seen = xcalloc(p->nfuncs + 1, sizeof(*seen));
 	for (i = 0; i < p->noffcpu; i++) {
 		const struct rec_offcpu *iv = &p->offcpu[i];
 		const struct prof_waker *w;
@@ -281,28 +280,16 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 		rows[at].waits++;
 		if (!w || w->w.kind != WAKER_THREAD)
 			continue;
-		/* each function of the waker's stack, once; its kernel frames
-		 * (the wake-up machinery: try_to_wake_up, ...) only when it
-		 * has no user frames (a kernel thread) */
+		/* the waking function: one per wake-up */
 		nf = profile_stack_frames(p, w->w.stack, frames, MAX_DEPTH);
-		user = false;
-		for (j = 0; j < nf && !user; j++) {
-			const struct prof_func *fn = profile_func(p, frames[j].func);
-			user = !fn || !fn->kernel;
-		}
-		for (j = 0, d = 0; j < nf; j++) {
-			uint32_t fn = frames[j].func <= p->nfuncs ? frames[j].func : 0;
-			const struct prof_func *pf = profile_func(p, fn);
-			if (!fn || seen[fn] == i + 1 || (user && pf->kernel))
-				continue;
-			seen[fn] = i + 1;
-			if (!fns[fn].ns || d < fns[fn].depth)
-				fns[fn].depth = d;
-			d++;
-			fns[fn].func = fn;
-			fns[fn].ns += iv->duration;
-			fns[fn].waits++;
-		}
+		if (!nf)
+			continue;
+		fn = frames[view_blocking_frame(p, frames, nf)].func;
+		if (!fn || fn > p->nfuncs)
+			continue;
+		fns[fn].func = fn;
+		fns[fn].ns += iv->duration;
+		fns[fn].waits++;
 	}
 	if (nrows)
 		qsort(rows, nrows, sizeof(*rows), cmp_wk);
@@ -312,39 +299,46 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 	if (nfns)
 		qsort(fns, nfns, sizeof(*fns), cmp_fn);
 	if (o->json) {
-		fputs(JSON_OPEN, out);
-		if (o->through) {
-			fputs("\"through\":", out);
-			json_str(out, o->through);
-			fputc(',', out);
-		}
-		fprintf(out, "\"wakers_recorded\":%s,\"off_cpu_ms\":%.3f,\"waits\":%" PRIu64
-			",\"wakers\":[", rec ? "true" : "false", total / 1e6, waits);
+		struct jw w;
+		jw_begin(&w, out);
+		if (o->through)
+			jw_str(&w, "through", o->through);
+		jw_bool(&w, "wakers_recorded", rec);
+		jw_double(&w, "off_cpu_ms", total / 1e6, 3);
+		jw_u64(&w, "waits", waits);
+		jw_array(&w, "wakers");
 		lim = o->limit && o->limit < nrows ? o->limit : nrows;
 		for (i = 0; i < lim; i++) {
 			const struct wk_row *r = &rows[i];
-			fprintf(out, "%s{\"waker\":", i ? "," : "");
-			json_str(out, r->label);
-			fprintf(out, ",\"kind\":\"%s\"", r->kind < 0 ? (rec ? "not_seen" : "not_recorded") : r->kind == WAKER_IRQ ? "irq" :
+			jw_object(&w, NULL);
+			jw_str(&w, "waker", r->label);
+			jw_str(&w, "kind", r->kind < 0 ? (rec ? "not_seen" : "not_recorded") : r->kind == WAKER_IRQ ? "irq" :
 				r->kind == WAKER_SOFTIRQ ? "softirq" : r->kind == WAKER_OTHER ? "other_process" : "thread");
-			if (r->kind == WAKER_THREAD || r->kind == WAKER_OTHER)
-				fprintf(out, ",\"pid\":%u,\"tid\":%u", r->pid, r->tid);
-			fprintf(out, ",\"off_cpu_ms\":%.3f,\"pct\":%.2f,\"waits\":%" PRIu64 "}", r->ns / 1e6,
-				total ? 100.0 * r->ns / total : 0.0, r->waits);
+			if (r->kind == WAKER_THREAD || r->kind == WAKER_OTHER) {
+				jw_u64(&w, "pid", r->pid);
+				jw_u64(&w, "tid", r->tid);
+			}
+			jw_double(&w, "off_cpu_ms", r->ns / 1e6, 3);
+			jw_double(&w, "pct", total ? 100.0 * r->ns / total : 0.0, 2);
+			jw_u64(&w, "waits", r->waits);
+			jw_object_end(&w);
 		}
-		fputs("],\"functions\":[", out);
+		jw_array_end(&w);
+		jw_array(&w, "functions");
 		lim = o->limit && o->limit < nfns ? o->limit : nfns;
 		for (i = 0; i < lim; i++) {
 			const struct prof_func *fn = profile_func(p, fns[i].func);
-			fprintf(out, "%s{\"name\":", i ? "," : "");
-			json_str(out, view_func_name(p, fns[i].func));
-			fputs(",\"module\":", out);
-			json_str(out, fn->module);
-			fprintf(out, ",\"kernel\":%s,\"off_cpu_ms\":%.3f,\"pct\":%.2f,\"waits\":%" PRIu64 "}",
-				fn->kernel ? "true" : "false", fns[i].ns / 1e6,
-				total ? 100.0 * fns[i].ns / total : 0.0, fns[i].waits);
+			jw_object(&w, NULL);
+			jw_str(&w, "name", view_func_name(p, fns[i].func));
+			jw_str(&w, "module", fn->module);
+			jw_bool(&w, "kernel", fn->kernel);
+			jw_double(&w, "off_cpu_ms", fns[i].ns / 1e6, 3);
+			jw_double(&w, "pct", total ? 100.0 * fns[i].ns / total : 0.0, 2);
+			jw_u64(&w, "waits", fns[i].waits);
+			jw_object_end(&w);
 		}
-		fputs("]}\n", out);
+		jw_array_end(&w);
+		jw_end(&w);
 	} else if (!p->noffcpu) {
 		fprintf(out, "no off-CPU time in this recording (record with stax record --off-cpu)\n");
 	} else {
@@ -360,7 +354,7 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 		for (i = 0; i < lim; i++)
 			fprintf(out, "%10.1f %6.2f%% %7" PRIu64 "  %s\n", rows[i].ns / 1e6,
 				total ? 100.0 * rows[i].ns / total : 0.0, rows[i].waits, rows[i].label);
-		fprintf(out, "\n%10s %7s %7s  %s\n", "OFF_MS", "OFF%", "WAITS", "WAKING FUNCTION (on the wakers' stacks)");
+		fprintf(out, "\n%10s %7s %7s  %s\n", "OFF_MS", "OFF%", "WAITS", "WAKING FUNCTION");
 		lim = o->limit && o->limit < nfns ? o->limit : nfns;
 		for (i = 0; i < lim; i++) {
 			const struct prof_func *fn = profile_func(p, fns[i].func);
@@ -377,7 +371,6 @@ void view_wakers(const struct profile *p, const struct view_filter *f, const str
 		free(rows[i].label);
 	free(rows);
 	free(fns);
-	free(seen);
 	free(frames);
 	through_release(&t);
 	hmap_release(&rowidx);

@@ -5,6 +5,7 @@
 # spends ~100% in evex_hot, whose loop follows a block of AVX-512
 # instructions it jumps over (capstone 4.0.2 cannot decode them; this
 # CPU need not have AVX-512, the block never runs).
+# stax-test: seconds=12
 . "$(dirname "$0")/lib.sh"
 require_stax
 

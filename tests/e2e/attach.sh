@@ -6,6 +6,7 @@
 # The recorders are stopped once their file holds enough samples (stax
 # wait), not after a fixed time: on a busy machine the targets get less
 # CPU in a second. The 120 s limits only stop a hang.
+# stax-test: seconds=7
 . "$(dirname "$0")/lib.sh"
 require_stax
 

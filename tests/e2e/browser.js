@@ -9,14 +9,36 @@
 //       speedscope with #profileURL=..., fail on page errors or a failed
 //       import, and wait for TEXT in the page's text (frames are drawn on
 //       a canvas; the profile's name, e.g. the thread, is in the toolbar)
-//   node browser.js page URL OUT.png TEXT [FUNC CALLER]
-//       open URL, wait for TEXT in the page or its frames, screenshot;
-//       with FUNC: click FUNC's row in the top table and wait for its
-//       annotate panel (disassembly with samples), then hover CALLER's
-//       frame in the flamegraph (its details line and tooltip must say
-//       "CALLER (N samples, P%)"), click it and wait for the panel to show
-//       CALLER;
-//       the screenshot is taken with FUNC's annotation open
+//   node browser.js page URL OUT.png LEAF CALLER
+//       stax serve's page: the call tree (its heaviest path open to LEAF)
+//       answers Home, arrows and *; the functions table has LEAF first;
+//       selecting it shows its callers (CALLER), its source (hottest line
+//       the BURN_LOOP, with self and total) and its assembly, in place;
+//       hovering CALLER in the flame graph names it, a click selects it in
+//       the call tree; the search marks matches. Screenshot with LEAF's
+//       assembly shown
+//   node browser.js select URL OUT.png FIRST SECOND
+//       a recording whose hot function is FIRST, then SECOND: a range
+//       dragged on the timeline, a thread picked on it and a focused
+//       function each give the same total in the flame graph, the call
+//       tree's roots and the threads table, and clear from the bar;
+//       the icicle puts the root on top
+//   node browser.js offcpu URL OUT.png REASON CALLER
+//       an off-CPU recording: the off-CPU view has [off-cpu: REASON] and
+//       no kernel function with self time (the toggle shows the kernel's
+//       frames), and the REASON waits' time charged to CALLER, their
+//       blocking caller; the threads table's off-CPU columns name REASON; the
+//       timeline draws the waits
+//   node browser.js wakers URL OUT.png FUNC WAKER
+//       a recording with wakers: FUNC selected in the off-CPU view, the
+//       woken-by panel has WAKER among the waking functions and no
+//       thread root
+//   node browser.js big URL OUT.png N
+//       N threads: a timeline track each, the last reached by scrolling
+//       and picked by a click, N rows in the threads table, a range
+//       selection done
+//   node browser.js draw URL
+//       the page's timings as JSON (bench/run.sh section 13)
 //   node browser.js svg FILE.svg NAME DETAILS
 //       open a flamegraph SVG from disk; hovering NAME's first frame
 //       shows DETAILS (e.g. "leaf_b (N samples, P%)") in the details line
@@ -24,21 +46,6 @@
 //       file has no <title> elements; a click zooms the frame to the full
 //       width, labelled NAME, a search for NAME matches 100% of it, and
 //       Escape unzooms
-//   node browser.js offcpu URL OUT.png REASON
-//       stax serve of an off-CPU recording: the threads table has the
-//       off-CPU columns with REASON, and the "wall time" flamegraph has
-//       an "[off-cpu: REASON]" frame
-//   node browser.js wakers URL OUT.png FUNC WAKER
-//       stax serve of a recording with wakers: in the "off-CPU"
-//       flamegraph, clicking FUNC's frame shows the "woken by" panel,
-//       with WAKER among its waking functions
-//   node browser.js timeline URL OUT.png FIRST SECOND
-//       stax serve of a recording whose hot function changes from FIRST
-//       to SECOND half-way: the timeline canvas is drawn; dragging over
-//       the first half puts FIRST on top of the table, over the second
-//       half SECOND; the flamegraph's root frame is visible in its panel
-//       without scrolling; clicking a row fills the callers/callees
-//       panel; the icicle toggle reloads the graph root at the top
 // Every command exits 0 on success, 1 on a failed check, 2 when the
 // browser cannot run (the caller turns that into a skip).
 "use strict";
@@ -126,71 +133,390 @@ async function speedscope() {
   return rc;
 }
 
-async function pageCheck() {
+// ---- stax serve's page (src/serve/page*.js) ----
+
+// A page of stax serve at url, opened, with its errors collected and the
+// first draw waited for.
+async function openPage(url, size) {
   const browser = await launch();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const page = await browser.newPage({ viewport: size || { width: 1400, height: 1000 } });
   const errors = [];
   page.on("pageerror", (e) => errors.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-  let rc = 0;
-  try {
-    await page.goto(a1);
-    const deadline = Date.now() + 20000;
-    let found = false;
-    while (!found && Date.now() < deadline) {
-      for (const fr of page.frames()) {
-        const t = await fr.evaluate(() => document.documentElement.textContent || "").catch(() => "");
-        if (t.includes(a3)) found = true;
-      }
-      if (!found) await page.waitForTimeout(200);
+  page.on("console", (m) => { if (m.type() === "error" && !/status of 404/.test(m.text())) errors.push("console: " + m.text()); });
+  page.on("dialog", (d) => { errors.push("dialog: " + d.message()); d.dismiss(); });
+  await page.goto(url);
+  await page.waitForFunction(() => window.staxReady, null, { timeout: 30000 });
+  return { browser, page, errors };
+}
+// The text of a panel's rows: the call tree's, a table's.
+// (a row's name: the function's, without the triangle and the module)
+const treeRows = (page, pane) => page.evaluate((p) => Array.from(document.querySelectorAll("#" + p + " .r")).map((r) =>
+  ({ total: r.children[0].textContent, self: r.children[2].textContent, sel: r.classList.contains("sel"),
+     name: Array.from(r.querySelector(".n").childNodes).filter((c) => !(c.classList && (c.classList.contains("tw") || c.classList.contains("mod")))).map((c) => c.textContent).join("").trim() })),
+  pane || "p-tree");
+const tableRows = (page, pane) => page.evaluate((p) => Array.from(document.querySelectorAll("#" + p + " tbody tr")).map((r) => Array.from(r.cells).map((c) => c.textContent)), pane);
+const num = (t) => parseFloat(String(t).replace(/,/g, "")) || 0;
+async function tab(page, bar, name) { await page.click("#" + bar + " a[data-t=" + name + "]"); await page.waitForTimeout(100); }
+// Wait until f(page state) is true (polled in the page).
+const until = (page, f, arg, ms) => page.waitForFunction(f, arg, { timeout: ms || 15000 });
+// The flame graph's frame of function name: its middle, in page pixels.
+async function flameFrame(page, name) {
+  return page.evaluate((n) => {
+    const ui = window.stax.ui, fl = ui.flame, m = window.stax.model(), T = fl.tree, h = fl.hit, r = fl.canvas.getBoundingClientRect();
+    for (let i = 0; i < h.length; i += 4) {
+      if (m.fname[T.func[h[i]]] !== n || h[i + 2] < 4) continue;
+      const d = h[i + 3], y = fl.icicle ? d * 18 : fl.rowsH - (d + 1) * 18 - 2;
+      return { x: r.left + h[i + 1] + h[i + 2] / 2, y: r.top + y + 9, depth: d, top: r.top + y };
     }
-    await page.waitForTimeout(700);
-    let ann = "";
-    if (a4 && found) ann = await annotateCheck(page, errors);
-    await page.screenshot({ path: a2, fullPage: true });
-    if (a4 && found && !errors.length) ann += ", " + await flameClickCheck(page, errors);
-    if (!found) errors.push("'" + a3 + "' not visible in the page or its frames");
-    // the hot function must be drawn as a flamegraph frame label too
-    const fl = page.frames().find((f) => f.url().includes("flame.svg"));
-    const labels = fl ? await fl.evaluate(() => Array.from(document.querySelectorAll("g.f text")).map((t) => t.textContent)) : [];
-    if (!labels.some((l) => l.includes(a3))) errors.push("no flamegraph frame labelled '" + a3 + "' (" + labels.length + " labels)");
-    const rows = await page.evaluate(() => document.querySelectorAll("#top tbody tr").length);
-    if (rows < 1) errors.push("the top table is empty");
-    console.log("labels " + labels.filter((l) => l).length + ", top rows " + rows + (ann ? "; " + ann : ""));
+    return null;
+  }, name);
+}
+// Pixels drawn (not transparent, not white) in a canvas.
+const ink = (page, sel) => page.evaluate((s) => {
+  const c = document.querySelector(s), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] && (d[i] < 240 || d[i + 1] < 240 || d[i + 2] < 240)) n++;
+  return n;
+}, sel);
+
+// page URL OUT.png LEAF CALLER: the call tree, its keys, the functions
+// table, the source and assembly of LEAF in place, the flame graph's
+// hover and click on CALLER, the search.
+async function pageCheck() {
+  const { browser, page, errors } = await openPage(a1);
+  const out = [];
+  try {
+    let rows = await treeRows(page);
+    if (rows.length < 3) errors.push("the call tree has " + rows.length + " rows");
+    if (!rows.some((r) => r.name.includes(a3))) errors.push("the call tree's heaviest path does not reach " + a3 + ": " + rows.map((r) => r.name).join(" | "));
+    if (await ink(page, "#flame canvas") < 2000) errors.push("the flame graph is not drawn");
+    if (await ink(page, "#tl canvas.tracks") < 200) errors.push("the timeline is not drawn");
+    // keys: Home selects the root, Right opens or descends, Down, Left
+    // goes back to the parent, * opens everything under the selection
+    await page.click("#p-tree .r");
+    await page.keyboard.press("Home");
+    const root = (await treeRows(page)).find((r) => r.sel);
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("ArrowDown");
+    const down = (await treeRows(page)).find((r) => r.sel);
+    await page.keyboard.press("ArrowLeft");
+    await page.keyboard.press("ArrowLeft");
+    const back = (await treeRows(page)).find((r) => r.sel);
+    const before = (await treeRows(page)).length;
+    await page.keyboard.press("Home");
+    await page.keyboard.press("*");
+    await page.waitForTimeout(200);
+    const opened = await page.evaluate(() => window.stax.ui.tree.rows.length);
+    if (!root || !down || !back || down.name === root.name || back.name === down.name) errors.push("keys: Home '" + (root && root.name) + "', Right Right Down '" + (down && down.name) + "', Left Left '" + (back && back.name) + "'");
+    if (opened <= before) errors.push("* opened nothing: " + before + " rows, then " + opened);
+    out.push("keys: Home " + root.name.trim() + ", Right Right Down " + down.name.trim() + ", Left Left " + back.name.trim() + ", * " + before + " -> " + opened + " rows");
+    // the functions table: LEAF first by self; a click selects it everywhere
+    await tab(page, "ltabs", "funcs");
+    const funcs = await tableRows(page, "p-funcs");
+    if (!funcs.length || !funcs[0][4].includes(a3)) errors.push("functions table: first row '" + (funcs[0] || []).join(" ") + "', not " + a3);
+    await page.click("#p-funcs tbody tr");
+    await until(page, (n) => document.querySelector("#details .dhead b") && document.querySelector("#details .dhead b").textContent === n &&
+      document.querySelector("#source table.src tr.hit"), a3);
+    const det = await page.textContent("#details");
+    if (!det.includes("Callers") || !det.includes(a4 === "b" ? "b" : a4)) errors.push("details of " + a3 + ": " + det.slice(0, 200));
+    // source: the hottest line is the loop, with self and total
+    const src = await page.evaluate(() => {
+      const rows = Array.from(document.querySelectorAll("#source table.src tbody tr.hit"));
+      let best = null, bt = -1;
+      rows.forEach((r) => { const t = parseFloat(r.cells[0].textContent.replace(/,/g, "")); if (t > bt) { bt = t; best = r; } });
+      return { n: rows.length, total: bt, self: best ? best.cells[1].textContent : "", code: best ? best.cells[3].textContent : "", text: document.getElementById("source").textContent };
+    });
+    if (!/BURN_LOOP/.test(src.code) || !(num(src.self) > 0)) errors.push("source of " + a3 + ": hottest line '" + src.code + "' (self '" + src.self + "')");
+    if (/undefined|NaN/.test(src.text)) errors.push("the source panel says undefined or NaN");
+    out.push("source: " + src.n + " lines with samples, hottest '" + src.code.trim() + "' total " + src.total + " self " + src.self);
+    // assembly: instructions with self and total, in place
+    const flameTop = await page.evaluate(() => document.getElementById("flame").getBoundingClientRect().top);
+    await page.click("#source .tabs a[data-t=asm]");
+    await until(page, () => document.querySelectorAll("#source table.asm tbody tr.hit").length > 0, null, 20000);
+    const asm = await page.evaluate(() => {
+      const rows = Array.from(document.querySelectorAll("#source table.asm tbody tr:not(.line)"));
+      const hit = rows.filter((r) => r.classList.contains("hit"));
+      return { n: rows.length, hit: hit.length, self: hit.reduce((a, r) => a + (parseFloat(r.cells[1].textContent.replace(/,/g, "")) || 0), 0),
+        lines: document.querySelectorAll("#source table.asm tr.line").length, text: document.getElementById("source").textContent };
+    });
+    if (asm.n < 3 || !asm.hit || !(asm.self > 0) || !asm.lines) errors.push("assembly of " + a3 + ": " + JSON.stringify({ n: asm.n, hit: asm.hit, self: asm.self, lines: asm.lines }));
+    if (/undefined|NaN/.test(asm.text)) errors.push("the assembly panel says undefined or NaN");
+    const flameTop2 = await page.evaluate(() => document.getElementById("flame").getBoundingClientRect().top);
+    if (flameTop !== flameTop2 || await page.evaluate(() => window.scrollY) !== 0) errors.push("the page moved: the flame graph from " + flameTop + " to " + flameTop2);
+    out.push("assembly: " + asm.n + " instructions, " + asm.hit + " with samples, " + asm.lines + " source lines, in place");
+    await page.screenshot({ path: a2 });
+    // the flame graph: hovering CALLER says its name and weight, a click selects it
+    const fr = await flameFrame(page, a4);
+    if (!fr) throw new Error("no flame graph frame for " + a4);
+    await page.mouse.move(fr.x, fr.y);
+    const tip = await page.textContent("#flame .tip");
+    if (!tip.startsWith(a4) || !/total \(\d+\.\d%\)/.test(tip)) errors.push("hovering " + a4 + ": tooltip '" + tip + "'");
+    await page.mouse.click(fr.x, fr.y);
+    await until(page, (n) => document.querySelector("#details .dhead b") && document.querySelector("#details .dhead b").textContent === n, a4);
+    await tab(page, "ltabs", "tree");
+    const sel = (await treeRows(page)).find((r) => r.sel);
+    if (!sel || sel.name.trim() !== a4) errors.push("clicking " + a4 + " in the flame graph: the call tree selects '" + (sel && sel.name) + "'");
+    out.push("flame: hover '" + tip.replace(/\s+/g, " ").slice(0, 60) + "', click selects " + a4 + " in the tree");
+    // the search: matches marked in the tree, the functions table filtered to them
+    await page.fill("#search", a3.slice(0, 4));
+    await until(page, () => document.querySelector("#chips").textContent.includes("Search"));
+    await tab(page, "ltabs", "tree");
+    const marks = await page.evaluate(() => document.querySelectorAll("#p-tree mark").length);
+    await tab(page, "ltabs", "funcs");
+    const names = (await tableRows(page, "p-funcs")).map((r) => r[4]);
+    const dimmed = await page.evaluate(() => { const c = document.querySelector("#flame canvas"); return c.width > 0; });
+    if (!marks || !names.length || !dimmed) errors.push("search '" + a3.slice(0, 4) + "': " + marks + " marks in the tree, functions " + names.join(","));
+    out.push("search: " + marks + " marks in the tree");
   } catch (e) {
     errors.push(e.message.split("\n")[0]);
   }
-  if (errors.length) { console.log(errors.join("\n")); rc = 1; }
-  await browser.close();
-  return rc;
+  return finish(browser, errors, out.join("; "));
 }
 
-// The annotate panel after a click on a4's row in the top table: the
-// function's name, instructions, and the hottest one's share.
-async function annotateCheck(page, errors) {
-  const row = page.locator("#top tbody tr", { has: page.locator("td.n", { hasText: new RegExp("^" + a4 + "$") }) });
-  if (await row.count() < 1) { errors.push("no top table row for " + a4); return ""; }
-  await row.first().click();
-  try {
-    await page.waitForSelector("#anntable tbody tr", { timeout: 15000 });
-  } catch (e) {
-    errors.push("no annotate table after clicking " + a4 + ": " + (await page.textContent("#annbody")));
-    return "";
-  }
-  const r = await page.evaluate(() => {
-    const rows = Array.from(document.querySelectorAll("#anntable tbody tr:not(.src)"));
-    let best = 0;
-    for (const tr of rows) best = Math.max(best, parseFloat(tr.cells[0].textContent) || 0);
-    return { name: document.getElementById("annname").textContent, head: document.getElementById("annbody").firstChild.textContent,
-             insns: rows.length, src: document.querySelectorAll("#anntable tr.src").length, best };
+// The panels' totals, read from what they show: the flame graph's note,
+// the call tree's roots, the threads table's samples (of the threads
+// selected), the functions table's first row.
+async function panels(page) {
+  await tab(page, "ltabs", "threads");
+  const table = await page.evaluate(() => Array.from(document.querySelectorAll("#p-threads tbody tr"))
+    .filter((r) => !window.stax.state.threads || r.classList.contains("sel"))
+    .reduce((a, r) => a + (parseFloat(r.cells[2].textContent.replace(/,/g, "")) || 0), 0));
+  await tab(page, "ltabs", "tree");
+  const p = await page.evaluate(() => {
+    const n = (t) => parseFloat(String(t).replace(/,/g, "")) || 0;
+    const s = window.stax, ui = s.ui;
+    const roots = ui.tree.rows.filter((id, i) => ui.tree.depth[i] === 0).reduce((a, id) => a + ui.tree.src.info(id).total, 0);
+    return { note: n(document.getElementById("flamenote").textContent), roots: roots, chips: document.getElementById("chips").textContent,
+      total: s.pass().rootTotal };
   });
-  if (r.name !== a4 || !r.head.startsWith(a4)) errors.push("annotate panel shows '" + r.name + "' / '" + r.head.slice(0, 60) + "', not " + a4);
-  if (r.insns < 2 || r.best <= 0) errors.push("annotate of " + a4 + ": " + r.insns + " instructions, hottest " + r.best + "%");
-  return "annotate " + a4 + ": " + r.insns + " instructions, " + r.src + " source lines, hottest " + r.best + "%";
+  p.threads = table;
+  return p;
 }
 
-// The first frame named name in a stax flamegraph (frame fl), found by
-// the names table the SVG's script reads.
+// select URL OUT.png FIRST SECOND: a recording whose hot function is
+// FIRST in its first half, SECOND in its second: a range dragged on the
+// timeline changes every panel (call tree, functions and threads tables,
+// flame graph, details), a thread picked on the timeline and a focused
+// function too, each cleared from the bar; the icicle puts the root on top.
+async function selectCheck() {
+  const { browser, page, errors } = await openPage(a1);
+  const out = [];
+  const firstFunc = async () => { await tab(page, "ltabs", "funcs"); const r = await tableRows(page, "p-funcs"); await tab(page, "ltabs", "tree"); return r.length ? r[0][4] : ""; };
+  async function drag(f0, f1) {
+    const box = await page.locator("#tl canvas.tracks").boundingBox();
+    const x = (f) => box.x + 200 + f * (box.width - 200);
+    await page.mouse.move(x(f0), box.y + 10);
+    await page.mouse.down();
+    await page.mouse.move(x((f0 + f1) / 2), box.y + 10, { steps: 4 });
+    await page.mouse.move(x(f1), box.y + 10, { steps: 4 });
+    await page.mouse.up();
+    await until(page, () => document.getElementById("chips").textContent.includes("Time"));
+    await page.waitForTimeout(200);
+  }
+  try {
+    const whole = await panels(page);
+    if (whole.note !== whole.total || whole.roots !== whole.total || whole.threads !== whole.total)
+      errors.push("whole recording: flame " + whole.note + ", tree " + whole.roots + ", threads " + whole.threads + ", pass " + whole.total);
+    await drag(0.02, 0.4);
+    const a = await panels(page), fa = await firstFunc();
+    await drag(0.6, 0.98);
+    const b = await panels(page), fb = await firstFunc();
+    for (const [name, p] of [["first part", a], ["second part", b]])
+      if (!(p.total < whole.total) || p.note !== p.total || p.roots !== p.total || p.threads !== p.total)
+        errors.push(name + ": flame " + p.note + ", tree " + p.roots + ", threads " + p.threads + " of " + p.total + " (whole " + whole.total + ")");
+    if (fa !== a3 || fb !== a4) errors.push("the hottest function of the first part is '" + fa + "', of the second '" + fb + "'");
+    out.push("whole " + whole.total + " samples; first 40% " + a.total + " (" + fa + " first); last 40% " + b.total + " (" + fb + " first), in the tree, flame graph, functions and threads alike");
+    // clear the range from the bar
+    await page.click("#chips .chip:has-text('Time') .x");
+    await until(page, (t) => window.stax.pass().rootTotal === t, whole.total);
+    // a thread: the timeline's first track
+    const box = await page.locator("#tl canvas.tracks").boundingBox();
+    const rows = await page.evaluate(() => window.stax.ui.timeline.rows.map((r) => ({ y: r.y, h: r.h, t: r.t })));
+    const tr = rows.find((r) => r.t !== undefined);
+    await page.mouse.click(box.x + 100, box.y + tr.y + tr.h / 2);
+    await until(page, () => document.getElementById("chips").textContent.includes("Thread"));
+    const t = await panels(page);
+    await tab(page, "ltabs", "threads");
+    const trows = await tableRows(page, "p-threads");
+    const selRows = await page.evaluate(() => document.querySelectorAll("#p-threads tbody tr.sel").length);
+    if (t.note !== t.total || t.roots !== t.total || selRows !== 1) errors.push("a thread: flame " + t.note + ", tree " + t.roots + " of " + t.total + ", " + selRows + " selected rows of " + trows.length);
+    out.push("thread picked on the timeline: " + t.total + " samples in every panel");
+    await page.click("#chips .chip:has-text('Thread') .x");
+    // focus on SECOND (the details' link): the tree's only root
+    await tab(page, "ltabs", "funcs");
+    await page.locator("#p-funcs tbody tr", { has: page.locator("td.n", { hasText: new RegExp("^" + a4 + "$") }) }).first().click();
+    await until(page, (n) => document.querySelector("#details .dhead b") && document.querySelector("#details .dhead b").textContent === n, a4);
+    await page.click("#details a[data-act=focus]");
+    await until(page, () => document.getElementById("chips").textContent.includes("Focus on"));
+    await tab(page, "ltabs", "tree");
+    const fr = await treeRows(page);
+    const fp = await panels(page);
+    if (!fr.length || fr[0].name.trim() !== a4 || fp.roots !== fp.total || !(fp.total < whole.total)) errors.push("focus on " + a4 + ": first row '" + (fr[0] && fr[0].name) + "', " + fp.total + " samples");
+    out.push("focus on " + a4 + ": " + fp.total + " samples, the tree rooted at it");
+    await page.click("#chips .chip:has-text('Focus') .x");
+    await until(page, (t) => window.stax.pass().rootTotal === t, whole.total);
+    // icicle: the root on the top row
+    await page.click("#rtabs a[data-t=icicle]");
+    await page.waitForTimeout(200);
+    const icicle = await page.evaluate(() => { const fl = window.stax.ui.flame; return fl.icicle && fl.hit[3] === 0; });
+    if (!icicle) errors.push("the icicle toggle did not put the root on top");
+    await page.screenshot({ path: a2 });
+    out.push("cleared from the bar; icicle");
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out.join("; "));
+}
+
+// offcpu URL OUT.png REASON CALLER: an off-CPU recording: the off-CPU
+// view's tree ends in [off-cpu: REASON] below the program's own frames
+// (the kernel's folded, shown again with the toggle), the functions
+// table charges the REASON waits to CALLER (waited in), the threads table
+// has the off-CPU columns, the timeline draws the waits.
+async function offcpuCheck() {
+  const { browser, page, errors } = await openPage(a1);
+  const out = [];
+  try {
+    await page.click("#modes a[data-m=off]");
+    await until(page, () => window.stax.state.mode === "off");
+    await tab(page, "ltabs", "funcs");
+    const funcs = await tableRows(page, "p-funcs");
+    const head = await page.evaluate(() => Array.from(document.querySelectorAll("#p-funcs th")).map((h) => h.textContent));
+    const col = (n) => head.indexOf(n);
+    const kself = funcs.filter((r) => num(r[col("Self")]) > 0 && /\[kernel/.test(r[col("Module")]));
+    const frame = funcs.find((r) => r[col("Function")] === "[off-cpu: " + a3 + "]");
+    if (!frame || kself.length) errors.push("off-CPU functions: [off-cpu: " + a3 + "] " + (frame ? frame.join(" ") : "missing") + "; kernel functions with self time: " + kself.map((r) => r[col("Function")]).join(","));
+    // "waited in" (the first column): the REASON waits are charged to
+    // their blocking caller CALLER, as stax top --off-cpu does, and
+    // hardly any time to kernel functions (only stacks without a user
+    // frame: an exec; preemptions, which a busy machine makes many of,
+    // go to whatever ran)
+    const caller = funcs.find((r) => r[col("Function")] === a4);
+    const kwait = funcs.filter((r) => num(r[col("Waited in")]) > 0 && /\[kernel/.test(r[col("Module")]));
+    const kms = kwait.reduce((a, r) => a + num(r[0]), 0);
+    if (col("Waited in") !== 0 || !caller || !frame || !(num(caller[0]) >= 0.9 * num(frame[col("Self")])) || kms > 0.1 * num(frame[col("Self")]))
+      errors.push("off-CPU functions: " + a4 + " waited in '" + (caller ? caller[0] : "missing") + "', [off-cpu: " + a3 + "] '" + (frame ? frame[col("Self")] : "") +
+        "'; kernel functions waited in: " + kwait.map((r) => r[col("Function")]).join(","));
+    await page.check("#kwaits");
+    await until(page, () => window.stax.state.kernelWaits);
+    const kf = (await tableRows(page, "p-funcs")).filter((r) => /\[kernel/.test(r[col("Module")]));
+    if (!kf.length) errors.push("kernel frames of waits: no kernel function in the table");
+    out.push("off-CPU: " + a4 + " waited in " + (caller ? caller[0] : "?") + " of [off-cpu: " + a3 + "]'s " + frame[col("Self")] + ", no kernel self time; " + kf.length + " kernel functions with the toggle");
+    await page.uncheck("#kwaits");
+    await tab(page, "ltabs", "threads");
+    const thead = await page.evaluate(() => Array.from(document.querySelectorAll("#p-threads th")).map((h) => h.textContent));
+    const reasons = (await tableRows(page, "p-threads")).map((r) => r[r.length - 1]);
+    if (!thead.includes("Off-CPU ms") || !reasons.some((r) => r.includes(a3))) errors.push("threads table: " + thead.join("|") + "; " + reasons.join("|"));
+    const strip = await page.evaluate(() => window.stax.ui.timeline.dens.offReason.some((r) => r !== 255));
+    if (!strip) errors.push("the timeline has no off-CPU waits");
+    await page.click("#modes a[data-m=wall]");
+    await until(page, () => window.stax.state.mode === "wall");
+    await page.screenshot({ path: a2 });
+    out.push("threads: " + reasons[0] + "; waits on the timeline");
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out.join("; "));
+}
+
+// wakers URL OUT.png FUNC WAKER: off-CPU view, FUNC selected: the woken
+// by panel has WAKER among the waking functions.
+async function wakersCheck() {
+  const { browser, page, errors } = await openPage(a1);
+  let out = "";
+  try {
+    await page.click("#modes a[data-m=off]");
+    await until(page, () => window.stax.state.mode === "off");
+    await tab(page, "ltabs", "funcs");
+    const row = page.locator("#p-funcs tbody tr", { has: page.locator("td.n", { hasText: new RegExp("^" + a3 + "$") }) });
+    if (await row.count() < 1) throw new Error("no functions table row for " + a3);
+    await row.first().click();
+    await until(page, (n) => document.getElementById("details").textContent.includes("waits through " + n), a3);
+    const names = await page.evaluate(() => Array.from(document.querySelectorAll("#details table.mini td.n")).map((t) => t.textContent));
+    if (!names.includes(a4)) errors.push("woken by " + a3 + ": " + names.join(", "));
+    if (names.some((n) => /^(start_thread|clone3)$/.test(n))) errors.push("a thread root among the waking functions: " + names.join(", "));
+    await page.screenshot({ path: a2 });
+    out = "woken by (" + a3 + "): " + names.slice(0, 4).join(", ");
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out);
+}
+
+// big URL OUT.png N: a recording of N threads: the timeline has a track
+// for each (it scrolls to the last, which a click picks), the threads
+// table lists them all, and a range selection still recomputes.
+async function bigCheck() {
+  const { browser, page, errors } = await openPage(a1);
+  let out = "";
+  try {
+    const tm = await page.evaluate(() => window.stax.timing);
+    // open the folded group of threads without samples, if any
+    const folded = await page.evaluate(() => { const tl = window.stax.ui.timeline; return tl.rows.filter((r) => r.t === undefined && tl.collapsed.has(r.proc.pid)).map((r) => r.y - tl.scroll.scrollTop); });
+    for (const y of folded) {
+      await page.evaluate((yy) => { document.querySelector("#tl .tlscroll").scrollTop = yy; }, y);
+      const bx = await page.locator("#tl canvas.tracks").boundingBox();
+      const top = await page.evaluate(() => document.querySelector("#tl .tlscroll").scrollTop);
+      await page.mouse.click(bx.x + 8, bx.y + y - top + 11);
+    }
+    const n = await page.evaluate(() => window.stax.ui.timeline.rows.filter((r) => r.t !== undefined).length);
+    if (n < +a3) errors.push("the timeline has " + n + " thread tracks, not " + a3);
+    await page.evaluate(() => { const s = document.querySelector("#tl .tlscroll"); s.scrollTop = s.scrollHeight; });
+    await page.waitForTimeout(200);
+    const last = await page.evaluate(() => { const tl = window.stax.ui.timeline, r = tl.rows[tl.rows.length - 1]; return { y: r.y - tl.scroll.scrollTop, h: r.h, t: r.t, label: window.stax.model().threadLabel(r.t) }; });
+    const box = await page.locator("#tl canvas.tracks").boundingBox();
+    if (last.y < 0 || last.y + last.h > box.height + 1) errors.push("the last track is at " + last.y + " in a " + box.height + " px view");
+    await page.mouse.click(box.x + 100, box.y + last.y + last.h / 2);
+    await until(page, () => document.getElementById("chips").textContent.includes("Thread"));
+    const chip = await page.textContent("#chips");
+    if (!chip.includes(last.label)) errors.push("clicking the last track picked '" + chip + "', not " + last.label);
+    await tab(page, "ltabs", "threads");
+    const rows = (await tableRows(page, "p-threads")).length;
+    if (rows < +a3) errors.push("the threads table has " + rows + " rows");
+    const t0 = Date.now();
+    const b = await page.locator("#tl canvas.tracks").boundingBox();
+    await page.mouse.move(b.x + 200 + 0.3 * (b.width - 200), b.y + 5);
+    await page.mouse.down();
+    await page.mouse.move(b.x + 200 + 0.6 * (b.width - 200), b.y + 5, { steps: 5 });
+    await page.mouse.up();
+    await until(page, () => document.getElementById("chips").textContent.includes("Time"), null, 30000);
+    await page.screenshot({ path: a2 });
+    out = n + " tracks, the last (" + last.label + ") reached and picked, " + rows + " table rows; first draw " + Math.round(tm.firstDraw) +
+      " ms, a range selection " + (Date.now() - t0) + " ms";
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out);
+}
+
+// The first frame named name in a stax flamegraph SVG (frame fl), found
+// by the names table the SVG's script reads.
+// draw URL: how long the page takes to show its recording (bench/run.sh
+// section 13): its own timings (fetch, parse, model, compute, first
+// draw, in ms) and the time to select the middle third of the timeline
+// and redraw every panel; prints them as JSON.
+async function drawTiming() {
+  const t0 = Date.now();
+  const { browser, page, errors } = await openPage(a1);
+  let out = "";
+  try {
+    const load = Date.now() - t0;
+    const tm = await page.evaluate(() => window.stax.timing);
+    const range = await page.evaluate(() => {
+      const m = window.stax.model(), t = performance.now();
+      window.stax.state.range = [m.duration / 3, 2 * m.duration / 3];
+      window.recompute(1);
+      return performance.now() - t;
+    });
+    const info = await page.evaluate(() => ({ samples: window.stax.model().nSamples, threads: window.stax.model().nThreads }));
+    out = JSON.stringify(Object.assign({ load: load, range: Math.round(range) }, info, tm));
+  } catch (e) {
+    errors.push(e.message.split("\n")[0]);
+  }
+  return finish(browser, errors, out);
+}
+
 async function frameNamed(fl, name) {
   const n = await fl.evaluate((x) => (typeof data === "object" && data.names ? data.names.indexOf(x) : -2), name);
   return n < 0 ? null : fl.locator('g.f[n="' + n + '"]').first();
@@ -207,28 +533,6 @@ async function hoverText(fl, g) {
              shown: getComputedStyle(tip).display !== "none" && b.width > 20,
              inside: b.left >= svg.left && b.right <= svg.right && b.top >= svg.top && b.bottom <= svg.bottom };
   });
-}
-
-// Hovering a5's frame in the flamegraph describes it; clicking it
-// annotates a5.
-async function flameClickCheck(page, errors) {
-  const fl = page.frames().find((f) => f.url().includes("flame.svg"));
-  if (!fl) { errors.push("no flamegraph frame"); return ""; }
-  const g = await frameNamed(fl, a5);
-  if (!g) { errors.push("no flamegraph frame for " + a5); return ""; }
-  const h = await hoverText(fl, g);
-  if (!new RegExp("^" + a5 + " \\(\\d+ samples, \\d+\\.\\d\\d%\\)$").test(h.details) || h.tip !== h.details || !h.shown || !h.inside)
-    errors.push("hovering " + a5 + " in the flamegraph: details '" + h.details + "', tooltip '" + h.tip + "' (" +
-      (h.shown ? "shown" : "hidden") + ", " + (h.inside ? "inside" : "outside") + ")");
-  await g.click();
-  try {
-    await page.waitForFunction((n) => document.getElementById("annname").textContent === n &&
-      document.querySelector("#annbody b") && document.querySelector("#annbody b").textContent === n, a5, { timeout: 15000 });
-  } catch (e) {
-    errors.push("clicking " + a5 + " in the flamegraph did not annotate it: '" + (await page.textContent("#annbody")).slice(0, 120) + "'");
-    return "";
-  }
-  return "flamegraph hover says '" + h.details + "', click annotates " + a5;
 }
 
 async function svgCheck() {
@@ -268,140 +572,6 @@ async function svgCheck() {
   return finish(browser, errors, out);
 }
 
-async function timelineCheck() {
-  const browser = await launch();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-  let out = "";
-  const firstRow = () => page.evaluate(() => {
-    const r = document.querySelector("#top tbody tr");
-    return r ? r.cells[4].textContent + " " + r.cells[2].textContent : "";
-  });
-  async function drag(f0, f1, want) {
-    const box = await page.locator("#tl").boundingBox();
-    const x = (f) => box.x + 160 + f * (box.width - 160);
-    await page.mouse.move(x(f0), box.y + 6);
-    await page.mouse.down();
-    await page.mouse.move(x((f0 + f1) / 2), box.y + 6, { steps: 4 });
-    await page.mouse.move(x(f1), box.y + 6, { steps: 4 });
-    await page.mouse.up();
-    await page.waitForFunction((w) => {
-      const r = document.querySelector("#top tbody tr");
-      return document.getElementById("tlsel").textContent.includes("selected") && r && r.cells[4].textContent === w;
-    }, want, { timeout: 15000 });
-    return firstRow();
-  }
-  try {
-    await page.goto(a1);
-    await page.waitForSelector("#top tbody tr", { timeout: 20000 });
-    await page.waitForFunction(() => typeof tline !== "undefined" && tline && tline.threads.length > 0, null, { timeout: 15000 });
-    const ink = await page.evaluate(() => {
-      const c = document.getElementById("tl"), d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
-      let n = 0;
-      for (let i = 3; i < d.length; i += 4) if (d[i]) n++;
-      return n;
-    });
-    if (ink < 100) errors.push("the timeline canvas is empty (" + ink + " pixels drawn)");
-    const whole = await firstRow();
-    const first = await drag(0.02, 0.4, a3);
-    const second = await drag(0.6, 0.98, a4);
-    // the root frame of the flamegraph is visible in its panel
-    await page.waitForFunction(() => { const f = document.getElementById("flame"); return f.contentDocument && f.contentDocument.querySelector("g.f"); }, null, { timeout: 15000 });
-    await page.waitForTimeout(500);
-    const root = await page.evaluate(() => {
-      const f = document.getElementById("flame"), w = f.contentWindow, doc = f.contentDocument;
-      let best = null, by = -1;
-      doc.querySelectorAll("g.f rect").forEach((r) => { const y = +r.getAttribute("y"); if (y > by) { by = y; best = r; } });
-      if (!best) return "no frames";
-      const b = best.getBoundingClientRect(), fb = f.getBoundingClientRect();
-      const inFrame = b.top >= 0 && b.bottom <= w.innerHeight;
-      const onPage = fb.top + b.bottom <= window.innerHeight + window.scrollY;
-      return inFrame && onPage ? "" : "root frame at " + b.top + "-" + b.bottom + " of " + w.innerHeight + " (frame at " + fb.top + ")";
-    });
-    if (root) errors.push(root);
-    await page.locator("#top tbody tr").first().click();
-    await page.waitForFunction(() => document.getElementById("peekbody").textContent.includes("callers"), null, { timeout: 15000 });
-    await page.locator("#shape a", { hasText: "icicle" }).click();
-    await page.waitForFunction(() => { const f = document.getElementById("flame"); return f.src.includes("view=icicle") && f.contentDocument && f.contentDocument.querySelector("g.f"); }, null, { timeout: 15000 });
-    await page.screenshot({ path: a2 });
-    out = "whole run: " + whole + "; first half: " + first + "; second half: " + second + "; root in view, callers panel, icicle";
-  } catch (e) {
-    errors.push(e.message.split("\n")[0]);
-  }
-  return finish(browser, errors, out);
-}
-
-async function offcpuCheck() {
-  const browser = await launch();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push("page error: " + e.message));
-  page.on("console", (m) => { if (m.type() === "error") errors.push("console: " + m.text()); });
-  let out = "";
-  try {
-    await page.goto(a1);
-    await page.waitForSelector("#threads tbody tr", { timeout: 20000 });
-    const th = await page.evaluate(() => ({
-      head: Array.from(document.querySelectorAll("#threads thead th")).map((h) => h.textContent),
-      reasons: Array.from(document.querySelectorAll("#threads tbody tr")).map((r) => r.cells[r.cells.length - 1].textContent) }));
-    if (!th.head.includes("OFF-CPU ms") || !th.reasons.some((r) => r.includes(a3)))
-      errors.push("threads table: head " + th.head.join("|") + ", reasons " + th.reasons.join("|"));
-    await page.locator("#modes a", { hasText: "wall time" }).click();
-    await page.waitForFunction(() => {
-      const f = document.getElementById("flame");
-      return f.src.includes("mode=wall") && f.contentDocument && f.contentDocument.querySelector("g.f");
-    }, null, { timeout: 15000 });
-    await page.waitForTimeout(300);
-    const fl = page.frames().find((f) => f.url().includes("mode=wall"));
-    const titles = fl ? await fl.evaluate(() => Array.from(document.querySelectorAll("g.f[t=o]")).map((g) => data.names[+g.getAttribute("n")])) : [];
-    if (!titles.some((t) => t.startsWith("[off-cpu: " + a3 + "]"))) errors.push("wall flamegraph has no [off-cpu: " + a3 + "] frame (" + titles.length + " off-CPU frames)");
-    await page.screenshot({ path: a2, fullPage: true });
-    out = "threads: " + th.head.length + " columns, " + th.reasons[0] + "; wall flame: " + titles.length + " off-CPU frames";
-  } catch (e) {
-    errors.push(e.message.split("\n")[0]);
-  }
-  return finish(browser, errors, out);
-}
-
-async function wakersCheck() {
-  const browser = await launch();
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push("page error: " + e.message));
-  // a function with no samples of its own (FUNC only waits) gets a 404
-  // from /api/annotate, which the page answers with its addresses
-  page.on("console", (m) => { if (m.type() === "error" && !m.text().includes("status of 404")) errors.push("console: " + m.text()); });
-  let out = "";
-  try {
-    await page.goto(a1);
-    await page.waitForSelector("#threads tbody tr", { timeout: 20000 });
-    await page.locator("#modes a", { hasText: "off-CPU" }).click();
-    await page.waitForFunction(() => {
-      const f = document.getElementById("flame");
-      return f.src.includes("mode=offcpu") && f.contentDocument && f.contentDocument.querySelector("g.f");
-    }, null, { timeout: 15000 });
-    await page.waitForTimeout(300);
-    const fl = page.frames().find((f) => f.url().includes("mode=offcpu"));
-    const g = fl ? await frameNamed(fl, a3) : null;
-    if (!g) throw new Error("no frame named " + a3 + " in the off-CPU flamegraph");
-    await g.click();
-    try {
-      await page.waitForFunction((n) => Array.from(document.querySelectorAll("#woken td")).some((td) => td.textContent === n),
-        a4, { timeout: 15000 });
-    } catch (e) {
-      errors.push("clicking " + a3 + " did not show " + a4 + " in the woken-by panel: '" + (await page.textContent("#woken")).slice(0, 300) + "'");
-    }
-    await page.screenshot({ path: a2, fullPage: true });
-    const t = await page.evaluate(() => document.querySelector("#woken .note").textContent);
-    out = "woken by panel for " + a3 + ": " + t;
-  } catch (e) {
-    errors.push(e.message.split("\n")[0]);
-  }
-  return finish(browser, errors, out);
-}
-
 (async () => {
   let rc;
   if (cmd === "schema") rc = schema();
@@ -409,8 +579,10 @@ async function wakersCheck() {
   else if (cmd === "page") rc = await pageCheck();
   else if (cmd === "offcpu") rc = await offcpuCheck();
   else if (cmd === "wakers") rc = await wakersCheck();
-  else if (cmd === "timeline") rc = await timelineCheck();
+  else if (cmd === "select") rc = await selectCheck();
+  else if (cmd === "big") rc = await bigCheck();
+  else if (cmd === "draw") rc = await drawTiming();
   else if (cmd === "svg") rc = await svgCheck();
-  else { console.log("usage: browser.js schema|speedscope|page|svg|offcpu ..."); rc = 2; }
+  else { console.log("usage: browser.js schema|speedscope|page|select|offcpu|wakers|big|svg ..."); rc = 2; }
   process.exit(rc);
 })();

@@ -7,6 +7,7 @@
 #   manythreads-fp 3 S  three threads spinning for S seconds (both cpus busy)
 # The machine is shared: other processes are recorded too; the checks
 # look at the processes this test starts, by pid.
+# stax-test: seconds=8
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -19,6 +19,7 @@
 #                      not used
 #   debug-zlib         the debug file's .debug_frame compressed: used;
 #                      with its deflate stream damaged: a warning
+# stax-test: seconds=12
 . "$(dirname "$0")/lib.sh"
 require_stax
 ulimit -c 0 2>/dev/null

@@ -9,6 +9,7 @@
 # Chunks (docs/FORMAT.md): a 24-byte header (u16 kind at +4, u32
 # comp_size at +16) and comp_size bytes of payload, the last 16 of them
 # the checksum frame.
+# stax-test: seconds=12
 . "$(dirname "$0")/lib.sh"
 require_stax
 

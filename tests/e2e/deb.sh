@@ -4,7 +4,7 @@
 # both changelogs, with the version of scripts/version.sh, Depends from
 # dpkg-shlibdeps, Recommends/Suggests for the libraries opened on use,
 # and no lintian errors.
-# stax-test: no-sanitize, seconds=20 (make deb builds stax anew with Debian's flags: the sanitizer build is not what it packages)
+# stax-test: no-sanitize, seconds=40 (make deb builds stax anew with Debian's flags: the sanitizer build is not what it packages)
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -2,6 +2,7 @@
 # errors.sh - every failure is one line "stax: error: ..." on stderr and a
 # status between 1 and 123 (126 and 127 for a command that cannot run, as
 # a shell says it); bad input files never crash a query.
+# stax-test: seconds=15
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -6,6 +6,7 @@
 #
 # callgraph-fp (tests/programs/callgraph.c): main;a;b;leaf_b 75%,
 # main;a;c;leaf_c 25%.
+# stax-test: seconds=10
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -4,6 +4,7 @@
 # its CPU time and second_half for the second; peek (peek.c) has the
 # stacks main;x|y|z;...;hub;leaf_p|leaf_q with z;rec;rec;rec;rec (x 50%,
 # rec 33.3%, y 16.7% of hub; leaf_p 66.7%, leaf_q 33.3%).
+# stax-test: seconds=12
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -145,5 +146,43 @@ for bad in "--time 5" "--time 3,1" "--time 10%,2" "--focus (" "--hide [z" "--tim
 		fail "top $bad: one-line error, exit 1" "status $rc: $(first_line "$T/bad.err")"
 	fi
 done
+
+# a filter that keeps nothing: exit 1, one error line that names it
+# (and what there is: the recording's length, its modules), no answer
+nothing() {
+	name=$1 want=$2
+	shift 2
+	stax "$@" >"$T/none.out" 2>"$T/none.err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ ! -s "$T/none.out" ] && one_line_error "$T/none.err" &&
+	   grep -q -- "$want" "$T/none.err"; then
+		ok "$name: exit 1, one error line: $(cut -c1-110 "$T/none.err")"
+	else
+		fail "$name: exit 1 naming the filter" "status $rc, $(wc -l <"$T/none.out") lines out: $(first_line "$T/none.err")"
+	fi
+}
+len=$(stax info "$T/ph.data" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["duration_s"])')
+past=$(awk -v l="$len" 'BEGIN { printf "%d", l + 5 }')
+nothing "top --time past the end" "--time $past,$((past + 5)) (the recording is" top "$T/ph.data" --time "$past,$((past + 5))"
+nothing "flame --module that no frame is in" "--module liblzma (modules with samples:" flame "$T/p.data" --module liblzma
+nothing "threads --comm that no thread has" "--comm nobody-runs-this" threads "$T/p.data" --comm nobody-runs-this
+
+# --module takes a shared object's name without .so and its version
+# (liblzma for liblzma.so.5.4.1), as the modules column shows it
+if command -v xz >/dev/null 2>&1; then
+	head -c 8000000 /dev/urandom >"$T/rand"
+	stax record -o "$T/xz.data" -- xz -6 -T1 -c "$T/rand" >/dev/null 2>"$T/xz.err"
+	lz=$(stax top "$T/xz.data" -n 0 2>/dev/null | awk '$NF ~ /^liblzma\.so/ { print $NF; exit }')
+	stax top "$T/xz.data" --module liblzma -n 0 >"$T/lz.txt" 2>"$T/lz.err"
+	rc=$?
+	other=$(awk 'NR > 1 && $NF !~ /^liblzma\.so/ && $1 ~ /%$/ && $2 > 0' "$T/lz.txt" | wc -l)
+	if [ -n "$lz" ] && [ "$rc" -eq 0 ] && grep -q " $lz\$" "$T/lz.txt" && [ "$other" -eq 0 ]; then
+		ok "--module liblzma keeps the samples whose leaf is in $lz, and only those"
+	else
+		fail "--module liblzma for $lz" "status $rc, $other rows of other modules: $(first_line "$T/lz.err")"
+	fi
+else
+	skip "--module liblzma" "xz is not installed (apt-get install xz-utils)"
+fi
 
 done_testing

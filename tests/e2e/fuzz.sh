@@ -6,6 +6,7 @@
 # ELF and CFI, recordings in chunk form) and on an empty input: a replay,
 # no random mutation and no corpus growth, so every make check tests the
 # same inputs. Fuzzing proper: make fuzz FUZZ_SECONDS=300.
+# stax-test: seconds=60
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -9,6 +9,7 @@
 # fails, readers skip it): stax info must still name the command
 # (callgraph-fp), the event (cpu-clock), the stax that wrote it, and a
 # duration.
+# stax-test: seconds=9
 . "$(dirname "$0")/lib.sh"
 require_stax
 if ! command -v perf >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then

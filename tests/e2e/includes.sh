@@ -5,6 +5,7 @@
 # also shown a copy of src/ with a breach and a new directory without a
 # line, and must fail on each: a checker that passes everything would
 # hold nothing.
+# stax-test: seconds=15
 . "$(dirname "$0")/lib.sh"
 
 if out=$(sh "$ROOT/scripts/includes.sh" "$ROOT" 2>&1); then

@@ -8,6 +8,7 @@
 # Hz). Without -a it is samples per second of the command's CPU time.
 # Bounds: at most 15% above the request (the timer never samples faster),
 # and at least a quarter of it (samples lost on a busy 2-core machine).
+# stax-test: seconds=12
 . "$(dirname "$0")/lib.sh"
 require_stax
 

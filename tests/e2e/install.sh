@@ -3,7 +3,7 @@
 # page and the bash and zsh completion under DIR (and nothing anywhere
 # else), BINDIR and MANDIR move them, make uninstall removes them; the
 # completion offers what stax help lists.
-# stax-test: no-sanitize, seconds=5 (make install copies ./stax, the normal build: the sanitizer build is not what it installs)
+# stax-test: no-sanitize, seconds=15 (make install copies ./stax, the normal build: the sanitizer build is not what it installs)
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -138,6 +138,19 @@ got=$(cd "$T/cwd" && complete_words stax top -i "")
 got=$(cd "$T/cwd" && complete_words stax flame "")
 [ "$(echo $got)" = "a.data sub" ] && ok "bash: flame TAB offers recordings as FILE" ||
 	fail "bash: flame TAB offers recordings as FILE" "got: $(echo $got)"
+# an option's values, by its short name too; a value to type offers no
+# recordings
+for case in "record --call-graph|dwarf fp hybrid" "export -f|chrome folded pprof speedscope" \
+	"top --sort|self total" "top -n|" "record -e|" "callers --pid|"; do
+	words=${case%%|*} want=${case#*|}
+	# shellcheck disable=SC2086
+	got=$(cd "$T/cwd" && complete_words stax $words "")
+	if [ "$(echo $got)" = "$want" ]; then
+		ok "bash: $words TAB offers '${want:-nothing}'"
+	else
+		fail "bash: $words TAB offers '${want:-nothing}'" "got: $(echo $got)"
+	fi
+done
 got=$(complete_words stax record -F 99 -- ech)
 echo "$got" | grep -qx echo && ok "bash: record -- ech TAB completes commands" ||
 	fail "bash: record -- ech TAB completes commands" "got: $(echo $got | cut -c1-100)"
@@ -161,7 +174,8 @@ if command -v zsh >/dev/null 2>&1; then
 	for pair in 'stax rec|stax record ' 'stax record --unw|stax record --unwind ' \
 		'stax record --unwind hy|stax record --unwind hybrid ' 'stax info --js|stax info --json ' \
 		'stax top -i a|stax top -i a.data ' 'stax flame a|stax flame a.data ' \
-		'stax export --format pp|stax export --format pprof '; do
+		'stax export --format pp|stax export --format pprof ' 'stax export -f sp|stax export -f speedscope ' \
+		'stax record --call-graph dw|stax record --call-graph dwarf ' 'stax top -n a|stax top -n a'; do
 		line=${pair%%|*}
 		want_line=${pair#*|}
 		got=$(zcomplete "$line")

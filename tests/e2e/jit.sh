@@ -3,6 +3,7 @@
 # tests/programs/jitmap.c (built here: gcc -O2 -g -o jitmap jitmap.c)
 # writes both for two machine-code loops; Node.js with --perf-basic-prof
 # writes a perf map of its JavaScript functions.
+# stax-test: seconds=9
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # json.sh - every query command's --json output is valid JSON, also with
 # filters, and agrees with the text output on the totals.
+# stax-test: seconds=15
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -34,11 +35,23 @@ check "flame -d 3 --threshold 5" flame -d 3 --threshold 5
 check "threads" threads
 check "info" info
 check "script" script
+# a filter that keeps nothing: no document, one error line naming it, exit 1
+nothing() {
+	name=$1
+	shift
+	stax "$@" --json -i "$T/j.data" >"$T/out.json" 2>"$T/err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && [ ! -s "$T/out.json" ] && one_line_error "$T/err" && grep -q -- "$want" "$T/err"; then
+		ok "$name --json: exit 1, nothing printed, the error names $want"
+	else
+		fail "$name --json: exit 1 naming $want" "status $rc, $(wc -c <"$T/out.json") bytes out: $(first_line "$T/err")"
+	fi
+}
 for cmd in top flame threads script; do
-	check "$cmd --comm no-such-name (no samples)" $cmd --comm no-such-name
+	want="--comm no-such-name" nothing "$cmd --comm no-such-name (no samples)" $cmd --comm no-such-name
 done
 check "top --comm callgraph-fp" top --comm callgraph-fp
-check "threads --pid 1 (no samples)" threads --pid 1
+want="--pid 1" nothing "threads --pid 1 (no samples)" threads --pid 1
 check "callers" callers leaf_b
 check "callees" callees b
 check "flame --inverted" flame --inverted

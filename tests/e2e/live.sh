@@ -69,6 +69,61 @@ else
 	fail "live -- a command that does not exist" "status $rc, $(wc -l <"$T/nc.out") lines out: $(first_line "$T/nc.err")"
 fi
 
+# On a terminal with standard output redirected (stax live -- CMD
+# >/dev/null): the screen goes to the controlling terminal, CMD's output
+# to /dev/null; p pauses, and the paused status is one line rewritten in
+# place (\r, erase line), not a line appended every interval. Run in a
+# pseudo-terminal (python3's pty), stdin and stdout /dev/null.
+if command -v python3 >/dev/null 2>&1; then
+	timeout 120 python3 - "$STAX" "$PROG/phases-nofp" >"$T/pty.out" 2>&1 <<'PY'
+import os, pty, select, sys, time
+stax, prog = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.execv(stax, [stax, "live", "--interval", "0.3", "-n", "3", "--",
+                    "sh", "-c", 'echo CMD-OUTPUT; exec "$0" 30', prog])
+def read_for(secs):
+    out, end = b"", time.time() + secs
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                out += os.read(fd, 65536)
+            except OSError:
+                break
+    return out
+def wait_for(what, secs):
+    out, end = b"", time.time() + secs
+    while time.time() < end and what not in out:
+        out += read_for(0.2)
+    return out
+before = wait_for(b"snapshot 3", 60)
+os.write(fd, b"p")
+paused = wait_for(b"(paused", 10) + read_for(3)
+os.write(fd, b"q")
+rest = read_for(2)
+_, st = os.waitpid(pid, 0)
+shots = before.count(b"stax live: snapshot")
+tail = paused[paused.find(b"(paused"):]
+appended = tail.count(b"\n(paused")
+inplace = tail.count(b"\r\x1b[K(paused")
+print("snapshots %d, paused in place %d, appended %d, cmd output %s, status %d" %
+      (shots, inplace, appended, b"CMD-OUTPUT" in before + paused + rest, os.WEXITSTATUS(st)))
+ok = shots >= 3 and inplace >= 5 and appended == 0 and b"CMD-OUTPUT" not in before + paused + rest and os.WEXITSTATUS(st) == 0
+sys.exit(0 if ok else 1)
+PY
+	if [ $? -eq 0 ]; then
+		ok "live -- CMD >/dev/null on a terminal: the screen on /dev/tty, CMD's output not; paused status in place ($(tail -n 1 "$T/pty.out"))"
+	else
+		fail "live -- CMD >/dev/null on a terminal: screen on /dev/tty, paused status in place" "$(tail -n 3 "$T/pty.out" | tr '\n' '|' | cut -c1-300)"
+	fi
+else
+	skip "live on a pseudo-terminal" "python3 is not installed"
+fi
+
 stax live --count 2 </dev/null >/dev/null 2>"$T/bad.err"
 rc=$?
 if [ "$rc" -eq 1 ] && one_line_error "$T/bad.err"; then

@@ -9,6 +9,7 @@
 #            outside: each waits ~1/3 of its wall for the lock (futex)
 #   pipewait thread "reader" blocks in reader_main;wait_for_data;read
 #            while main computes: nearly all its wall is a pipe read
+# stax-test: seconds=15
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -81,24 +82,51 @@ if grep -q '^sleepy-nofp/[0-9]*;' "$T/s.wall"; then
 else
 	fail "flame --wall roots are NAME/TID" "$(first_line "$T/s.wall")"
 fi
-# the sleeps' stacks: user main;sleep_phase, then the kernel's nanosleep
-# (time preempted by other work on a busy machine is left out)
-stax flame --off-cpu --folded -i "$T/s.data" >"$T/s.all" 2>&1
+# the sleeps' stacks as recorded (--kernel-waits): user main;sleep_phase,
+# then the kernel's nanosleep (time preempted by other work on a busy
+# machine is left out)
+stax flame --off-cpu --kernel-waits --folded -i "$T/s.data" >"$T/s.all" 2>&1
 grep '[[]off-cpu: sleep[]] [0-9]*$' "$T/s.all" >"$T/s.off"
 k=$(share "$T/s.off" ";main;sleep_phase;.*nanosleep[^;]*_[[]k[]];.*[[]off-cpu: sleep[]]\$")
 if between "$k" 90 100; then
-	ok "sleepy off-CPU stacks: user main;sleep_phase, then kernel nanosleep ($k%)"
+	ok "sleepy off-CPU stacks (--kernel-waits): user main;sleep_phase, then kernel nanosleep ($k%)"
 else
-	fail "sleepy off-CPU stacks: user main;sleep_phase, then kernel nanosleep" "$k%: $(sort -t' ' -k2 -nr "$T/s.off" | head -2 | tr '\n' '|' | cut -c1-400)"
+	fail "sleepy off-CPU stacks (--kernel-waits): user main;sleep_phase, then kernel nanosleep" "$k%: $(sort -t' ' -k2 -nr "$T/s.off" | head -2 | tr '\n' '|' | cut -c1-400)"
 fi
-# top --off-cpu: sleep_phase's total is the thread's sleep time
+# by default the kernel's frames (the system call, the scheduler) are
+# folded into the wait: [off-cpu: sleep] right below libc's nanosleep,
+# and no stack has a kernel frame
+stax flame --off-cpu --folded -i "$T/s.data" >"$T/s.fold" 2>&1
+grep '[[]off-cpu: sleep[]] [0-9]*$' "$T/s.fold" >"$T/s.foff"
+k=$(share "$T/s.foff" ";main;sleep_phase;[^;]*nanosleep[^;]*(;[^;]*nanosleep[^;]*)?;[[]off-cpu: sleep[]]\$")
+nk=$(grep -c '_[[]k[]]' "$T/s.fold")
+if between "$k" 90 100 && [ "$nk" -eq 0 ]; then
+	ok "sleepy off-CPU stacks, kernel folded (default): main;sleep_phase;nanosleep;[off-cpu: sleep] $k%, no kernel frame"
+else
+	fail "sleepy off-CPU stacks, kernel folded (default)" "$k%, $nk lines with kernel frames: $(sort -t' ' -k2 -nr "$T/s.fold" | head -2 | tr '\n' '|' | cut -c1-400)"
+fi
+# top --off-cpu: sleep_phase's total is the thread's sleep time, and it
+# is the blocking caller: its self time is that too; the table starts
+# with the program's own functions (sleep_phase, or compute_phase when a
+# busy machine preempts it longer than it sleeps), not the kernel's
+# (with --kernel-waits the kernel's schedule leads)
 stax top --off-cpu -n 0 -i "$T/s.data" >"$T/s.top" 2>&1
 tm=$(awk '$NF == "sleepy-nofp" && $(NF-1) == "sleep_phase" { print $4 }' "$T/s.top")
+sm=$(awk '$NF == "sleepy-nofp" && $(NF-1) == "sleep_phase" { print $2 }' "$T/s.top")
 t=$(pct "${tm:-0}" "$(col "$T/s.threads" sleepy-nofp SLEEP)")
-if between "$t" 95 105; then
-	ok "top --off-cpu: sleep_phase total ${tm} ms = $t% of the thread's SLEEP time"
+s=$(pct "${sm:-0}" "$(col "$T/s.threads" sleepy-nofp SLEEP)")
+first=$(awk 'NR == 2 { print $NF }' "$T/s.top")
+if between "$t" 95 105 && between "$s" 95 105 && [ "$first" = sleepy-nofp ]; then
+	ok "top --off-cpu: the program's own function first; sleep_phase self ${sm} ms and total ${tm} ms = $s% and $t% of the thread's SLEEP time"
 else
-	fail "top --off-cpu: sleep_phase total = the thread's SLEEP time" "'$tm' ms, $t%: $(head -4 "$T/s.top" | tr '\n' '|' | cut -c1-300)"
+	fail "top --off-cpu: the program's function first, sleep_phase's self and total = the thread's SLEEP time" "first in '$first', self '$sm' ms ($s%), total '$tm' ms ($t%): $(head -4 "$T/s.top" | tr '\n' '|' | cut -c1-300)"
+fi
+stax top --off-cpu --kernel-waits -n 3 -i "$T/s.data" >"$T/s.ktop" 2>&1
+first=$(awk 'NR == 2 { print $(NF-1) }' "$T/s.ktop")
+if [ "$first" = schedule ]; then
+	ok "top --off-cpu --kernel-waits: the innermost frame as recorded (schedule) first"
+else
+	fail "top --off-cpu --kernel-waits: schedule first" "'$first': $(head -3 "$T/s.ktop" | tr '\n' '|' | cut -c1-300)"
 fi
 # flame --svg --off-cpu / --wall: time widths, off-CPU frames in their own
 # colour (t="o") and in the legend; the [off-cpu: sleep] frames add up to
@@ -145,7 +173,7 @@ rec_contend() {
 	# the two workers are the threads with samples; main only joins:
 	# CPU_MS, LOCK and WALL_MS of each
 	lock=$(awk 'NR > 1 && $4 > 100 { printf "%s%s %s %s", sep, $5, $9, $7; sep = " " }' "$T/c.threads")
-	stax flame --off-cpu --folded -i "$T/c.data" >"$T/c.off" 2>&1
+	stax flame --off-cpu --kernel-waits --folded -i "$T/c.data" >"$T/c.off" 2>&1
 	grep ';worker;.*[[]off-cpu: lock[]] [0-9]*$' "$T/c.off" >"$T/c.workers"
 	fl=$(share "$T/c.workers" ";worker;take_lock;[^;]*pthread_mutex_lock;.*futex[^;]*_[[]k[]];.*[[]off-cpu: lock[]]\$")
 	contend_ok "$sc" $lock && between "$fl" 90 100
@@ -188,7 +216,7 @@ rec_idle() {
 		$c["NAME"] == "worker" { w += $c["WAIT"]; l += $c["LOCK"] } END { printf "%.1f %.1f\n", w, l }' "$T/i.threads")
 	set -- $iw
 	ws=$(pct "$1" "$(awk -v w="$1" -v l="$2" 'BEGIN { print w + l }')")
-	stax flame --off-cpu --folded --comm worker -i "$T/i.data" >"$T/i.off" 2>&1
+	stax flame --off-cpu --kernel-waits --folded --comm worker -i "$T/i.data" >"$T/i.off" 2>&1
 	grep -v '[[]off-cpu: preempted[]] [0-9]*$' "$T/i.off" >"$T/i.offw"
 	fw=$(share "$T/i.offw" ";worker_main;wait_for_work;[^;]*pthread_cond_wait;.*futex[^;]*_[[]k[]];.*[[]off-cpu: wait[]]\$")
 	between "$ws" 90 100 && between "$fw" 85 100 && cmp3 "$1" 1000 1e12
@@ -220,7 +248,7 @@ rec_pipe() {
 	stax record -q --off-cpu -o "$T/p.data" -- "$PROG/pipewait-nofp" "$1" >/dev/null 2>"$T/p.err"
 	stax threads -i "$T/p.data" >"$T/p.threads" 2>&1
 	rd=$(pct "$(col "$T/p.threads" reader READ)" "$(col "$T/p.threads" reader WALL_MS)")
-	stax flame --off-cpu --folded --comm reader -i "$T/p.data" >"$T/p.off" 2>&1
+	stax flame --off-cpu --kernel-waits --folded --comm reader -i "$T/p.data" >"$T/p.off" 2>&1
 	fr=$(share "$T/p.off" ";reader_main;wait_for_data;.*pipe_read_[[]k[]];.*[[]off-cpu: read[]]\$")
 	between "$rd" 85 100 && between "$fr" 85 100
 }

@@ -13,6 +13,7 @@
 # (__libc_start_main_impl vs __libc_start_main), which says nothing about
 # unwinding. Also: stax import, then stax top and info on the result; the
 # pipe format from standard input; truncated and corrupted files.
+# stax-test: seconds=45
 . "$(dirname "$0")/lib.sh"
 require_stax
 

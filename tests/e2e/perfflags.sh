@@ -5,6 +5,7 @@
 #
 # callgraph: main -> a -> b -> leaf_b (75%), main -> a -> c -> leaf_c (25%);
 # threads: worker-a/b/c burn the same loop in work_a/b/c (see the programs).
+# stax-test: seconds=10
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -11,6 +11,7 @@
 # zlib.adler32 in b's), so a stack whose leaf is in one of them must have
 # the right Python callers. thr.py runs two threads, each in its own
 # function: each thread's samples must show its own.
+# stax-test: seconds=25
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -8,6 +8,7 @@
 # are unwound by CFI, each trampoline (anonymous memory, no CFI, no frame
 # pointer) by its known bytes. perf's own unwinders get no such stacks on
 # these builds (see the issue): this is what the check guards.
+# stax-test: seconds=8
 . "$(dirname "$0")/lib.sh"
 require_stax
 

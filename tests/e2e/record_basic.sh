@@ -5,6 +5,7 @@
 #            main -> a -> c -> leaf_c (25%); see callgraph.c.
 # The -fp build (clang, leaf frame pointers) must give complete stacks,
 # root first; the -nofp build (gcc) is only checked at the leaf for now.
+# stax-test: seconds=10
 . "$(dirname "$0")/lib.sh"
 require_stax
 

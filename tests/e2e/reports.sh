@@ -4,6 +4,7 @@
 # --json object says its json_version, info counts every process (more
 # than 64) and its quality lines agree, and every query command takes the
 # recording as a positional FILE as well as -i FILE.
+# stax-test: seconds=10
 . "$(dirname "$0")/lib.sh"
 require_stax
 

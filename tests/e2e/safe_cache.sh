@@ -10,6 +10,7 @@
 # gz is tests/programs/spin.c built with -gz (compressed debug sections,
 # which is what makes a dwarf/BUILDID entry); spin N prints its pid and
 # spins for N seconds in main;spin_loop.
+# stax-test: seconds=8
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -1,12 +1,16 @@
 #!/bin/sh
 # serve.sh - stax serve: loopback only, the endpoints answer, the page
-# renders in headless chromium with the hot function visible (flamegraph
-# label and top table), a click on a function annotates it, an off-CPU
-# recording shows its threads' off-CPU columns and a wall-time flamegraph,
-# and a recording that grows is re-read.
+# renders in headless chromium: its call tree opens and answers keys, the
+# functions table has the hot function first, a click shows its source
+# and assembly in place with self and total per line and instruction, the
+# flame graph's hover and click, the search; an off-CPU recording's
+# off-CPU view (kernel frames folded, threads' off-CPU columns, waits on
+# the timeline) and who woke the waits; and a recording that grows is
+# re-read.
 #
 # callgraph-fp (tests/programs/callgraph.c): leaf_b has 75% of samples,
 # nearly all on its BURN_LOOP line. sleepy-nofp: 60% of its wall asleep.
+# stax-test: seconds=35
 . "$(dirname "$0")/lib.sh"
 require_stax
 why=$(loopback_why)
@@ -92,6 +96,58 @@ else
 	fail "serve /api/annotate of an unknown function" "status $code: $(head -c 100 "$T/ann2.json")"
 fi
 
+# the page's data: every sample, the stack tree parents first, leaf_b's
+# frames, and its disassembly mapped to its frames; sources only the
+# recording's own
+get /api/profile >"$T/prof.json"
+if python3 - "$T/prof.json" "$D" "$STAX" >"$T/prof.out" 2>&1 <<'PY'
+import json, subprocess, sys
+j = json.load(open(sys.argv[1]))
+info = json.loads(subprocess.run([sys.argv[3], "info", "--json", "-i", sys.argv[2]], capture_output=True, text=True).stdout)
+n = len(j["samples"]["stack"])
+assert n == info["samples"] > 0, (n, info["samples"])
+par = j["nodes"]["parent"]
+assert all(p < i for i, p in enumerate(par)), "a parent after its child"
+names = [j["strings"][k] for k in j["funcs"]["name"]]
+leaf = names.index("leaf_b")
+share = sum(1 for s in j["samples"]["stack"] if s >= 0 and j["nodes"]["func"][s] == leaf) / n
+assert 0.6 < share < 0.9, share
+assert sum(j["samples"]["time"]) <= j["duration_ns"] + 1, "times"
+node = max((i for i, f in enumerate(j["nodes"]["func"]) if f == leaf), key=lambda i: sum(1 for s in j["samples"]["stack"] if s == i))
+print(j["version"], node, "%.1f" % (100 * share))
+PY
+then
+	set -- $(cat "$T/prof.out")
+	ok "serve /api/profile: every sample, the stack tree parents first, leaf_b the leaf of $3% of them"
+	get "/api/asm?node=$2&v=$1" >"$T/asm.json"
+	if python3 - "$T/asm.json" "$2" <<'PY' >"$T/asm.out" 2>&1
+import json, sys
+a = json.load(open(sys.argv[1]))
+ins = a["instructions"]
+rows = dict((n, r) for n, r in a["nodes"])
+assert a["function"] == "leaf_b" and len(ins) > 3, a.get("error")
+assert int(sys.argv[2]) in rows, "the frame asked for is not mapped"
+assert all(x.get("line", 1) > 0 for x in ins if "file" in x)
+print(len(ins), len(rows))
+PY
+	then
+		ok "serve /api/asm: leaf_b's disassembly, $(cut -d' ' -f1 "$T/asm.out") instructions, $(cut -d' ' -f2 "$T/asm.out") frames mapped to them"
+	else
+		fail "serve /api/asm" "$(tail -n 1 "$T/asm.out") $(head -c 200 "$T/asm.json")"
+	fi
+	src=$(sed -n 's/.*"file":"\([^"]*callgraph.c\)".*/\1/p' "$T/asm.json" | head -n 1)
+	c1=$(curl -s -m 20 -o "$T/src.txt" -w '%{http_code}' "http://127.0.0.1:$PORT/api/source?file=$src")
+	c2=$(curl -s -m 20 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/source?file=/etc/passwd")
+	code=$(curl -s -m 20 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/api/asm?node=$2&v=$(($1 + 1))")
+	if [ "$c1" = 200 ] && grep -q 'leaf_b' "$T/src.txt" && [ "$c2" = 403 ] && [ "$code" = 409 ]; then
+		ok "serve /api/source: the recording's source file (200), /etc/passwd refused (403); /api/asm of another version: 409"
+	else
+		fail "serve /api/source and /api/asm versions" "source '$src' $c1, /etc/passwd $c2, old version $code"
+	fi
+else
+	fail "serve /api/profile" "$(tail -n 1 "$T/prof.out")"
+fi
+
 if grep -Eq '(src|href)="?(https?:)?//' "$T/page.html"; then
 	fail "serve: the page loads nothing from elsewhere" "$(grep -Eo '(src|href)="?(https?:)?//[^"]*' "$T/page.html" | head -n 1)"
 else
@@ -99,8 +155,8 @@ else
 fi
 
 if browser_setup; then
-	browser_check "serve page renders in headless chromium with leaf_b in the flamegraph and table, annotates on click" \
-		"$T/b.out" page "http://127.0.0.1:$PORT/" "$T/page.png" leaf_b leaf_b leaf_c
+	browser_check "serve page in headless chromium: call tree and its keys, leaf_b first in the functions table, its source and assembly in place, the flame graph, the search" \
+		"$T/b.out" page "http://127.0.0.1:$PORT/" "$T/page.png" leaf_b b
 	[ -n "${STAX_SHOT:-}" ] && cp "$T/page.png" "$STAX_SHOT" 2>/dev/null
 else
 	skip "serve page in chromium" "$BROWSER_WHY"
@@ -125,8 +181,8 @@ else
 		fail "serve of an off-CPU recording" "threads $(head -c 120 "$T/offth.json"), wall svg $(grep -c 'off-cpu: sleep' "$T/wall.svg")"
 	fi
 	if browser_setup; then
-		browser_check "serve page of an off-CPU recording in chromium" "$T/bo.out" \
-			offcpu "http://127.0.0.1:$PORT/" "$T/off.png" sleep
+		browser_check "serve page of an off-CPU recording in chromium: off-CPU view with the kernel's frames folded, off-CPU threads and waits" "$T/bo.out" \
+			offcpu "http://127.0.0.1:$PORT/" "$T/off.png" sleep sleep_phase
 	else
 		skip "serve page of an off-CPU recording in chromium" "$BROWSER_WHY"
 	fi
@@ -185,7 +241,7 @@ PY
 		fail "/api/wakers without ?func=" "status $code"
 	fi
 	if browser_setup; then
-		browser_check "serve page: clicking take_item in the off-CPU flamegraph shows hand_over in the woken-by panel" \
+		browser_check "serve page: take_item selected in the off-CPU view shows hand_over in the woken-by panel" \
 			"$T/bw.out" wakers "http://127.0.0.1:$PORT/" "$T/wakers.png" take_item hand_over
 	else
 		skip "serve page's woken-by panel in chromium" "$BROWSER_WHY"

@@ -1,8 +1,12 @@
 #!/bin/sh
-# serve_timeline.sh - stax serve's timeline, time selection, callers and
-# callees, flame/icicle and window fit, on phases (tests/programs/phases.c:
-# first_half runs the first half, second_half the second). The API answers
-# with curl; the page is checked in headless chromium.
+# serve_timeline.sh - stax serve's timeline and its one selection, on
+# phases (tests/programs/phases.c: first_half runs the first half,
+# second_half the second): a time range, a thread and a focused function
+# change every panel and clear from the bar; the icicle; and a recording
+# of 1,000 threads (manythreads) whose every thread the timeline and the
+# threads table reach. The API answers with curl; the page is checked in
+# headless chromium.
+# stax-test: seconds=30
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -88,11 +92,29 @@ else
 fi
 
 if browser_setup; then
-	browser_check "serve page in chromium: timeline drawn, a selection changes the table, root in view, callers panel, icicle" \
-		"$T/b.out" timeline "http://127.0.0.1:$PORT/" "$T/tl.png" first_half second_half
+	browser_check "serve page in chromium: a time range, a thread, a focused function change every panel and clear from the bar; icicle" \
+		"$T/b.out" select "http://127.0.0.1:$PORT/" "$T/tl.png" first_half second_half
 else
 	skip "serve timeline in chromium" "$BROWSER_WHY"
 fi
 kill "$SPID" 2>/dev/null
 wait "$SPID" 2>/dev/null
+
+# 1,000 threads: a track each (those without samples in a folded group),
+# the last reached by scrolling and picked, the threads table complete
+if ! stax record -o "$T/mt.data" -- "$PROG/manythreads-fp" 1000 2 >/dev/null 2>"$T/mt.err"; then
+	fail "record manythreads-fp 1000" "$(first_line "$T/mt.err")"
+elif browser_setup; then
+	"$STAX" serve -i "$T/mt.data" --port 0 2>"$T/serve2.err" &
+	SPID=$!
+	bg_add "$SPID"
+	PORT=""
+	wait_for 'PORT=$(sed -n "s/.*127\.0\.0\.1:\([0-9]*\).*/\1/p" "$T/serve2.err"); [ -n "$PORT" ]' 60
+	browser_check "serve page of 1,000 threads: every thread has a track and a table row, the last one reached and picked" \
+		"$T/big.out" big "http://127.0.0.1:$PORT/" "$T/big.png" 1000
+	kill "$SPID" 2>/dev/null
+	wait "$SPID" 2>/dev/null
+else
+	skip "serve page of 1,000 threads" "$BROWSER_WHY"
+fi
 done_testing

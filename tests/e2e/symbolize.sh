@@ -85,4 +85,21 @@ else
 	fail "symbolize refuses a recording still being written" "status $rc (size was $size0): $(first_line "$T/live.err"); left: $(ls "$T" | tr '\n' ' ')"
 fi
 
+# a perf.data: symbolize says what can be done with it, and touches nothing
+if command -v perf >/dev/null 2>&1 &&
+   perf record -q -g -o "$T/perf-g.data" -- "$PROG/callgraph-fp" 0.1 >/dev/null 2>&1; then
+	sum0=$(md5sum <"$T/perf-g.data")
+	stax symbolize "$T/perf-g.data" >/dev/null 2>"$T/pd.err"
+	rc=$?
+	if [ "$rc" -eq 1 ] && one_line_error "$T/pd.err" && grep -q 'is a perf.data file' "$T/pd.err" &&
+	   grep -q 'stax import' "$T/pd.err" && ! grep -q 'neither STAXREC nor PERFILE2' "$T/pd.err" &&
+	   [ "$(md5sum <"$T/perf-g.data")" = "$sum0" ]; then
+		ok "symbolize of a perf.data says what to do with it (stax top reads it, stax import keeps the names)"
+	else
+		fail "symbolize of a perf.data" "status $rc: $(first_line "$T/pd.err")"
+	fi
+else
+	skip "symbolize of a perf.data" "perf could not record here"
+fi
+
 done_testing

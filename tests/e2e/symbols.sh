@@ -8,6 +8,7 @@
 # then copied and split:
 #   split: objcopy --only-keep-debug, strip --strip-all, --add-gnu-debuglink
 #   mini:  strip --strip-all plus .gnu_debugdata (xz of the symbol table)
+# stax-test: seconds=12
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -129,13 +129,14 @@ else
 	fail "--comm with a name longer than 15 bytes" "$(samples "$T/ll.folded") of $la"
 fi
 
-# A filter that matches nothing: no rows, no error
+# A filter that matches nothing: an error naming it, exit 1, no rows
 stax flame --folded --comm no-such-thread -i "$T/t.data" >"$T/none.folded" 2>"$T/none.err"
 rc=$?
-if [ "$rc" -eq 0 ] && [ "$(samples "$T/none.folded")" -eq 0 ]; then
-	ok "--comm no-such-thread: no samples, status 0"
+if [ "$rc" -eq 1 ] && [ "$(samples "$T/none.folded")" -eq 0 ] && one_line_error "$T/none.err" &&
+   grep -q -- '--comm no-such-thread' "$T/none.err"; then
+	ok "--comm no-such-thread: exit 1, one error line naming the filter, no rows"
 else
-	fail "--comm no-such-thread: no samples, status 0" "status $rc, $(samples "$T/none.folded") samples $(first_line "$T/none.err")"
+	fail "--comm no-such-thread: exit 1 naming the filter" "status $rc, $(samples "$T/none.folded") samples $(first_line "$T/none.err")"
 fi
 
 done_testing

@@ -19,6 +19,7 @@
 #     above the copy (checked by the last return address read) reaches main.
 #   unwind_recurse-fp at depth 200: the kernel's chain is capped at
 #     kernel.perf_event_max_stack; stax says so and offers the sysctl.
+# stax-test: seconds=30
 . "$(dirname "$0")/lib.sh"
 require_stax
 

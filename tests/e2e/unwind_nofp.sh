@@ -11,6 +11,7 @@
 # For each program: of the samples whose leaf is the hot function, at
 # least 99% must carry every known frame, root to leaf, in order (library
 # frames such as libc's sort internals may sit between them).
+# stax-test: seconds=45
 . "$(dirname "$0")/lib.sh"
 require_stax
 

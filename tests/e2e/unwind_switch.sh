@@ -8,6 +8,7 @@
 # with a verdict that says it stopped at a stack switch; never made-up
 # frames. The same for a signal handled on an alternate stack
 # (tests/programs/unwind_altstack.c).
+# stax-test: seconds=9
 . "$(dirname "$0")/lib.sh"
 require_stax
 

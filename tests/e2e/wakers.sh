@@ -24,7 +24,7 @@ pct_sum() { awk -v a="$1" -v b="$2" 'BEGIN { print (a + b >= 99 && a + b <= 100.
 # --- handoff: the consumers' waits end by the producer's hand_over --------
 rec_handoff() {
 	stax record -q --off-cpu -o "$T/h.data" -- "$PROG/handoff-nofp" "$1" >/dev/null 2>"$T/h.err"
-	stax wakers --folded --comm consumer -i "$T/h.data" >"$T/h.folded" 2>>"$T/h.err"
+	stax wakers --folded --kernel-waits --comm consumer -i "$T/h.data" >"$T/h.folded" 2>>"$T/h.err"
 	stax wakers --comm consumer -n 0 -i "$T/h.data" >"$T/h.txt" 2>>"$T/h.err"
 	# microseconds of consumer waits whose waker's stack (after --) has
 	# hand_over called by producer_main, the pipe write at its leaf
@@ -44,9 +44,26 @@ else
 	fail "handoff: consumers' waits ended by the producer's hand_over" "$fw%: $(sort -t' ' -k2 -nr "$T/h.folded" | head -2 | tr '\n' '|' | cut -c1-600)"
 fi
 if between "${tw:-0}" 80 100 && between "${th:-0}" 80 100; then
-	ok "wakers: producer/TID woke ${tw}% of the consumers' off-CPU time, hand_over on ${th}% of the wakers' stacks"
+	ok "wakers: producer/TID woke ${tw}% of the consumers' off-CPU time, hand_over the waking function of ${th}%"
 else
 	fail "wakers: the producer thread and hand_over lead the tables" "producer '$tw'%, hand_over '$th'%: $(tr '\n' '|' <"$T/h.txt" | cut -c1-500)"
+fi
+# the waking functions are the program's own: never a thread's root
+# (start_thread, clone3, on every stack), libc's write or a kernel frame
+roots=$(awk '/^ *OFF_MS .*WAKING FUNCTION/ { f = 1; next } f && NF >= 4 && $4 ~ /^(start_thread|clone3|clone|__GI___libc_write|write|try_to_wake_up)$/ { print $4 }' "$T/h.txt" | tr '\n' ' ')
+if [ -z "$roots" ] && grep -q 'WAKING FUNCTION' "$T/h.txt"; then
+	ok "wakers: no thread root, libc or kernel function among the waking functions"
+else
+	fail "wakers: waking functions are the program's own" "'$roots': $(tr '\n' '|' <"$T/h.txt" | cut -c1-500)"
+fi
+# by default the waiter's kernel frames are folded: its stack ends at
+# take_item's read, then --
+stax wakers --folded --comm consumer -i "$T/h.data" >"$T/h.ufolded" 2>&1
+fu=$(share "$T/h.ufolded" "^consumer;([^;]*;)*take_item;[^;]*read(;[^;]*read)?;--;.*;hand_over;producer_main;.*;producer/[0-9]+\$")
+if between "$fu" 80 100 && ! grep -q '_[[]k[]];--;' "$T/h.ufolded"; then
+	ok "wakers --folded: the waiter's kernel frames folded by default ($fu% take_item;read;--;...;hand_over)"
+else
+	fail "wakers --folded: the waiter's kernel frames folded by default" "$fu%: $(head -1 "$T/h.ufolded" | cut -c1-400)"
 fi
 # folded: waiter root first (the thread name, then its outermost frame),
 # "--", then the waker leaf first (the kernel's try_to_wake_up), ending

@@ -11,6 +11,7 @@
 # after the recorder is SIGKILLed.)
 #
 # spin-fp N prints its pid, then spins for N s in main;spin_loop.
+# stax-test: seconds=15
 . "$(dirname "$0")/lib.sh"
 require_stax
 

@@ -10,7 +10,9 @@
  * Input: a binary and optionally its debug file (tests/fuzz/fuzz-files.h).
  * The table is then queried at every row and around it (SLOW rows run the
  * interpreter again), for load biases the input names and root callers.
- * Check: a debug file the table's CFI came from belongs to the binary.
+ * Check: the rows keep table.h's invariants (sorted, no two equal
+ * neighbours, the last a gap row); a debug file the table's CFI came
+ * from belongs to the binary.
  * Seeds: tests/fuzz/make-elf-corpus.sh (crafted ELF files).
  */
 #include "fuzz-files.h"
@@ -33,11 +35,40 @@ static uint64_t word(const uint8_t *p, size_t n, size_t i)
 	return v;
 }
 
+/* table.h's invariants of the rows (sorted, no two equal neighbours,
+ * the last a gap row, rules in the dictionary), which the lookups rely
+ * on: a table that breaks them answers lookups wrongly, silently. */
+static void check_rows(const struct utable *t)
+{
+	const char *why = NULL;
+	uint32_t i = 0;
+
+	if (t->nrows && t->addr[0] != 0)
+		why = "the first row is not at offset 0";
+	for (i = 0; !why && i < t->nrows; i++) {
+		if (t->rule[i] >= t->nrules)
+			why = "a rule outside the dictionary";
+		else if (i && t->addr[i] <= t->addr[i - 1])
+			why = "rows out of order";
+		else if (i && t->rule[i] == t->rule[i - 1])
+			why = "two neighbouring rows with the same rule";
+		else if (i + 1 < t->nrows && utable_find(t, t->base + t->addr[i]) != &t->rules[t->rule[i]])
+			why = "a lookup at a row's address finds another rule";
+	}
+	if (!why && t->nrows && t->rule[t->nrows - 1] != UR_FP)
+		why = "the last row is not a gap row";
+	if (why) {
+		fprintf(stderr, "fuzz_unwind_elf: %s (row %u of %u)\n", why, i ? i - 1 : 0, t->nrows);
+		abort();
+	}
+}
+
 static void query(const struct utable *t, const uint8_t *data, size_t size)
 {
 	uint64_t bias;
 	uint32_t i;
 
+	check_rows(t);
 	for (i = 0; i < t->nrows; i++) {
 		uint64_t a = t->base + t->addr[i];
 		const struct urule *r = utable_find(t, a);

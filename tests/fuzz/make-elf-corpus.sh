@@ -35,6 +35,8 @@ done
 # seeds are never run)
 src=$top/tests/fuzz/elf-prog.c
 ld="-nostartfiles -Wl,-z,max-page-size=16 -Wl,-z,noseparate-code -Wl,-z,norelro"
+# DT_INIT and DT_FINI name elf-prog.c's crti-style functions
+ld="$ld -Wl,-init=prog_init -Wl,-fini=prog_fini"
 # the same bytes (and build-ids) from every run: no temporary paths
 repro="-ffile-prefix-map=$w=/build -ffile-prefix-map=$top=/stax"
 # debug: the program with DWARF; prog: stripped of it, with a debuglink
@@ -139,6 +141,30 @@ case_ load-huge "$unw $sym" phdr 1 filesz 0x7fffffffffffffff
 case_ no-sections-note-past-end "$unw $sym" ehdr shoff 0 ehdr shnum 0 ehdr shstrndx 0 \
 	phdr 4 offset 0x7ffffff0
 case_ dynamic-past-end "$sym" phdr 2 offset 0x7ffffff0
+# signal trampolines without CFI (section tramp: two back to back) where
+# a crafted file may put them: at address 0 (their rows would start at
+# -1; alone, without CFI, the recorder crashed on one), onto .text (sections
+# out of address order, overlapping), running into go_sigreturn's CFI
+# (.text: hlt, restore_rt, go_sigreturn), at the top of the address space
+case_ tramp-addr-0 "$unw" sec tramp addr 0
+case_ tramp-addr-0-only "$unw" sec tramp addr 0 sec .eh_frame type 8 sec .text type 8
+case_ tramp-on-text "$unw" sec tramp addr .text:addr
+case_ tramp-into-cfi "$unw" sec tramp addr .text:addr+2
+case_ tramp-addr-top "$unw" sec tramp addr 0xffffffffffffffe0
+# a Go binary (.go.buildinfo): the trampolines are searched in all code,
+# go_sigreturn's (CFI of a plain function after int3) too
+printf '\377 Go buildinf:\010\002' >buildinfo
+objcopy --add-section .go.buildinfo=buildinfo prog go
+one go "$unw" go
+craft go c-go-top sec tramp addr 0xfffffffffffffff0
+one go-tramp-addr-top "$unw" c-go-top
+craft go c-go-0 sec tramp addr 0
+one go-tramp-addr-0 "$unw" c-go-0
+# .eh_frame and .debug_frame in one file: .debug_frame fills only what
+# .eh_frame leaves uncovered
+objcopy --dump-section .debug_frame=df-nocfi dbg-nocfi/prog.debug
+objcopy --add-section .debug_frame=df-nocfi prog both
+one eh_frame-and-debug_frame "$unw" both
 craft prog c-trunc truncate 1500
 one truncated "$all" c-trunc
 

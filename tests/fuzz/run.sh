@@ -31,6 +31,12 @@ mkdir -p "$out"
 cd "$top" || exit 1
 only=${FUZZ_ONLY:-}
 srcs=$(find src -name '*.c' ! -name main.c ! -name '*.bpf.c' ! -path 'src/cmd/*' | sort)
+# and the page's strings, which make generates (make all ran first)
+if [ ! -f build/gen/page.c ]; then
+	echo "not ok - fuzz: build/gen/page.c is missing (make builds it)"
+	exit 1
+fi
+srcs="$srcs build/gen/page.c"
 # the same libraries as ./stax (the Makefile's STAX_LIBS line)
 libs=$(sed -n 's/^STAX_LIBS = //p' Makefile)
 cflags="-std=gnu11 -D_GNU_SOURCE -g -O1 -Isrc -I$top/build/bpf -fsanitize=address,undefined -fno-sanitize-recover=undefined"

@@ -1,3 +1,4 @@
+/* stax-test: seconds=10 */
 /* test_moment.c - the in-kernel reader (record/moment.h) on real CPython
  * 3.11, 3.12 and 3.13 processes (pyenv's, built without frame pointers,
  * run without -X perf), sampled by real cpu-clock events opened as the

@@ -7,6 +7,7 @@
  * output parses, then are cut at many offsets and have bytes flipped:
  * every result is a clean error line naming an offset, or a prefix.
  */
+/* stax-test: seconds=7 */
 #include "test.h"
 #include "source/perfdata.h"
 #include "profile/profile.h"

@@ -7,6 +7,7 @@
  * then split with objcopy/strip as each test says.
  */
 
+/* stax-test: seconds=8 */
 #include "symbol/symbol.h"
 #include "test.h"
 
