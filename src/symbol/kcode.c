@@ -65,7 +65,7 @@ static int bpf_read(uint64_t addr, uint8_t *buf, size_t len, struct err *err)
 		struct kread_args a = { addr + at, (uint32_t)MIN(len - at, (size_t)KREAD_CHUNK), 0 };
 		struct kread_chunk *c = xmalloc(sizeof(*c));
 		/* a syscall program's context is written back to ctx_in */
-		LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = &a, .ctx_size_in = sizeof(a));
+		struct bpf_test_run_opts o = { .sz = sizeof(o), .ctx_in = &a, .ctx_size_in = sizeof(a) };
 		if ((ret = bpf_prog_test_run_opts(bpf_program__fd(kread_skel->progs.kread), &o)))
 			ret = errno ? -errno : -EINVAL;
 		else if (a.ret)

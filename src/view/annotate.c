@@ -604,7 +604,8 @@ static int annotate_compute(const struct profile *p, const struct view_filter *f
 	memset(a, 0, sizeof(*a));
 	if (!target)
 		return -1;
-	a->func = profile_func(p, target);
+	if (!(a->func = profile_func(p, target)))
+		return err_set(err, -1, "no function %s", what);
 	a->kernel = a->func->kernel;
 	if (collect_hits(p, f, what, a, err) || locate(p, what, a, err) || disassemble(a, err))
 		return -1;
