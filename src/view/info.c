@@ -592,12 +592,16 @@ static void stacks_text(const struct profile *p, const struct info_summary *s, F
 static void info_text(const struct profile *p, const struct info_summary *s, FILE *out)
 {
 	size_t i;
+	int w = 28; /* the module column: as wide as the longest name */
 
 	head_text(p, s, out);
 	stacks_text(p, s, out);
-	fprintf(out, "modules:     %-28s %10s %12s  %s\n", "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
 	for (i = 0; i < s->nmods; i++)
-		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%  %s\n", s->mods[i].module, s->mods[i].frames,
+		if (strlen(s->mods[i].module) > (size_t)w && strlen(s->mods[i].module) < 200)
+			w = (int)strlen(s->mods[i].module);
+	fprintf(out, "modules:     %-*s %10s %12s  %s\n", w, "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
+	for (i = 0; i < s->nmods; i++)
+		fprintf(out, "             %-*s %10" PRIu64 " %11.1f%%  %s\n", w, s->mods[i].module, s->mods[i].frames,
 			s->mods[i].frames ? 100.0 * s->mods[i].unknown / s->mods[i].frames : 0.0,
 			module_source(p, s->mods[i].module));
 	for (i = 0; i < s->nmods; i++)

@@ -233,7 +233,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 	struct top_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
 	uint64_t *stamp = xcalloc(p->nfuncs + 1, sizeof(*stamp));
 	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
-	struct prof_frame *pf = o->off_cpu ? xmalloc(MAX_DEPTH * sizeof(*pf)) : NULL;
+	struct prof_frame *pf = xmalloc(MAX_DEPTH * sizeof(*pf)); /* off-CPU stacks */
 	uint64_t kept = 0;
 	size_t i, j, n = 0, limit;
 

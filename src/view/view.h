@@ -98,7 +98,8 @@ struct view_disasm {
 	struct view_insn *insns;   /* by address */
 	size_t n;
 	uint64_t file_offset;      /* of start */
-	uint32_t mapping;          /* the mapping read */
+	uint32_t mapping;          /* the mapping read (0 for the kernel's code) */
+	bool kernel;               /* a kernel function: its code from /proc/kcore */
 	struct sym_session *ss;
 };
 int view_disasm(const struct profile *p, uint32_t node, struct view_disasm *d, struct err *err);
