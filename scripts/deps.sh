@@ -34,6 +34,10 @@ libdebuginfod-dev:/usr/include/elfutils/debuginfod.h
 libcapstone-dev:/usr/include/capstone/capstone.h
 libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
+# --test: the last five are for make check-arm64 (scripts/arm64-guest.sh:
+# the arm64 guest under qemu, its userland unpacked by mmdebstrap into a
+# cpio'd initramfs and root; the cross compiler; qemu-aarch64-static runs
+# the cross-built unit tests on the host)
 [ "${1:-}" = "--test" ] && need="$need
 lintian:/usr/bin/lintian
 cppcheck:/usr/bin/cppcheck
@@ -57,6 +61,11 @@ iproute2:/bin/ss
 groff-base:/usr/bin/groff
 zsh:/usr/bin/zsh
 strace:/usr/bin/strace
+qemu-system-arm:/usr/bin/qemu-system-aarch64
+mmdebstrap:/usr/bin/mmdebstrap
+cpio:/usr/bin/cpio
+gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc
+qemu-user-static:/usr/bin/qemu-aarch64-static
 "
 # make bench: perf is the reference, libunwind the unwinder to compare with
 [ "${1:-}" = "--bench" ] && need="$need
