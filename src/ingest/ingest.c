@@ -39,6 +39,12 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	recover_init(&g->recover);
 }
 
+void ingest_set_arch(struct ingest *g, enum unwind_arch a)
+{
+	if (g->unwinder)
+		unwinder_set_arch(g->unwinder, a);
+}
+
 void ingest_enable_python(struct ingest *g)
 {
 	if (!g->py) {
@@ -255,14 +261,6 @@ static const struct utable *jit_table(void *arg, uint64_t pc)
 	return jit_cfi_find(d->cfi, pc);
 }
 
-/* perf_event_x86_regs numbering (AX BX CX DX SI DI BP SP IP FLAGS CS SS DS
- * ES FS GS R8..R15) to DWARF numbering; 0xff = not used for unwinding. */
-static const uint8_t perf_to_dwarf[24] = {
-	UNW_RAX, UNW_RBX, UNW_RCX, UNW_RDX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP, UNW_RIP,
-	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
-};
-
 /* Thread tid's slot in g->tails (a new one is zeroed). */
 static struct ingest_tail *tail_slot(struct ingest *g, uint32_t tid)
 {
@@ -408,22 +406,14 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	struct unwind_input in;
 	struct unwind_result res;
 	size_t k = 0;
-	int bit;
 
 	if (!s->regs_abi || !s->regs)
 		return false;
 	memset(&in, 0, sizeof(in));
-	for (bit = 0; bit < 64; bit++) {
-		uint64_t v;
-		if (!(s->regs_mask & (1ull << bit)))
-			continue;
-		memcpy(&v, s->regs + 8 * k++, 8);
-		if (bit < 24 && perf_to_dwarf[bit] != 0xff) {
-			in.regs.r[perf_to_dwarf[bit]] = v;
-			in.regs.valid |= 1u << perf_to_dwarf[bit];
-		}
-	}
-	if (!(in.regs.valid & (1u << UNW_RIP)) || !(in.regs.valid & (1u << UNW_RSP)))
+	/* in perf's order for the recording's machine (unwind/arch.h) */
+	unwind_regs_from_perf(unwinder_arch(g->unwinder), s->regs_mask, s->regs,
+			      (size_t)__builtin_popcountll(s->regs_mask), &in.regs);
+	if (!(in.regs.valid & (1u << UNW_PC)) || !(in.regs.valid & (1u << UNW_SP)))
 		return false;
 	in.stack = s->stack;
 	in.stack_size = s->stack ? (size_t)s->stack_dyn_size : 0;
@@ -440,7 +430,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
 	if (switch_out && res.quality != UNWIND_Q_COMPLETE && res.stop == UNWIND_STOP_COPY &&
 	    s->stack_dyn_size == s->stack_size && in.stack_size) {
-		size_t n = extend_stack(g, s, in.regs.r[UNW_RSP]);
+		size_t n = extend_stack(g, s, in.regs.r[UNW_SP]);
 		if (n) {
 			in.stack = g->xstack;
 			in.stack_size = n;
@@ -451,7 +441,7 @@ static bool unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	g->deep_reads += res.deep == 1;
 	g->deep_stale += res.deep == 2;
 	g->deep_gone += res.deep == 3;
-	stack_depth(g, s->tid, in.regs.r[UNW_RSP], &res);
+	stack_depth(g, s->tid, in.regs.r[UNW_SP], &res);
 	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;

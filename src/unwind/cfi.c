@@ -582,7 +582,9 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_OFFSET,
 					.off = wrap_mul((int64_t)(0 - u), cie->data_align) };
 				continue;
-			case 0x2d: /* GNU_window_save / aarch64 negate_ra_state */
+			case 0x2d: /* aarch64 negate_ra_state (GNU_window_save
+				    * on SPARC, which stax does not unwind) */
+				r->row.ra_signed = !r->row.ra_signed;
 				continue;
 			default:
 				return CORRUPT(at);
@@ -650,7 +652,7 @@ int cfi_run(struct cfi_section *sec, const struct cfi_cie *cie,
 /* ---- DWARF expressions ---- */
 
 int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
-		  uint32_t valid, bool push_cfa, uint64_t cfa,
+		  uint64_t valid, bool push_cfa, uint64_t cfa,
 		  cfi_read_fn read, void *arg, uint64_t *out)
 {
 	uint64_t st[64];
@@ -676,7 +678,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 			unsigned reg = op - 0x70;
 			if (!rd_sleb(&p, end, &s))
 				return -EINVAL;
-			if (reg >= 32 || !(valid & (1u << reg)))
+			if (!(valid & (1ull << reg)))
 				return -EFAULT;
 			PUSH(regs[reg] + (uint64_t)s);
 			continue;
@@ -770,7 +772,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 		}
 		case 0x92: /* bregx */
 			if (!rd_uleb(&p, end, &u) || !rd_sleb(&p, end, &s)) return -EINVAL;
-			if (u >= 32 || !(valid & (1u << u)))
+			if (u >= 64 || !(valid & (1ull << u)))
 				return -EFAULT;
 			PUSH(regs[u] + (uint64_t)s);
 			break;
