@@ -55,7 +55,7 @@ all: $(BIN)
 # plain make only checks (and names the apt-get install line); make run,
 # make check and make test-deps install what is missing when root
 deps:
-	@sh scripts/deps.sh --check
+	@CC='$(CC)' sh scripts/deps.sh --check
 
 build-deps:
 	@sh scripts/deps.sh

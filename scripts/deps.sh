@@ -73,12 +73,33 @@ linux-perf:/usr/bin/perf
 xz-utils:/usr/bin/xz
 libunwind-dev:/usr/include/x86_64-linux-gnu/libunwind.h
 "
+# A cross build (make CC="aarch64-linux-gnu-gcc --sysroot=DIR"): --check
+# looks for the headers in the compiler's sysroot, and names the packages
+# for its machine (the host's tools are not the build's business then).
+sysroot=""
+if [ "${1:-}" = "--check" ] && [ -n "${CC:-}" ]; then
+	sysroot=$($CC -print-sysroot 2>/dev/null)
+	[ "$sysroot" = / ] && sysroot=""
+fi
+if [ -n "$sysroot" ]; then
+	march=$($CC -dumpmachine 2>/dev/null)
+	case $march in aarch64*) darch=arm64 ;; x86_64*) darch=amd64 ;; *) darch=${march%%-*} ;; esac
+	need=$(echo "$need" | grep '/include/' | sed "s|:|:$darch:$sysroot|")
+fi
 missing=""
 for item in $need; do
 	pkg=${item%%:*}
 	file=${item#*:}
+	if [ -n "$sysroot" ]; then
+		pkg=$pkg:${file%%:*}
+		file=${file#*:}
+	fi
 	[ -e "$file" ] || missing="$missing $pkg"
 done
+if [ -n "$missing" ] && [ -n "$sysroot" ]; then
+	echo "stax: error: missing build dependencies in the sysroot $sysroot (install them there:$missing; sh scripts/arm64-guest.sh build makes one with them)" >&2
+	exit 1
+fi
 if [ -n "$missing" ]; then
 	if [ "${1:-}" = "--check" ]; then
 		sudo=sudo

@@ -137,10 +137,25 @@ bool ingest_module_of(const struct state_mapping *m, struct unwind_module *out)
 	return true;
 }
 
+/* The unwinder sees the part of the mapping still mapped around pc (its
+ * start and file offset moved alike, so the load bias is the same): a
+ * mapping cut by a later one must not claim the addresses now another's
+ * (arm64: the vDSO in ld.so's hole). */
 static bool find_module(void *arg, uint64_t pc, struct unwind_module *out)
 {
 	struct ingest *g = arg;
-	return ingest_module_of(state_mapping(&g->st, state_find(&g->st, g->cur_pid, pc)), out);
+	uint64_t start = 0, end = 0;
+	uint32_t id = state_find_part(&g->st, g->cur_pid, pc, &start, &end);
+
+	if (!ingest_module_of(state_mapping(&g->st, id), out))
+		return false;
+	if (start > out->start && start < out->end) {
+		out->pgoff += start - out->start;
+		out->start = start;
+	}
+	if (end > out->start && end < out->end)
+		out->end = end;
+	return true;
 }
 
 /* Mappings up to this size are copied whole on first use and kept: JIT

@@ -804,6 +804,76 @@ static void add_plt_a64(Elf *elf, struct utable *t)
 		insert_ranges(t, x, nx);
 }
 
+/* aarch64's signal return trampoline, "mov x8, #139 (rt_sigreturn); svc
+ * #0": the vDSO's __kernel_rt_sigreturn, which has no CFI since Linux
+ * 5.x (its directives are commented out so that libgcc recognises it by
+ * these bytes and reads the sigcontext), and musl's __restore_rt. */
+static const uint8_t a64_sigreturn[8] = { 0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4 };
+
+/* Does code (4-byte instructions) make a frame anywhere: store x29 and x30
+ * as a pair (a frame record) or move sp (sub or add with sp as
+ * destination)? */
+static bool a64_makes_frames(const uint8_t *code, size_t len)
+{
+	for (size_t i = 0; i + 4 <= len; i += 4) {
+		uint32_t in;
+		memcpy(&in, code + i, 4);
+		if ((in & 0xfc407fffu) == 0xa8007bfdu || /* stp x29, x30, [sp...] */
+		    (in & 0x7f80001fu) == 0x5100001fu || /* sub sp, Xn, #imm */
+		    (in & 0x7f80001fu) == 0x1100001fu)   /* add sp, Xn, #imm */
+			return true;
+	}
+	return false;
+}
+
+/* aarch64 code without CFI: the signal return trampolines (rule SIGNAL,
+ * from the byte before, as the handler "returns" to their first byte),
+ * and, in a file with no CFI at all whose code makes no frame (the
+ * vDSO: Linux's arm64 vDSO has no .eh_frame, and its functions are
+ * leaves that touch neither sp nor x29), a leaf rule for the whole code:
+ * CFA = sp, the return address in the link register. */
+static void add_code_a64(Elf *elf, struct utable *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	struct xrange x[12];
+	int nx = 0;
+	bool leaf = t->nrows == 0;
+	struct urule r = { .kind = UR_NORMAL, .cfa_reg = UNW_SP, .rbp = URBP_SAME, .rbx = URBP_SAME,
+			   .flags = UR_F_RA_LR };
+	uint16_t leaf_rule = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) && nx + 3 <= (int)ARRAY_SIZE(x)) {
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(d = elf_getdata(scn, NULL)) || !d->d_buf ||
+		    d->d_size < 8 || d->d_size > UINT64_MAX - sh.sh_addr || sh.sh_addr < 1)
+			continue;
+		const uint8_t *buf = d->d_buf, *p = buf, *end = buf + d->d_size;
+		bool whole = leaf && !a64_makes_frames(buf, d->d_size);
+		uint64_t from = sh.sh_addr;
+		if (whole && !leaf_rule)
+			leaf_rule = rule_add(t, &r);
+		while (nx + 3 <= (int)ARRAY_SIZE(x) && p < end &&
+		       (p = memmem(p, (size_t)(end - p), a64_sigreturn, sizeof(a64_sigreturn)))) {
+			uint64_t a = sh.sh_addr + (uint64_t)(p - buf);
+			p += 4;
+			if ((a & 3) || a - 1 < from || utable_find(t, a)->kind != UR_FP ||
+			    utable_find(t, a - 1)->kind != UR_FP)
+				continue;
+			if (whole && a - 1 > from)
+				x[nx++] = (struct xrange){ from, a - 1, leaf_rule };
+			x[nx++] = (struct xrange){ a - 1, a + sizeof(a64_sigreturn), UR_SIGNAL };
+			from = a + sizeof(a64_sigreturn);
+			t->nsignal_tramp++;
+		}
+		if (whole && from < sh.sh_addr + d->d_size)
+			x[nx++] = (struct xrange){ from, sh.sh_addr + d->d_size, leaf_rule };
+	}
+	if (nx && !insert_ranges(t, x, nx))
+		t->nsignal_tramp = 0;
+}
+
 /* Record where the functions of roots.h's list are (roots, and stack
  * switches). Returns false when elf has no .symtab to look in. */
 static bool find_root_callers(Elf *elf, struct utable *t)
@@ -961,6 +1031,7 @@ struct utable *utable_build(struct module *m)
 		add_trampolines(elf, t);
 		add_init_fini(elf, t);
 	} else {
+		add_code_a64(elf, t);
 		add_plt_a64(elf, t);
 	}
 	/* Distribution libraries keep local symbols (__libc_start_call_main,
