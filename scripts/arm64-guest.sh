@@ -42,7 +42,7 @@ bash dash coreutils grep sed gawk findutils diffutils procps util-linux binutils
 libc6-dev libgcc-12-dev libelf-dev libdw-dev libzstd-dev libxxhash-dev libiberty-dev
 zlib1g-dev liblzma-dev libmicrohttpd-dev libdebuginfod-dev libcapstone-dev"
 # Bumped when what build makes of the packages changes.
-layout=1
+layout=2
 mirror=${ARM64_MIRROR:-http://deb.debian.org/debian}
 security=${ARM64_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 
@@ -174,6 +174,8 @@ cmd_build() {
 	# mount points init uses
 	r=$root.new
 	ln -sf dash "$r/bin/sh"
+	# update-alternatives' links
+	ln -sf gawk "$r/usr/bin/awk"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n' >"$r/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$r/etc/group"
 	mkdir -p "$r/proc" "$r/sys" "$r/dev" "$r/tmp" "$r/root" "$r/run" "$r/var/tmp"

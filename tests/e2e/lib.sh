@@ -13,7 +13,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # STAX=PATH runs the tests against another build of stax (make
 # check-sanitize: build-san/stax); an absolute path
 STAX=${STAX:-$ROOT/stax}
-PROG=$ROOT/tests/programs/build
+# STAX_PROG=DIR: the test programs of another build (the arm64 guest's:
+# tests/programs/build-arm64)
+PROG=${STAX_PROG:-$ROOT/tests/programs/build}
 TEST=$(basename "$0" .sh)
 FAILED=0
 BG_PIDS=""
