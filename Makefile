@@ -11,6 +11,8 @@
 #   make check-sanitize  build stax and the unit tests with AddressSanitizer
 #                 and UndefinedBehaviorSanitizer (build-san/) and run every
 #                 test against that build
+#   make check-arm64  build stax and the test programs for arm64 (cross)
+#                 and run the arm64 tests in an arm64 guest (qemu)
 #   make test-deps  install what the tests use (make check runs it first)
 #   make install / uninstall  PREFIX=/usr/local DESTDIR= BINDIR MANDIR
 #   make deb      build a Debian package (build/deb/stax_VERSION_ARCH.deb)
@@ -49,7 +51,7 @@ LIBOBJ := $(filter-out $(B)/src/main.o $(B)/src/cmd/%,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 
-.PHONY: all deps build-deps test-deps run check check-sanitize bench fuzz clean programs unit FORCE
+.PHONY: all deps build-deps test-deps run check check-sanitize check-arm64 bench fuzz clean programs unit FORCE
 all: $(BIN)
 
 # plain make only checks (and names the apt-get install line); make run,
@@ -125,6 +127,22 @@ check-sanitize: test-deps
 	sh tests/run.sh; rc=$$?; \
 	if [ -d "$$logs/seen" ]; then echo "sanitizer reports: $$logs/seen"; else rm -rf "$$logs"; fi; exit $$rc
 
+# make check-arm64: the tests of tests/arm64 in a real arm64 kernel
+# (Debian 12's under qemu-system-aarch64 -cpu max, made from Debian's
+# packages and cached in build/arm64/ by scripts/arm64-guest.sh), against
+# stax and the test programs built cross into build-arm64/ with the
+# guest's root as sysroot; then tests/arm64-host on this machine
+# (scripts/check-arm64.sh). Last line "arm64: N passed, N failed".
+A64_ROOT = $(CURDIR)/build/arm64/root
+A64_CC = aarch64-linux-gnu-gcc --sysroot=$(A64_ROOT)
+A64_CLANG = clang --target=aarch64-linux-gnu --sysroot=$(A64_ROOT)
+check-arm64: test-deps
+	@sh scripts/arm64-guest.sh build
+	@$(MAKE) --no-print-directory B=build-arm64 BIN=build-arm64/stax CC='$(A64_CC)' build-arm64/stax
+	@$(MAKE) -s -C tests/programs B=build-arm64 GCC='$(A64_CC)' CLANG='$(A64_CLANG)' arm64
+	@$(MAKE) --no-print-directory all
+	@sh scripts/check-arm64.sh
+
 bench:
 	@sh scripts/deps.sh --bench
 	@$(MAKE) --no-print-directory all programs
@@ -181,6 +199,6 @@ deb: $(B)/stax.1
 	@sh scripts/deb.sh $(DEB)/obj/stax $(B)/stax.1 $(VERSION_STRING) $(DEB)
 
 clean:
-	rm -rf $(B) $(SAN) build-clang stax tests/programs/build
+	rm -rf $(B) $(SAN) build-clang build-arm64 stax tests/programs/build tests/programs/build-arm64
 
 -include $(OBJ:.o=.d)
