@@ -8,14 +8,14 @@
 #include <errno.h>
 #include <string.h>
 
+/* (stax builds for x86-64 and aarch64: any other host would need a
+ * struct arch of its own) */
 enum unwind_arch unwind_arch_host(void)
 {
 #if defined(__aarch64__)
 	return UNWIND_ARCH_AARCH64;
-#elif defined(__x86_64__)
-	return UNWIND_ARCH_X86_64;
 #else
-#error "stax unwinds x86-64 and aarch64 stacks: build it on one of them"
+	return UNWIND_ARCH_X86_64;
 #endif
 }
 
