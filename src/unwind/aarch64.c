@@ -12,9 +12,10 @@
  * - the CFA is the stack pointer at the call: a frame that stored
  *   nothing has CFA = sp + 0 (the walk lets such a step keep sp);
  * - with pointer authentication (-mbranch-protection=pac-ret) return
- *   addresses are signed in their top bits: every one is ANDed with
- *   ra_mask (DW_CFA_AARCH64_negate_ra_state marks where they are signed:
- *   rule flag UR_F_RA_SIGNED; stripping an unsigned one changes nothing);
+ *   addresses are signed in their top bits, where the CFI's
+ *   DW_CFA_AARCH64_negate_ra_state says (rule UR_PAC): those are ANDed
+ *   with ra_mask, as are the link register's and every one read without
+ *   CFI (a frame record, a SLOW row);
  * - a frame record may be anywhere in its frame (gcc puts it at the
  *   bottom, clang at the top), so the splice finds it by the return
  *   address slot;
@@ -131,7 +132,7 @@ void a64_compile_row(const struct cfi_row *row, bool signal, struct urule *out)
 	if (row->cfa_kind != CFI_CFA_REG_OFF || (row->cfa_reg != A64_SP && row->cfa_reg != A64_X29) ||
 	    row->cfa_off < INT32_MIN || row->cfa_off > INT32_MAX)
 		return;
-	out->kind = UR_NORMAL;
+	out->kind = out->flags & UR_F_RA_LR ? UR_LEAF : out->flags & UR_F_RA_SIGNED ? UR_PAC : UR_NORMAL;
 	out->cfa_reg = row->cfa_reg == A64_SP ? UNW_SP : UNW_FP;
 	out->cfa_off = (int32_t)row->cfa_off;
 }
@@ -159,6 +160,7 @@ const struct arch arch_aarch64 = {
 	.name = "aarch64",
 	.e_machine = EM_AARCH64,
 	.nregs = 33,
+	.ncols = 33,
 	.slot_of_col = {
 		S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(8), S(9), S(10), S(11), S(12),
 		S(13), S(14), S(15), S(16), S(17), S(18), S(19), S(20), S(21), S(22), S(23),

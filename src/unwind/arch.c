@@ -86,7 +86,7 @@ int arch_apply_row(const struct arch *a, const struct cfi_row *row, const uint64
 	int r;
 
 	/* the frame's registers by column */
-	for (int c = 0; c < CFI_NREGS; c++) {
+	for (unsigned c = 0; c < a->ncols; c++) {
 		int s = a->slot_of_col[c];
 		if (s != 0xff && (valid & (1ull << s))) {
 			cr[c] = regs[s];
@@ -95,7 +95,7 @@ int arch_apply_row(const struct arch *a, const struct cfi_row *row, const uint64
 	}
 	*cfa_out = 0;
 	if (row->cfa_kind == CFI_CFA_REG_OFF) {
-		if (row->cfa_reg >= CFI_NREGS || a->slot_of_col[row->cfa_reg] == 0xff)
+		if (row->cfa_reg >= a->ncols || a->slot_of_col[row->cfa_reg] == 0xff)
 			return -EINVAL;
 		if (!(cvalid & (1ull << row->cfa_reg)))
 			return -ENODATA;
@@ -109,7 +109,7 @@ int arch_apply_row(const struct arch *a, const struct cfi_row *row, const uint64
 	*cfa_out = cfa;
 	if (row->reg[a->ra_col].kind == CFI_R_UNDEF)
 		return -ENOENT;
-	for (int i = 0; i < CFI_NREGS; i++) {
+	for (unsigned i = 0; i < a->ncols; i++) {
 		const struct cfi_rule *x = &row->reg[i];
 		int s = a->slot_of_col[i];
 		uint64_t v = 0;
@@ -117,7 +117,7 @@ int arch_apply_row(const struct arch *a, const struct cfi_row *row, const uint64
 			continue;
 		switch (x->kind) {
 		case CFI_R_UNSPEC:
-			if (i == a->sp_col) {
+			if ((int)i == a->sp_col) {
 				v = cfa;
 				break;
 			}
@@ -148,7 +148,7 @@ int arch_apply_row(const struct arch *a, const struct cfi_row *row, const uint64
 			v = cfa + (uint64_t)x->off;
 			break;
 		case CFI_R_REG:
-			if (x->reg >= CFI_NREGS || !(cvalid & (1ull << x->reg)))
+			if (x->reg >= a->ncols || !(cvalid & (1ull << x->reg)))
 				continue;
 			v = cr[x->reg];
 			break;
@@ -158,7 +158,7 @@ int arch_apply_row(const struct arch *a, const struct cfi_row *row, const uint64
 			r = cfi_eval_expr(x->expr, x->expr_len, cr, cvalid, true, cfa,
 					  read, arg, &at);
 			if (r < 0) {
-				if (i == a->ra_col || i == a->sp_col || s == UNW_FP)
+				if ((int)i == a->ra_col || (int)i == a->sp_col || s == UNW_FP)
 					return r;
 				continue;
 			}
@@ -182,9 +182,9 @@ int arch_apply_row(const struct arch *a, const struct cfi_row *row, const uint64
 	 * aarch64 the link register's column, which says nothing of the
 	 * caller's own link register: not kept) */
 	*out_valid = 0;
-	for (int i = 0; i < CFI_NREGS; i++) {
+	for (unsigned i = 0; i < a->ncols; i++) {
 		int s = a->slot_of_col[i];
-		if (s == 0xff || !(ov & (1ull << i)) || i == a->ra_col)
+		if (s == 0xff || !(ov & (1ull << i)) || (int)i == a->ra_col)
 			continue;
 		out[s] = cout[i];
 		*out_valid |= 1ull << s;

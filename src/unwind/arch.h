@@ -28,6 +28,7 @@ struct arch {
 	const char *name;           /* uname's */
 	unsigned e_machine;         /* EM_X86_64, EM_AARCH64 */
 	int nregs;                  /* slots used: 0 .. nregs-1 */
+	unsigned ncols;             /* CFI columns read: 0 .. ncols-1 (cfi_section.ncols) */
 	/* CFI column -> slot (columns < CFI_NREGS; 0xff: not a register the
 	 * unwinder keeps) */
 	uint8_t slot_of_col[CFI_NREGS];

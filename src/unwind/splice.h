@@ -46,8 +46,10 @@ static inline bool splice_matches(const struct splice *s, uint64_t cfa)
 	return s->valid && cfa == s->frame + 16;
 }
 
-/* The same for a frame whose return address is (or was to be) read
- * from ra_at (aarch64; 0: from a register, never a match). */
+/* The same for a frame whose return address was to be read from ra_at,
+ * beyond the copy (aarch64: the walk's first read of a frame is its
+ * return address, so the address of the read that fell beyond the copy
+ * is that; a frame's saved x29 is below its return address). */
 static inline bool splice_matches_ra(const struct splice *s, uint64_t ra_at)
 {
 	return s->valid && ra_at && ra_at == s->frame + 8;

@@ -210,6 +210,8 @@ int utable_compile(struct utable *t, struct cfi_section *secs, int nsecs)
 	if (t->arch == UNWIND_ARCH_NONE)
 		t->arch = unwind_arch_host();
 	b.compile_row = arch_of(t->arch)->compile_row;
+	for (int s = 0; s < nsecs; s++)
+		secs[s].ncols = arch_of(t->arch)->ncols;
 	hmap_init(&b.dict);
 	if (!t->rules)
 		init_commands(t, &b.cap_rules);
@@ -381,7 +383,7 @@ int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
 	fde.insn_end = fde.insn + s->fde_len;
 	struct cfi_section sec = {
 		.data = fde.insn, .size = s->fde_len, .vaddr = s->fde_insn_vaddr,
-		.is_eh = true,
+		.is_eh = true, .ncols = arch_of(t->arch)->ncols,
 	};
 	return cfi_run(&sec, cie, &fde, vaddr, row, NULL, NULL);
 }
@@ -772,7 +774,7 @@ static void add_plt_a64(Elf *elf, struct utable *t)
 	GElf_Shdr sh;
 	struct xrange x[2];
 	int nx = 0;
-	struct urule r = { .kind = UR_NORMAL, .cfa_reg = UNW_SP, .rbp = URBP_SAME, .rbx = URBP_SAME,
+	struct urule r = { .kind = UR_LEAF, .cfa_reg = UNW_SP, .rbp = URBP_SAME, .rbx = URBP_SAME,
 			   .flags = UR_F_RA_LR };
 
 	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
@@ -839,7 +841,7 @@ static void add_code_a64(Elf *elf, struct utable *t)
 	struct xrange x[12];
 	int nx = 0;
 	bool leaf = t->nrows == 0;
-	struct urule r = { .kind = UR_NORMAL, .cfa_reg = UNW_SP, .rbp = URBP_SAME, .rbx = URBP_SAME,
+	struct urule r = { .kind = UR_LEAF, .cfa_reg = UNW_SP, .rbp = URBP_SAME, .rbx = URBP_SAME,
 			   .flags = UR_F_RA_LR };
 	uint16_t leaf_rule = 0;
 

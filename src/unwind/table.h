@@ -12,9 +12,10 @@
  *          (undefined return address: _start, clone), SIGNAL (a signal
  *          return trampoline: registers come from the ucontext on the
  *          stack) and SLOW (run the CFI interpreter for this pc); the rest
- *          are PLT and NORMAL rules: CFA = sp|fp + cfa_off, RA at
- *          CFA + ra_off (aarch64: or in the link register), fp (and
- *          x86-64's rbx) unchanged / at CFA + off / undefined.
+ *          are PLT and NORMAL rules (aarch64: LEAF and PAC, NORMAL
+ *          with the return address in the link register, or signed):
+ *          CFA = sp|fp + cfa_off, RA at CFA + ra_off, fp (and x86-64's
+ *          rbx) unchanged / at CFA + off / undefined.
  *
  * A lookup is a page index load, a binary search over a few rows and a
  * rule load: no allocation, no interpretation. Tables are immutable after
@@ -37,6 +38,8 @@ enum urule_kind {
 	UR_SLOW,        /* interpret the FDE at unwind time */
 	UR_PLT,         /* CFA = rsp + cfa_off + ((pc & 15) >= plt_thresh ? 8 : 0) */
 	UR_NORMAL,
+	UR_LEAF,        /* aarch64: NORMAL, the return address in the link register */
+	UR_PAC,         /* aarch64: NORMAL, the return address signed (stripped) */
 };
 
 enum { URBP_SAME = 0, URBP_CFA, URBP_UNDEF };
@@ -58,11 +61,12 @@ struct urule {
 };
 
 /* The return address is in the link register (UNW_LR), not at CFA +
- * ra_off: a leaf, a prologue before the store, a PLT stub (aarch64). */
+ * ra_off: a leaf, a prologue before the store, a PLT stub (aarch64; kind
+ * UR_LEAF). */
 #define UR_F_RA_LR 1u
 /* The return address is signed (pointer authentication) here: the CFI's
- * DW_CFA_AARCH64_negate_ra_state. Every return address is stripped, so
- * this one says where, for tests and reports. */
+ * DW_CFA_AARCH64_negate_ra_state (kind UR_PAC, or UR_LEAF, whose link
+ * register is stripped whatever the CFI says). */
 #define UR_F_RA_SIGNED 2u
 _Static_assert(sizeof(struct urule) == 16, "urule is packed in 16 bytes");
 

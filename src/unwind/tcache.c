@@ -36,8 +36,9 @@
 
 /* Change TCACHE_VERSION when table.c/x86_64.c/aarch64.c compile other
  * rows or rules, or the payload's layout changes: older entries are then
- * rebuilt. 4: the machine of the rules (t->arch). */
-#define TCACHE_VERSION 4
+ * rebuilt. 4: the machine of the rules (t->arch); 5: aarch64's rule
+ * kinds LEAF and PAC. */
+#define TCACHE_VERSION 5
 
 static struct cache_kind kind = {
 	.dir = "unwind", .magic = "STAXUTC1", .version = TCACHE_VERSION,
@@ -176,7 +177,7 @@ static bool rule_ok(const struct urule *u, uint32_t i)
 	if (u->kind == UR_STOP || u->kind == UR_SIGNAL)
 		return true;
 	/* the register the unwinder takes the CFA from */
-	return (u->kind == UR_PLT || u->kind == UR_NORMAL) &&
+	return (u->kind == UR_PLT || u->kind == UR_NORMAL || u->kind == UR_LEAF || u->kind == UR_PAC) &&
 	       (u->cfa_reg == UNW_SP || u->cfa_reg == UNW_FP) &&
 	       u->rbp <= URBP_UNDEF && u->rbx <= URBP_UNDEF &&
 	       !(u->flags & ~(UR_F_RA_LR | UR_F_RA_SIGNED));

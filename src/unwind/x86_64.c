@@ -155,6 +155,7 @@ const struct arch arch_x86_64 = {
 	.name = "x86_64",
 	.e_machine = EM_X86_64,
 	.nregs = UNW_NREGS_X86,
+	.ncols = UNW_NREGS_X86,
 	.slot_of_col = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
 			 [17 ... CFI_NREGS - 1] = 0xff },
 	.ra_col = UNW_RIP,

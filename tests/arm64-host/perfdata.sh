@@ -25,7 +25,7 @@ user() {
 		       if (above < 0 && f[i] == "main") above = i - 1
 		       if (above >= 0) o = o (o == "" ? "" : ";") f[i]
 	       }
-	       if (above < 0) { o = "(not reaching main)"; above = "-" }
+	       if (above < 0) { o = "(not-reaching-main)"; above = "-" }
 	       c[above ":" o] += n }
 	     END { for (o in c) print o, c[o] }' "$1" | sort
 }

@@ -136,20 +136,20 @@ static void test_a64_rules(void)
 	t->arch = UNWIND_ARCH_AARCH64;
 	CHECK(utable_compile(t, &sec, 1) == 0 && t->nrows > 0 && t->arch == UNWIND_ARCH_AARCH64,
 	      "aarch64 CFI compiles");
-	CHECK(rule_at(t, 0x1000, &r) == UR_NORMAL && r->cfa_reg == UNW_SP && r->cfa_off == 0 &&
+	CHECK(rule_at(t, 0x1000, &r) == UR_LEAF && r->cfa_reg == UNW_SP && r->cfa_off == 0 &&
 	      r->flags == UR_F_RA_LR, "entry: CFA = sp, return address in the link register, unsigned");
-	CHECK(rule_at(t, 0x1004, &r) == UR_NORMAL && r->cfa_reg == UNW_SP && r->cfa_off == 0 &&
+	CHECK(rule_at(t, 0x1004, &r) == UR_LEAF && r->cfa_reg == UNW_SP && r->cfa_off == 0 &&
 	      r->flags == (UR_F_RA_LR | UR_F_RA_SIGNED),
 	      "after paciasp: still in the link register, signed (negate_ra_state)");
-	CHECK(rule_at(t, 0x1008, &r) == UR_NORMAL && r->cfa_reg == UNW_SP && r->cfa_off == 16 &&
+	CHECK(rule_at(t, 0x1008, &r) == UR_PAC && r->cfa_reg == UNW_SP && r->cfa_off == 16 &&
 	      r->ra_off == -8 && r->rbp == URBP_CFA && r->rbp_off == -16 && r->flags == UR_F_RA_SIGNED,
 	      "after stp x29, x30: CFA = sp + 16, return address at CFA-8, x29 at CFA-16, signed");
-	CHECK(rule_at(t, 0x1010, &r) == UR_NORMAL && r->cfa_reg == UNW_FP && r->cfa_off == 16 &&
+	CHECK(rule_at(t, 0x1010, &r) == UR_PAC && r->cfa_reg == UNW_FP && r->cfa_off == 16 &&
 	      r->ra_off == -8 && r->flags == UR_F_RA_SIGNED, "after mov x29, sp: CFA = x29 + 16");
-	CHECK(rule_at(t, 0x1018, &r) == UR_NORMAL && r->cfa_reg == UNW_SP && r->cfa_off == 0 &&
+	CHECK(rule_at(t, 0x1018, &r) == UR_LEAF && r->cfa_reg == UNW_SP && r->cfa_off == 0 &&
 	      r->flags == (UR_F_RA_LR | UR_F_RA_SIGNED) && r->rbp == URBP_SAME,
 	      "after ldp: back in the link register, still signed");
-	CHECK(rule_at(t, 0x101c, &r) == UR_NORMAL && r->flags == UR_F_RA_LR,
+	CHECK(rule_at(t, 0x101c, &r) == UR_LEAF && r->flags == UR_F_RA_LR,
 	      "after autiasp: unsigned (negate_ra_state again)");
 	CHECK(rule_at(t, 0x1020, &r) == UR_FP && rule_at(t, 0xfff, &r) == UR_FP, "outside the FDE: no rule");
 	free(t->addr);
