@@ -137,7 +137,7 @@ A64_ROOT = $(CURDIR)/build/arm64/root
 A64_CC = aarch64-linux-gnu-gcc --sysroot=$(A64_ROOT)
 A64_CLANG = clang --target=aarch64-linux-gnu --sysroot=$(A64_ROOT)
 check-arm64: test-deps arm64
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all programs
 	@sh scripts/check-arm64.sh
 
 # make arm64: the guest (cached), stax and the test programs for arm64

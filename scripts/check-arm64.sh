@@ -2,6 +2,8 @@
 # check-arm64.sh - the run of make check-arm64, once stax and the test
 # programs are built for arm64 (build-arm64/, tests/programs/build-arm64/)
 # and the guest is ready (scripts/arm64-guest.sh build):
+#   0. here, perf record of tests/programs/build/callgraph-nofp, which
+#      the guest reads (tests/arm64/x86data.sh);
 #   1. in the arm64 guest, the tests of tests/arm64/ (tests/run.sh with
 #      the arm64 build: STAX, STAX_PROG, STAX_E2E_DIR), one at a time
 #      (the guest's two cpus are two threads of this machine);
@@ -15,6 +17,16 @@ cd "$top" || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/stax-arm64.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 rm -rf build/arm64/out
+mkdir -p build/arm64/out
+
+# for tests/arm64/x86data.sh: a perf.data of this machine's, with perf's
+# build-id cache and this stax's answer
+echo "== this machine: perf record --call-graph dwarf of callgraph-nofp, for the guest to read"
+out=$top/build/arm64/out
+perf --buildid-dir "$out/x86-debug" record -q --buildid-all -e cpu-clock -F 999 --call-graph dwarf \
+	-o "$out/x86-cg-dwarf.data" -- tests/programs/build/callgraph-nofp >/dev/null 2>"$tmp/x86.err" &&
+	./stax flame -i "$out/x86-cg-dwarf.data" --folded >"$out/x86-cg-dwarf.host.folded" 2>>"$tmp/x86.err" ||
+	echo "check-arm64: recording here failed: $(tail -n 1 "$tmp/x86.err")"
 
 echo "== arm64 guest: tests/arm64"
 sh scripts/arm64-guest.sh run -t "${STAX_ARM64_TIMEOUT:-3600}" \

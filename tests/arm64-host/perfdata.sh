@@ -12,24 +12,6 @@ require_stax
 OUT=$ROOT/build/arm64/out
 export PERF_BUILDID_DIR="$OUT/debug"
 
-# user FOLDED: the stacks without the command and the kernel frames, as
-# "N:STACK FROM main" (N frames above main: libc's local functions are
-# named in the guest, whose libc6-dbg gives their symbols, and numbered
-# here), counts added up; the stacks that do not reach main (ld.so
-# starting the program, named the same way) counted as one
-user() {
-	awk '{ n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); sub(/^[^;]*;/, "", s)
-	       k = split(s, f, ";"); o = ""; above = -1
-	       for (i = 1; i <= k; i++) {
-		       if (f[i] ~ /_\[k\]$/) continue
-		       if (above < 0 && f[i] == "main") above = i - 1
-		       if (above >= 0) o = o (o == "" ? "" : ";") f[i]
-	       }
-	       if (above < 0) { o = "(not-reaching-main)"; above = "-" }
-	       c[above ":" o] += n }
-	     END { for (o in c) print o, c[o] }' "$1" | sort
-}
-
 for n in cg-dwarf cg-g; do
 	if [ ! -s "$OUT/$n.data" ] || [ ! -s "$OUT/$n.guest.folded" ]; then
 		fail "$n: read on $(uname -m)" "$OUT/$n.data or its guest answer is missing (make check-arm64 runs the guest first)"
@@ -39,8 +21,8 @@ for n in cg-dwarf cg-g; do
 		fail "$n: read on $(uname -m)" "$(first_line "$T/$n.err")"
 		continue
 	fi
-	user "$OUT/$n.guest.folded" >"$T/$n.g"
-	user "$T/$n.folded" >"$T/$n.h"
+	user_stacks "$OUT/$n.guest.folded" >"$T/$n.g"
+	user_stacks "$T/$n.folded" >"$T/$n.h"
 	# samples whose user stack is the same in both
 	same=$(awk 'NR == FNR { g[$1] = $2; t += $2; next } ($1 in g) { m += ($2 < g[$1] ? $2 : g[$1]) }
 		    END { printf "%d %d\n", m, t }' "$T/$n.g" "$T/$n.h")

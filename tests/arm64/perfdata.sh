@@ -21,7 +21,7 @@ prec() {
 	_n=$1 _o=$2 _p=$3
 	rm -f "$OUT/$_n.data" "$OUT/$_n.guest.folded"
 	# shellcheck disable=SC2086
-	perf --buildid-dir "$PERF_BUILDID_DIR" record -q -e cycles -F 999 $_o -o "$OUT/$_n.data" -- "$PROG/$_p" >/dev/null 2>"$T/$_n.perf.err" &&
+	perf --buildid-dir "$PERF_BUILDID_DIR" record -q --buildid-all -e cycles -F 999 $_o -o "$OUT/$_n.data" -- "$PROG/$_p" >/dev/null 2>"$T/$_n.perf.err" &&
 		stax flame -i "$OUT/$_n.data" --folded >"$OUT/$_n.guest.folded" 2>"$T/$_n.err"
 }
 

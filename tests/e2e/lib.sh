@@ -77,6 +77,26 @@ samples() {
 	END { print t + 0 }' "$1"
 }
 
+# user_stacks FOLDED: for a recording read on two machines
+# (tests/arm64/x86data.sh, tests/arm64-host/perfdata.sh), whose kernel
+# symbols and debug files differ: the stacks without the command and the
+# kernel frames, as "N:STACK FROM main" (N frames above main: libc's local
+# functions are named where its debug file is, and numbered elsewhere),
+# counts added up; the stacks that do not reach main (ld.so starting the
+# program, named the same way) counted as one.
+user_stacks() {
+	awk '{ n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); sub(/^[^;]*;/, "", s)
+	       k = split(s, f, ";"); o = ""; above = -1
+	       for (i = 1; i <= k; i++) {
+		       if (f[i] ~ /_\[k\]$/) continue
+		       if (above < 0 && f[i] == "main") above = i - 1
+		       if (above >= 0) o = o (o == "" ? "" : ";") f[i]
+	       }
+	       if (above < 0) { o = "(not-reaching-main)"; above = "-" }
+	       c[above ":" o] += n }
+	     END { for (o in c) print o, c[o] }' "$1" | sort
+}
+
 # pct PART ALL: PART's share of ALL in percent, one decimal ("0.0" when
 # ALL is 0).
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "0.0"; else printf "%.1f\n", 100 * a / b }'; }
