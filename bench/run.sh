@@ -15,8 +15,9 @@
 # BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
-# long (10), crash (11), real (12, 12b), arm64 (13); section 6 comes with
-# record or answer. Example:
+# long (10), crash (11), real (12, 12b), arm64 (13: the arm64 guest of
+# make check-arm64, which make arm64 builds; QUICK=1 runs it only when
+# BENCH_ONLY names it); section 6 comes with record or answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -1145,7 +1146,9 @@ fi # real
 # arm64 kernel under qemu-system-aarch64 -cpu max, which has pointer
 # authentication), bench/arm64.sh records the same programs with stax,
 # perf -g and perf --call-graph dwarf, one after the other, in one boot.
-if want arm64; then
+# (QUICK=1 leaves it out unless BENCH_ONLY names it: make check's quick
+# bench builds no guest)
+if want arm64 && { [ "$QUICK" = 0 ] || [ -n "$ONLY" ]; }; then
 say "arm64: the guest and the arm64 build (make arm64)"
 tsv S 13 "13. arm64 (issue 31)"
 A64_SC=1
