@@ -67,11 +67,16 @@ cpio:/usr/bin/cpio
 gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc
 qemu-user-static:/usr/bin/qemu-aarch64-static
 "
-# make bench: perf is the reference, libunwind the unwinder to compare with
+# make bench: perf is the reference, libunwind the unwinder to compare
+# with; section 13 runs in the arm64 guest (as make check-arm64)
 [ "${1:-}" = "--bench" ] && need="$need
 linux-perf:/usr/bin/perf
 xz-utils:/usr/bin/xz
 libunwind-dev:/usr/include/x86_64-linux-gnu/libunwind.h
+qemu-system-arm:/usr/bin/qemu-system-aarch64
+mmdebstrap:/usr/bin/mmdebstrap
+cpio:/usr/bin/cpio
+gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc
 "
 # A cross build (make CC="aarch64-linux-gnu-gcc --sysroot=DIR"): --check
 # looks for the headers in the compiler's sysroot, and names the packages
