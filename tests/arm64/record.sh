@@ -49,4 +49,32 @@ if [ "$n" -ge 100 ] && between "$s" 99 100; then
 else
 	fail "record -p: main;a;b|c;leaf in >= 99%" "$s% of $n; $(first_line "$T/p.err")"
 fi
+# the kernel lowers kernel.perf_event_max_sample_rate when its sampling
+# interrupts take long (as under qemu's TCG, where this guest keeps it up
+# with perf_cpu_time_max_percent=0): without -F, stax samples at the
+# limit and warns; -F above it stays an error (the guest is this test's
+# alone: tests/arm64 run one at a time)
+# (the kernel refuses a new rate while perf_cpu_time_max_percent is 0)
+mr=/proc/sys/kernel/perf_event_max_sample_rate
+pc=/proc/sys/kernel/perf_cpu_time_max_percent
+old=$(cat "$mr") oldpc=$(cat "$pc")
+echo 25 >"$pc" && echo 500 >"$mr"
+[ "$(cat "$mr")" = 500 ] || fail "setup" "cannot set $mr to 500 (it is $(cat "$mr"))"
+stax record -o "$T/r.data" -- "$PROG/callgraph-nofp" 0.3 >/dev/null 2>"$T/r.err"
+rc=$?
+stax record -F 999 -o "$T/r2.data" -- "$PROG/callgraph-nofp" 0.1 >/dev/null 2>"$T/r2.err"
+rc2=$?
+echo "$old" >"$mr"
+echo "$oldpc" >"$pc"
+if [ "$rc" -eq 0 ] && grep -q "warning: sampling at 500 Hz, not 999" "$T/r.err" &&
+	stax info -i "$T/r.data" 2>/dev/null | grep -q "requested 500 Hz"; then
+	ok "kernel limit 500 Hz: the default rate follows it, with a warning"
+else
+	fail "kernel limit 500 Hz: the default rate follows it, with a warning" "status $rc: $(first_line "$T/r.err")"
+fi
+if [ "$rc2" -ne 0 ] && grep -q "perf_event_max_sample_rate is 500 here" "$T/r2.err"; then
+	ok "kernel limit 500 Hz: -F 999 is refused with the limit"
+else
+	fail "kernel limit 500 Hz: -F 999 is refused with the limit" "status $rc2: $(first_line "$T/r2.err")"
+fi
 done_testing
