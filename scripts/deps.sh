@@ -35,9 +35,11 @@ libcapstone-dev:/usr/include/capstone/capstone.h
 libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
 # --test: the last five are for make check-arm64 (scripts/arm64-guest.sh:
-# the arm64 guest under qemu, its userland unpacked by mmdebstrap into a
-# cpio'd initramfs and root; the cross compiler; qemu-aarch64-static runs
-# the cross-built unit tests on the host)
+# the arm64 guest under qemu, its userland unpacked by mmdebstrap, its
+# init in a cpio initramfs; the cross compiler). qemu-user-static is for
+# running an arm64 binary here by hand (qemu-aarch64-static -L
+# build/arm64/root ...): no test needs it, as the guest's packages are
+# unpacked, not configured (no binfmt_misc needed)
 [ "${1:-}" = "--test" ] && need="$need
 lintian:/usr/bin/lintian
 cppcheck:/usr/bin/cppcheck
