@@ -363,22 +363,25 @@ static void sources_text(const struct profile *p, FILE *out)
 {
 	char a[64], z[64];
 	size_t i, nread = 0;
+	int width = 0;
 	if (p->since_ns || p->until_ns) {
 		if (p->since_ns)
 			walltime_format(p->since_ns, false, a, sizeof(a));
 		if (p->until_ns)
 			walltime_format(p->until_ns, false, z, sizeof(z));
-		fprintf(out, "window:      %s%s to %s%s (wall clock, --since and --until)\n", p->since_ns ? "" : "(the start)",
-			p->since_ns ? a : "", p->until_ns ? "" : "(the end)", p->until_ns ? z : "");
+		fprintf(out, "window:      %s to %s (wall clock: --since, --until)\n", p->since_ns ? a : "the start",
+			p->until_ns ? z : "the end");
 	}
 	if (!p->nsources)
 		return;
 	for (i = 0; i < p->nsources; i++)
 		nread += p->sources[i].state == PROF_SRC_READ;
 	fprintf(out, "files:       %zu of %zu recording%s read\n", nread, p->nsources, p->nsources == 1 ? "" : "s");
+	for (i = 0; i < p->nsources; i++)
+		width = MAX(width, (int)strlen(path_base(p->sources[i].path)));
 	for (i = 0; i < p->nsources; i++) {
 		const struct prof_source *src = &p->sources[i];
-		fprintf(out, "  %s", path_base(src->path));
+		fprintf(out, "  %-*s", width, path_base(src->path));
 		if (src->wall_start_ns) {
 			walltime_format(src->wall_start_ns, false, a, sizeof(a));
 			walltime_format(src->wall_end_ns ? src->wall_end_ns : src->wall_start_ns, false, z, sizeof(z));
