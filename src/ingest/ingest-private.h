@@ -69,10 +69,19 @@ void ingest_ustack_release(struct ingest_ustack *u);
  * it was). */
 bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *nu, struct rec_sample *out,
 			bool switch_out, bool *extended);
+/* Thread tid exited: the slots asked of the in-kernel reader for it are
+ * forgotten (the reader forgets them too). */
+void ingest_ustack_exit(struct ingest *g, uint32_t tid);
 
 /* ---- python.c: Python frames ---- */
 
 void ingest_python_release(struct ingest_python *py);
+/* Mapping m of pid was added: an interpreter is told to the in-kernel
+ * reader (g->moment) as soon as it is mapped. */
+void ingest_python_mapped(struct ingest *g, uint32_t pid, const struct state_mapping *m);
+/* pid exec'd (or exited): it is no interpreter the reader knows until
+ * found again. */
+void ingest_python_exec(struct ingest *g, uint32_t pid);
 /* Put the Python frames each _PyEval_EvalFrameDefault frame of the
  * sample's user stack (uframes[0..nu), leaf first) was running above it;
  * sets ukind and returns the new count. */

@@ -42,6 +42,9 @@ static const char *const sum_keys[] = {
 	"unrecovered_samples", "python_expanded", "python_stale", "python_invalid",
 	"python_unreadable", "deep_stacks_read", "deep_stacks_stale", "deep_stacks_gone",
 	"copy_cut_within_max", "copy_cut_beyond_max", "offcpu_stacks_read", "offcpu_stacks_stale",
+	"deep_stacks_words", "stacks_late", "python_moment", "python_late", "python_moment_unfit",
+	"python_moment_gone", "moment_records", "moment_joined", "moment_dropped", "moment_unmatched",
+	"moment_map_errors", "moment_slot_lists", "moment_slots_cut", "moment_runs", "moment_run_ns",
 };
 /* META keys the merge writes itself. */
 static const char *const own_keys[] = { "start_ns", "end_ns", "wall_start", "wall_start_ns" };

@@ -60,12 +60,15 @@ struct moment_opts {
 				 * the copy and not read */
 	/* Called from moment_poll() for a record of a Python thread whose
 	 * PyThreadState is not known (or is another thread's now), at most
-	 * once per MOMENT_TSTATE_RETRY_NS per thread: find it and call
+	 * at most once per MOMENT_TSTATE_RETRY_NS per thread at first, then
+	 * less and less often (doubling up to MOMENT_TSTATE_RETRY_MAX_NS)
+	 * while the thread has none: find it and call
 	 * moment_set_tstate(). May be NULL. */
 	void (*need_tstate)(void *arg, uint32_t pid, uint32_t tid);
 	void *arg;
 };
-#define MOMENT_TSTATE_RETRY_NS 20000000ull
+#define MOMENT_TSTATE_RETRY_NS 1000000ull
+#define MOMENT_TSTATE_RETRY_MAX_NS 1000000000ull
 
 /* Load the program and create its maps. Needs root, or CAP_BPF with
  * CAP_PERFMON, a kernel with BTF (/sys/kernel/btf/vmlinux) and bpf_loop
