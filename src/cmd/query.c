@@ -195,7 +195,8 @@ static void check_kept(const struct query_opts *q, const struct profile *p, size
 }
 
 /* " (the recordings span A to B)": the wall-clock span of what p's
- * sources cover, for a window that kept nothing. */
+ * sources cover, for a window that kept nothing (a file skipped by its
+ * last write alone says only that). */
 static void sources_span(const struct profile *p, struct buf *b)
 {
 	uint64_t lo = 0, hi = 0;
@@ -203,17 +204,23 @@ static void sources_span(const struct profile *p, struct buf *b)
 	char a[64], z[64];
 	for (i = 0; i < p->nsources; i++) {
 		const struct prof_source *s = &p->sources[i];
-		if (!s->wall_start_ns || s->state == PROF_SRC_FAILED)
+		if (s->state == PROF_SRC_FAILED)
 			continue;
-		lo = n++ ? MIN(lo, s->wall_start_ns) : s->wall_start_ns;
+		if (s->wall_start_ns)
+			lo = lo ? MIN(lo, s->wall_start_ns) : s->wall_start_ns;
 		hi = MAX(hi, MAX(s->wall_end_ns, s->wall_start_ns));
+		n++;
 	}
-	if (!n) {
+	if (!hi) {
 		buf_printf(b, " (no recording there says when it was made)");
 		return;
 	}
-	walltime_format(lo, false, a, sizeof(a));
 	walltime_format(hi, false, z, sizeof(z));
+	if (!lo) {
+		buf_printf(b, " (%s last written at %s)", n == 1 ? "its recording was" : "its recordings were", z);
+		return;
+	}
+	walltime_format(lo, false, a, sizeof(a));
 	buf_printf(b, " (%s recording%s span%s %s to %s)", n == 1 ? "its" : "the", n == 1 ? "" : "s",
 		   n == 1 ? "s" : "", a, z);
 }

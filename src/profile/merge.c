@@ -619,6 +619,13 @@ int profile_load_files(struct profile *p, const char *name, const char *const *p
 		}
 		c[i].mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 		c[i].src.wall_end_ns = c[i].mtime_ns;
+		/* last written before the window: every sample it holds is
+		 * older (a sample reaches the file after it is taken), and
+		 * its head need not be read (a week of files, one scrape) */
+		if (w && w->since_ns && c[i].mtime_ns < w->since_ns) {
+			c[i].src.state = PROF_SRC_OUTSIDE;
+			continue;
+		}
 		if (!read_head(paths[i], &c[i], &le)) {
 			c[i].src.state = PROF_SRC_FAILED;
 			c[i].src.why = own_str(p, le.msg);
@@ -627,7 +634,7 @@ int profile_load_files(struct profile *p, const char *name, const char *const *p
 	qsort(c, n, sizeof(*c), cmp_cand);
 	for (i = 0; i < n; i++) {
 		struct cand *ci = &c[i];
-		if (ci->src.state == PROF_SRC_FAILED)
+		if (ci->src.state == PROF_SRC_FAILED || ci->src.state == PROF_SRC_OUTSIDE)
 			continue;
 		/* outside the window by its head and its last write: not read */
 		if (w && ci->head_known && ((w->until_ns && ci->src.wall_start_ns >= w->until_ns) ||

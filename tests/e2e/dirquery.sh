@@ -112,7 +112,7 @@ rc4=$?
 if [ $rc1 -eq 1 ] && one_line_error "$T/e1.err" && grep -q 'is not before --until' "$T/e1.err" &&
    [ $rc2 -eq 1 ] && one_line_error "$T/e2.err" && grep -q "cannot read '25:99' as a time (use HH:MM" "$T/e2.err" &&
    [ $rc3 -eq 1 ] && one_line_error "$T/e3.err" && grep -q 'has no recordings' "$T/e3.err" &&
-   [ $rc4 -eq 1 ] && one_line_error "$T/e4.err" && grep -q 'no samples in .* since .*span' "$T/e4.err"; then
+   [ $rc4 -eq 1 ] && one_line_error "$T/e4.err" && grep -q 'no samples in .* since .*last written at' "$T/e4.err"; then
 	ok "errors: --since after --until, a time that is none, a directory without recordings, a window with no samples"
 else
 	fail "bad input: one error line" "$rc1 $(first_line "$T/e1.err") / $rc2 $(first_line "$T/e2.err") / $rc3 $(first_line "$T/e3.err") / $rc4 $(first_line "$T/e4.err")"
