@@ -41,6 +41,7 @@ struct pull_server {
 	bool remote;
 	unsigned max_seconds;
 	bool demangle;
+	pthread_mutex_t *symbol_lock;  /* the caller's, or NULL */
 	struct MHD_Daemon *d;
 	pthread_mutex_t lock;       /* stopping */
 	pthread_cond_t cond;        /* signalled when stopping */
@@ -288,7 +289,11 @@ static int build(struct pull_server *s, const struct pull_request *rq, uint64_t 
 		profile_release(&p);
 		return -1;
 	}
+	if (s->symbol_lock)
+		pthread_mutex_lock(s->symbol_lock);
 	profile_symbolize(&p, s->demangle);
+	if (s->symbol_lock)
+		pthread_mutex_unlock(s->symbol_lock);
 	out = open_memstream(body, len);
 	if (!out) {
 		profile_release(&p);
@@ -429,6 +434,7 @@ struct pull_server *pull_start(const struct pull_opts *o, struct err *e)
 	s->dir = xstrdup(o->dir);
 	s->max_seconds = o->max_seconds ? MIN(o->max_seconds, PULL_MAX_SECONDS) : PULL_MAX_SECONDS;
 	s->demangle = !o->no_demangle;
+	s->symbol_lock = o->symbol_lock;
 	if ((fd = open_socket(s, o, e)) < 0) {
 		free(s->dir);
 		free(s);

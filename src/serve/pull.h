@@ -31,6 +31,7 @@
 
 #include "lib/err.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -44,6 +45,12 @@ struct pull_opts {
 	unsigned max_seconds;      /* largest ?seconds= (0: 3600) */
 	unsigned max_connections;  /* 0: 16 */
 	bool no_demangle;          /* names as the binaries have them */
+	/* Held while the server symbolizes a profile (NULL: none). A
+	 * module's symbol table is used by one thread at a time
+	 * (module/module.h): a process that symbolizes on another thread
+	 * too, such as stax agent, whose recorder writes each file's
+	 * symbols at rotation, passes the lock it holds around that. */
+	pthread_mutex_t *symbol_lock;
 };
 
 struct pull_server;
