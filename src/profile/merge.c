@@ -566,8 +566,9 @@ static void finish(struct merge *mg, const struct prof_window *w)
 			p->sources[i].why = NULL; /* the newest: profile_warnings() says it */
 			break;
 		}
+	/* --time counts from --since, where the data may start later */
 	if (w && w->since_ns && mg->have_base)
-		start = MAX(start, mg->t0);
+		start = mg->t0;
 	if (w && w->until_ns && mg->have_base && end > mg->t1)
 		end = MAX(mg->t1, start);
 	if (start) {

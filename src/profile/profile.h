@@ -220,8 +220,9 @@ struct prof_window {
  * files (equal ones once); times move to the clock of the earliest file
  * read (a sample's wall time stays wall_start_ns + time - start_ns, from
  * the profile's META), so recordings of several boots line up; META
- * start_ns and end_ns become those of the window where it cuts, so
- * --time counts from the window's start. A file that cannot be read is a
+ * start_ns becomes the window's since when given (else the first file's
+ * start), so --time counts from it, and end_ns its until where it cuts
+ * the data. A file that cannot be read is a
  * PROF_SRC_FAILED source (p->sources says why), not a failure: the read
  * fails (-1, message in *e) only when no file could be read at all, or
  * the deadline passed. A file still being written, cut or damaged reads
