@@ -66,9 +66,9 @@ struct pull_server *pull_start(const struct pull_opts *o, struct err *e);
  * PORT 0); borrowed until pull_stop(). */
 const char *pull_address(const struct pull_server *s);
 unsigned pull_port(const struct pull_server *s);
-/* Stop listening; requests still waiting get 503 at once, one being
- * built finishes; returns when every connection is closed, and frees s.
- * s may be NULL. */
+/* Stop listening and close every connection (a request still waiting
+ * for its window gets no answer; one being built finishes first);
+ * returns when they are closed, and frees s. s may be NULL. */
 void pull_stop(struct pull_server *s);
 
 /* For tests and fuzzing: what pull_start() and a request parse. */
