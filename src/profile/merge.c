@@ -60,6 +60,7 @@ struct cand {
 struct merge {
 	struct profile *p;
 	struct stack_table nodes;   /* the profile's nodes, interned */
+	struct stack_table symkeys; /* (mapping, addr, kind, ra) of the symbols kept */
 	struct hmap maps;           /* hash of a mapping -> id (probe chain) */
 	struct hmap names;          /* hash of a thread name -> index in namev */
 	const char **namev;
@@ -234,29 +235,41 @@ static void merge_meta(struct profile *p, const struct profile *from)
 	}
 }
 
-/* The symbols of from, their mappings moved. */
-static void merge_symbols(struct profile *p, const struct profile *from, const struct remap *r)
+/* The symbols of from, their mappings moved; an address another file
+ * already named is skipped (consecutive files of one machine name the
+ * same addresses again: 300 copies of one recording held 300 copies of
+ * its symbols). */
+static void merge_symbols(struct merge *mg, const struct profile *from, const struct remap *r)
 {
-	size_t i, inl0 = p->nsym_inl;
-	GROW(p->sym_inl, p->sym_inlcap, p->nsym_inl + from->nsym_inl);
-	for (i = 0; i < from->nsym_inl; i++) {
-		const struct prof_inline *in = &from->sym_inl[i];
-		p->sym_inl[p->nsym_inl++] = (struct prof_inline){ in->name ? own_str(p, in->name) : NULL,
-								  in->file ? own_str(p, in->file) : NULL, in->line };
-	}
+	struct profile *p = mg->p;
+	size_t i, k;
 	GROW(p->syms, p->symcap, p->nsyms + from->nsyms);
 	for (i = 0; i < from->nsyms; i++) {
 		struct prof_sym s = from->syms[i];
 		uint32_t kind = s.rs.flags & 0xff;
+		size_t before = mg->symkeys.n;
 		if (kind != NODE_KERNEL) {
 			if (s.rs.mapping > from->nmaps)
 				continue;
 			s.rs.mapping = r->map[s.rs.mapping];
 		}
+		/* the key symbolize.c resolves a symbol by */
+		stack_intern(&mg->symkeys, s.rs.mapping, s.rs.addr, kind, s.rs.flags & NODE_F_RA);
+		if (mg->symkeys.n == before)
+			continue;
 		s.name = own_str(p, s.name ? s.name : "");
 		s.module = own_str(p, s.module ? s.module : "");
 		s.file = s.file ? own_str(p, s.file) : NULL;
-		s.inl += (uint32_t)inl0;
+		GROW(p->sym_inl, p->sym_inlcap, p->nsym_inl + s.ninl);
+		for (k = 0; k < s.ninl && s.inl + k < from->nsym_inl; k++) {
+			const struct prof_inline *in = &from->sym_inl[s.inl + k];
+			p->sym_inl[p->nsym_inl + k] = (struct prof_inline){ in->name ? own_str(p, in->name) : NULL,
+									    in->file ? own_str(p, in->file) : NULL,
+									    in->line };
+		}
+		s.ninl = (uint32_t)k;
+		s.inl = (uint32_t)p->nsym_inl;
+		p->nsym_inl += k;
 		p->syms[p->nsyms++] = s;
 	}
 	for (i = 0; i < from->nperfmaps; i++) {
@@ -332,7 +345,7 @@ static void merge_one(struct merge *mg, const struct profile *from, int64_t shif
 		p->forks[p->nforks] = from->forks[i];
 		p->forks[p->nforks++].time = shifted(from->forks[i].time, shift);
 	}
-	merge_symbols(p, from, &r);
+	merge_symbols(mg, from, &r);
 	merge_meta(p, from);
 	p->lost_records += from->lost_records;
 	p->lost_samples += from->lost_samples;
@@ -599,6 +612,7 @@ int profile_load_files(struct profile *p, const char *name, const char *const *p
 	mg.t1 = UINT64_MAX;
 	mg.all_symbols = true;
 	stack_table_init(&mg.nodes);
+	stack_table_init(&mg.symkeys);
 	hmap_init(&mg.maps);
 	hmap_init(&mg.names);
 	if (w) {
@@ -664,6 +678,7 @@ int profile_load_files(struct profile *p, const char *name, const char *const *p
 	finish(&mg, w);
 out:
 	stack_table_release(&mg.nodes);
+	stack_table_release(&mg.symkeys);
 	hmap_release(&mg.maps);
 	hmap_release(&mg.names);
 	free(mg.namev);
