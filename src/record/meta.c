@@ -110,6 +110,18 @@ void rec_put_header_meta(struct recorder *r)
 	store_put_meta(&r->w, "hostname", host);
 	store_put_meta_u64(&r->w, "start_ns", r->start_ns);
 	store_put_meta_u64(&r->w, "wall_start", (uint64_t)time(NULL));
+	{
+		/* the wall clock at start_ns (samples' clock is CLOCK_MONOTONIC):
+		 * a sample's wall time is wall_start_ns + (time - start_ns),
+		 * which is how a directory of recordings is read by wall-clock
+		 * time (stax top -i DIR --since ...) */
+		struct timespec rt;
+		uint64_t mono;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		mono = now_ns();
+		store_put_meta_u64(&r->w, "wall_start_ns", (uint64_t)rt.tv_sec * 1000000000ull +
+				   (uint64_t)rt.tv_nsec - (mono - r->start_ns));
+	}
 	buf_release(&cmd);
 }
 
