@@ -327,7 +327,8 @@ static int locate_kernel(struct annotation *a, uint64_t addr, struct err *err)
 	for (i = 0; i < a->nhits; i++)
 		if (a->hits[i].addr < a->fvaddr || a->hits[i].addr >= end)
 			a->hits[i].addr = UINT64_MAX;
-	qsort(a->hits, a->nhits, sizeof(*a->hits), cmp_hit);
+	if (a->nhits) /* none yet for the page's frame (locate_node) */
+		qsort(a->hits, a->nhits, sizeof(*a->hits), cmp_hit);
 	for (j = a->nhits; j > 0 && a->hits[j - 1].addr == UINT64_MAX; j--)
 		a->elsewhere++;
 	a->nhits = j;
