@@ -680,7 +680,8 @@ static int annotate_python(const struct profile *p, const struct view_filter *f,
 		}
 		total += nseen > 0;
 	}
-	qsort(v, n, sizeof(*v), cmp_py_line);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_py_line);
 	if (json) {
 		struct jw w;
 		jw_begin(&w, out);
@@ -729,13 +730,15 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	struct annotation a;
 	struct src_cache sc = { 0 };
 	uint32_t target;
+	const struct prof_func *tf;
 	int ret;
 
 	/* a Python frame read from the interpreter: its lines, not code */
 	target = find_target(p, what, err);
 	if (!target)
 		return -1;
-	if (!strcmp(profile_func(p, target)->module, PYFRAME_MODULE))
+	tf = profile_func(p, target);
+	if (tf && !strcmp(tf->module, PYFRAME_MODULE))
 		return annotate_python(p, f, target, json, out);
 	ret = annotate_compute(p, f, what, &a, err);
 
