@@ -16,7 +16,8 @@ BEGIN {
 	# src/unwind/roots.c's list (Go's ".abi0" names are stripped below)
 	split("main __libc_start_call_main __libc_start_main _start __start start_thread " \
 	      "clone clone3 __clone __clone3 Py_BytesMain _dl_start_user __start_context " \
-	      "runtime.goexit runtime.mstart runtime.rt0_go runtime.clone _rt0_amd64 _rt0_amd64_linux", r, " ")
+	      "runtime.goexit runtime.mstart runtime.rt0_go runtime.clone _rt0_amd64 _rt0_amd64_linux " \
+	      "_rt0_arm64 _rt0_arm64_linux", r, " ")
 	for (i in r)
 		root[r[i]] = 1
 	n = 0; m = 0

@@ -32,6 +32,7 @@ char LICENSE[] SEC("license") = "GPL";
  * come from its BTF at load. */
 #if defined(__TARGET_ARCH_arm64)
 struct pt_regs {
+	__u64 regs[31];
 	__u64 sp;
 	__u64 pc;
 } __attribute__((preserve_access_index));
@@ -54,7 +55,12 @@ struct task_struct;
 
 #define REC_PY_OFF ((__u32)sizeof(struct moment_rec))
 #define REC_SLOT_OFF (REC_PY_OFF + MOMENT_MAX_PYFRAMES * (__u32)sizeof(struct moment_pyframe))
+/* a process is Python or Go, never both: the goroutine part takes the
+ * Python frames' place (the per-cpu scratch is at most 32 KiB) */
+#define REC_GO_OFF REC_PY_OFF
 #define REC_MAX (REC_SLOT_OFF + MOMENT_SLOT_BYTES)
+_Static_assert(sizeof(struct moment_go) + MOMENT_GO_STACK <= REC_SLOT_OFF - REC_GO_OFF,
+	       "the goroutine part fits where Python frames go");
 
 /* Per cpu: the record being built and the bytes of the frame and code
  * object being read (the BPF stack is too small for them). */
@@ -77,6 +83,13 @@ struct {
 	__type(key, __u32);                  /* pid */
 	__type(value, struct moment_pyproc);
 } pyprocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);                  /* pid */
+	__type(value, struct moment_goproc);
+} goprocs SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -242,6 +255,68 @@ static __always_inline __u32 read_python(struct scratch *s, struct moment_rec *h
 	return w.n;
 }
 
+#if defined(__TARGET_ARCH_arm64)
+static __always_inline int user_word(__u64 addr, __u64 *v)
+{
+	return bpf_probe_read_user(v, sizeof(*v), (const void *)addr);
+}
+
+/* A Go thread (g in x28): when it runs on its g0 stack,
+ * the goroutine it runs for, where that one's stack was left and its
+ * top bytes, at REC_GO_OFF; when it runs for none, where g0's own stack
+ * was left. Returns the bytes written (0: not on g0, or
+ * a read failed). */
+static __always_inline __u32 read_go(struct scratch *s, struct moment_rec *h,
+				     const struct moment_goproc *gp, struct pt_regs *regs)
+{
+	struct moment_go *go = (struct moment_go *)(s->rec + REC_GO_OFF);
+	__u64 g = 0, m, g0, hi, len;
+
+	g = BPF_CORE_READ(regs, regs[28]); /* Go's g register on arm64 */
+	if (!g ||
+	    user_word(g + gp->g_m, &m) || !m || user_word(m + gp->m_g0, &g0) || g != g0)
+		return 0;
+	__builtin_memset(go, 0, sizeof(*go));
+	if (user_word(m + gp->m_curg, &go->curg))
+		return 0;
+	h->flags |= MOMENT_F_GO;
+	if (!go->curg) {
+		/* the scheduler, for no goroutine: where the g0 stack's own
+		 * frames go on (g0.sched: mstart0's, as mstart1 left it) */
+		if (user_word(g + gp->g_sched + gp->buf_sp, &go->sp) ||
+		    user_word(g + gp->g_sched + gp->buf_pc, &go->pc) ||
+		    user_word(g + gp->g_sched + gp->buf_bp, &go->bp))
+			goto fault;
+		return sizeof(*go);
+	}
+	if (user_word(go->curg + gp->g_sched + gp->buf_sp, &go->sp) ||
+	    user_word(go->curg + gp->g_sched + gp->buf_pc, &go->pc) ||
+	    user_word(go->curg + gp->g_sched + gp->buf_lr, &go->lr) ||
+	    user_word(go->curg + gp->g_sched + gp->buf_bp, &go->bp) ||
+	    user_word(go->curg + gp->g_stack_hi, &hi))
+		goto fault;
+	go->stack = go->sp;
+	len = hi > go->sp && !(go->sp & 7) ? hi - go->sp : 0;
+	if (len > MOMENT_GO_STACK)
+		len = MOMENT_GO_STACK;
+	len &= ~7ull;
+	barrier_var(len);
+	if (len > MOMENT_GO_STACK)
+		return sizeof(*go);
+	if (len) {
+		go->err = (__s32)bpf_probe_read_user(s->rec + REC_GO_OFF + sizeof(*go), len,
+						     (const void *)go->sp);
+		if (!go->err)
+			go->stack_len = (__u32)len;
+	}
+	return sizeof(*go) + go->stack_len;
+fault:
+	/* no goroutine part at all: the walk stops at the switch */
+	h->flags &= ~MOMENT_F_GO;
+	return 0;
+}
+#endif
+
 /* The copy of the thread's asked-for slot ranges, through bpf_loop(). */
 struct slotwalk {
 	struct scratch *s;
@@ -286,6 +361,7 @@ int moment_sample(void *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 pid = id >> 32, tid = (__u32)id, zero = 0, npy = 0, size;
 	const struct moment_pyproc *pp;
+	const struct moment_goproc *gp = NULL;
 	const struct moment_slots *sl;
 	struct moment_rec *h;
 	struct scratch *s;
@@ -296,10 +372,15 @@ int moment_sample(void *ctx)
 		return 1;
 	pp = bpf_map_lookup_elem(&pyprocs, &pid);
 	sl = bpf_map_lookup_elem(&slots, &tid);
-	/* two tests, not one of (pp | sl): the verifier refuses arithmetic
-	 * on pointers */
+#if defined(__TARGET_ARCH_arm64)
+	if (!pp)
+		gp = bpf_map_lookup_elem(&goprocs, &pid);
+	asm volatile("" : "+r"(gp));
+#endif
+	/* separate tests, not one of (pp | sl | gp): the verifier refuses
+	 * arithmetic on pointers */
 	asm volatile("" : "+r"(pp));
-	if (!pp) {
+	if (!pp && !gp) {
 		if (!sl)
 			return 1; /* nothing asked of this thread: the common case */
 	}
@@ -324,6 +405,10 @@ int moment_sample(void *ctx)
 	if (pp)
 		npy = read_python(s, h, pp, tid);
 	size = REC_PY_OFF + npy * sizeof(struct moment_pyframe);
+#if defined(__TARGET_ARCH_arm64)
+	if (gp && regs)
+		size = REC_GO_OFF + read_go(s, h, gp, regs);
+#endif
 	if (sl) {
 		struct slotwalk w = {
 			.s = s, .sl = sl, .sp = h->sp, .copy_end = h->sp + config.stack_user, .off = size,

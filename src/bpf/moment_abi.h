@@ -14,9 +14,15 @@
  *   - the CPython frame chain of the thread (when its process is in the
  *     pyprocs map and the thread in tstates);
  *   - the words of the stack slots user space asked for (slots map),
- *     beyond the sample's stack copy.
+ *     beyond the sample's stack copy;
+ *   - aarch64, a Go process (goprocs map) whose thread runs on its g0
+ *     (scheduler) stack: the goroutine it runs for (m.curg), where that
+ *     goroutine's stack was left (curg.sched) and the top of that stack,
+ *     which the unwinder needs to cross the switch (runtime.systemstack,
+ *     mcall, morestack: docs/UNWINDING.md, trap A10).
  * It writes one record per sample of such a thread into the ring buffer
- * (layout: struct moment_rec, then npy struct moment_pyframe, then
+ * (layout: struct moment_rec, then npy struct moment_pyframe, then with
+ * MOMENT_F_GO a struct moment_go followed by its stack_len bytes, then
  * nranges struct moment_range_hdr each followed by its len bytes).
  */
 #ifndef STAX_BPF_MOMENT_ABI_H
@@ -28,6 +34,8 @@
 #define MOMENT_SLOT_BYTES 12288   /* slot words and their headers per record */
 #define MOMENT_FRAME_BUF 128      /* bytes of an interpreter frame read */
 #define MOMENT_CODE_BUF 256       /* bytes of a code object's head read */
+#define MOMENT_GO_STACK 8192      /* bytes of a goroutine's stack read, from
+				   * its saved stack pointer up (a power of 2) */
 
 /* One CPython process (pyprocs map, by pid): where its structures keep
  * what the reader follows, in bytes. Filled by user space from
@@ -49,6 +57,31 @@ struct moment_pyproc {
 	uint16_t code_read;       /* bytes read of a code object (<= MOMENT_CODE_BUF) */
 	uint8_t owned_by_cstack;  /* the owner value of entry frames (3.12+) */
 	uint8_t pad[9];
+};
+
+/* One Go process (goprocs map, by pid; aarch64; its running g is in
+ * x28): where the runtime's structures keep what the reader follows (g.m, m.g0, m.curg, g.sched and its fields, g.stack.hi), in
+ * bytes, from the program's DWARF (ingest/golayout.h). */
+struct moment_goproc {
+	uint16_t g_m, m_g0, m_curg;
+	uint16_t g_sched;         /* the gobuf; its fields from its start: */
+	uint16_t buf_sp, buf_pc, buf_lr, buf_bp;
+	uint16_t g_stack_hi;      /* g.stack.hi */
+	uint8_t pad[6];           /* (the running g is in x28) */
+};
+
+/* What the reader found of a Go thread on its g0 stack (MOMENT_F_GO). */
+struct moment_go {
+	uint64_t curg;            /* m.curg: 0 when the thread runs for no
+				   * goroutine (it left it: the scheduler) */
+	uint64_t sp, pc, lr, bp;  /* curg.sched; with curg 0, g0.sched (where
+				   * the g0 stack's frames go on: mstart0, as
+				   * mstart1 left it for mcall and morestack) */
+	uint64_t stack;           /* the address of the bytes that follow
+				   * (sched.sp) */
+	uint32_t stack_len;       /* bytes that follow: up to MOMENT_GO_STACK,
+				   * not past curg.stack.hi (0: not read) */
+	int32_t err;              /* 0, or the stack read's -errno */
 };
 
 /* One range of stack slots of a thread (slots map, by tid). */
@@ -82,6 +115,8 @@ struct moment_config {
 #define MOMENT_F_SLOTS       64u  /* slot ranges were asked for this thread */
 #define MOMENT_F_KERNEL      128u /* the sample interrupted the kernel (user
 				   * registers from the task's pt_regs) */
+#define MOMENT_F_GO          256u /* a Go thread on its g0 stack: a struct
+				   * moment_go follows the Python frames */
 
 /* moment_rec.py_err: where a chain stopped when MOMENT_F_PY_FAULT */
 enum moment_py_err {
@@ -158,6 +193,8 @@ static inline uint64_t moment_stamp(uint64_t filename, uint64_t name, uint64_t q
 
 _Static_assert(sizeof(struct moment_pyproc) == 56, "moment_pyproc layout");
 _Static_assert(sizeof(struct moment_range) == 16, "moment_range layout");
+_Static_assert(sizeof(struct moment_goproc) == 24, "moment_goproc layout");
+_Static_assert(sizeof(struct moment_go) == 56, "moment_go layout");
 _Static_assert(sizeof(struct moment_rec) == 64, "moment_rec layout");
 _Static_assert(sizeof(struct moment_pyframe) == 24, "moment_pyframe layout");
 _Static_assert(sizeof(struct moment_range_hdr) == 16, "moment_range_hdr layout");

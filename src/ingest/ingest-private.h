@@ -73,6 +73,14 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
  * forgotten (the reader forgets them too). */
 void ingest_ustack_exit(struct ingest *g, uint32_t tid);
 
+/* ---- goproc.c: Go programs told to the in-kernel reader ---- */
+
+/* Mapping m of pid was added: the first of an image, when it is an
+ * aarch64 Go program, is told to the reader (g->moment->go). */
+void ingest_go_mapped(struct ingest *g, uint32_t pid, const struct state_mapping *m);
+/* pid exec'd (or exited): looked at again at its next mapping. */
+void ingest_go_exec(struct ingest *g, uint32_t pid);
+
 /* ---- python.c: Python frames ---- */
 
 void ingest_python_release(struct ingest_python *py);

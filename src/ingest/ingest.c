@@ -25,6 +25,7 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 		g->unwinder = unwinder_new();
 	ingest_offcpu_init(&g->off);
 	ingest_jit_init(&g->jit);
+	hmap_init(&g->go.asked);
 	ingest_ustack_init(&g->us);
 	recover_init(&g->recover);
 }
@@ -45,6 +46,7 @@ void ingest_release(struct ingest *g)
 	ingest_jit_release(&g->jit);
 	ingest_ustack_release(&g->us);
 	ingest_python_release(&g->py);
+	hmap_release(&g->go.asked);
 	recover_release(&g->recover);
 }
 
@@ -266,6 +268,7 @@ void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const st
 		unwind_prefetch(g->unwinder, m->path, m->build_id, m->build_id_size);
 	ingest_jit_mapped(g, pid, m);
 	ingest_python_mapped(g, pid, m);
+	ingest_go_mapped(g, pid, m);
 	struct rec_mapping rm;
 	memset(&rm, 0, sizeof(rm));
 	rm.id = m->id;
@@ -358,6 +361,7 @@ static void on_comm(struct ingest *g, const struct perf_format *f, const struct 
 		c.flags = COMM_F_EXEC;
 		state_exec(&g->st, c.pid);
 		ingest_python_exec(g, c.pid);
+		ingest_go_exec(g, c.pid);
 	}
 	store_put_comm(g->w, &c, name);
 	recover_note_comm(g, c.pid, c.tid, name);
@@ -381,8 +385,10 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 		store_put_task(g->w, REC_EXIT, &t);
 		recover_note_exit(g, t.pid, t.tid, t.time);
 		ingest_ustack_exit(g, t.tid);
-		if (t.pid == t.tid)
+		if (t.pid == t.tid) {
 			ingest_python_exec(g, t.pid); /* no interpreter there any more */
+			ingest_go_exec(g, t.pid);
+		}
 		if (g->moment)
 			g->moment->exited(g->moment->arg, t.pid, t.tid);
 		ingest_offcpu_exit(&g->off, t.pid, t.tid);

@@ -187,6 +187,13 @@ struct ingest_python {
 	bool ra[INGEST_MAX_FRAMES], ulate[INGEST_MAX_FRAMES];
 };
 
+/* Go processes told to the in-kernel reader (goproc.c, golayout.c; aarch64): pid -> image
+ * + 1 (told, or found not to be Go: no second look until an exec). */
+struct ingest_go {
+	struct hmap asked;
+	uint64_t told;                   /* processes told */
+};
+
 /* What the in-kernel reader (record/moment.h) read at a sample's moment,
  * as the recorder hands it over (struct ingest_moment_ops). */
 struct ingest_moment {
@@ -194,8 +201,12 @@ struct ingest_moment {
 	const struct moment_pyframe *py; /* the Python chain, innermost first */
 	size_t npy;
 	/* the stack words beyond the copy read at the sample (addresses
-	 * sorted, none twice) */
+	 * sorted, none twice; with have_go, the goroutine's stack words too) */
 	struct unwind_words words;
+	/* aarch64, a Go thread on its g0 stack (MOMENT_F_GO): the goroutine
+	 * it runs for (unwind.h) */
+	bool have_go;
+	struct unwind_go go;
 };
 
 /* The recorder's in-kernel reader, as the ingester uses it (NULL: not
@@ -212,6 +223,9 @@ struct ingest_moment_ops {
 	/* Process pid runs CPython with layout l (PyCode_Type at code_type);
 	 * l NULL: not any more (an exec). */
 	void (*python)(void *arg, uint32_t pid, const struct pyf_layout *l, uint64_t code_type);
+	/* Process pid runs Go whose runtime is laid out as gp says
+	 * (aarch64: its g0 threads' goroutines are read at the sample). */
+	void (*go)(void *arg, uint32_t pid, const struct moment_goproc *gp);
 	/* Thread tid (of process pid) exited. */
 	void (*exited)(void *arg, uint32_t pid, uint32_t tid);
 	void *arg;
@@ -244,6 +258,7 @@ struct ingest {
 	struct ingest_jit jit;
 	struct ingest_ustack us;
 	struct ingest_python py;
+	struct ingest_go go;
 	/* the in-kernel reader (set by the recorder), and what it read at
 	 * the sample at hand (mo, when have_mo); samples joined with one */
 	const struct ingest_moment_ops *moment;

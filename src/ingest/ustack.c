@@ -297,6 +297,7 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.read_deep = !switch_out; /* extend_stack() reads a sleeper's */
 	in.space = state_gen(&g->st, s->pid);
 	in.words = g->have_mo && g->mo.words.n ? &g->mo.words : NULL;
+	in.go = g->have_mo && g->mo.have_go ? &g->mo.go : NULL;
 	if (g->moment) {
 		/* what to ask the reader for: the slots past the copy, and
 		 * those of its last 4 KiB (a later sample's copy may end

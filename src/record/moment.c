@@ -316,6 +316,14 @@ int moment_pyproc_from_layout(const struct pyf_layout *l, uint64_t code_type, st
 	return 0;
 }
 
+int moment_set_go(struct moment *m, uint32_t pid, const struct moment_goproc *gp)
+{
+	int fd = bpf_map__fd(m->skel->maps.goprocs);
+	if (!gp)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, gp, BPF_ANY) ? -errno : 0;
+}
+
 int moment_set_python(struct moment *m, uint32_t pid, const struct moment_pyproc *pp)
 {
 	int fd = bpf_map__fd(m->skel->maps.pyprocs);
@@ -421,15 +429,39 @@ const struct moment_pyframe *moment_rec_pyframes(const struct moment_rec *r)
 	return (const struct moment_pyframe *)(r + 1);
 }
 
+const struct moment_go *moment_rec_go(const struct moment_rec *r, const uint8_t **stack)
+{
+	size_t at = sizeof(*r) + (size_t)r->npy * sizeof(struct moment_pyframe);
+	const struct moment_go *go;
+
+	*stack = NULL;
+	if (!(r->flags & MOMENT_F_GO) || r->size < at + sizeof(*go))
+		return NULL;
+	go = (const struct moment_go *)((const uint8_t *)r + at);
+	if (go->stack_len > MOMENT_GO_STACK || (go->stack_len & 7) ||
+	    r->size - at - sizeof(*go) < go->stack_len)
+		return NULL;
+	if (go->stack_len)
+		*stack = (const uint8_t *)(go + 1);
+	return go;
+}
+
 const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,
 						const uint8_t **data)
 {
 	const uint8_t *p = (const uint8_t *)r, *end = p + r->size;
 	const uint8_t *at = p + sizeof(*r) + (size_t)r->npy * sizeof(struct moment_pyframe);
 	const struct moment_range_hdr *h;
+	const uint8_t *gs;
 	size_t k;
 
 	*data = NULL;
+	if (r->flags & MOMENT_F_GO) {
+		const struct moment_go *go = moment_rec_go(r, &gs);
+		if (!go)
+			return NULL;
+		at += sizeof(*go) + go->stack_len;
+	}
 	if (i >= r->nranges || at > end)
 		return NULL;
 	for (k = 0;; k++) {

@@ -13,6 +13,8 @@
  *   - per process: where its interpreter keeps what the reader follows
  *     (moment_set_python; moment_pyproc_from_layout builds it from the
  *     layout pyframes.h reads);
+ *   - per Go process (aarch64): where its runtime keeps the running
+ *     goroutine (moment_set_go);
  *   - per thread: its PyThreadState (moment_set_tstate), found by walking
  *     the interpreter's thread list when a record says it is unknown
  *     (the need_tstate callback), and the stack slot ranges to read
@@ -89,6 +91,10 @@ int moment_pyproc_from_layout(const struct pyf_layout *l, uint64_t code_type, st
 /* Process pid runs that interpreter (pp), or no longer (pp NULL: after
  * an exec or exit). 0 or -errno (the map is full: -E2BIG). */
 int moment_set_python(struct moment *m, uint32_t pid, const struct moment_pyproc *pp);
+/* Process pid runs Go with the runtime's structures laid out as gp says
+ * (aarch64: the reader reads its g0 threads' goroutine, moment_abi.h),
+ * or no longer (gp NULL). 0 or -errno (the map is full: -E2BIG). */
+int moment_set_go(struct moment *m, uint32_t pid, const struct moment_goproc *gp);
 /* Thread tid's PyThreadState (0: forget it). 0 or -errno. */
 int moment_set_tstate(struct moment *m, uint32_t tid, uint64_t tstate);
 /* The stack ranges to read at thread tid's samples (n 0: none): each
@@ -117,6 +123,9 @@ void moment_expire(struct moment *m, uint64_t before);
 /* A record's parts (bounds checked against rec->size: NULL / 0 when
  * the record is shorter than it says). */
 const struct moment_pyframe *moment_rec_pyframes(const struct moment_rec *r);
+/* With MOMENT_F_GO: the goroutine part, and its stack bytes in *stack
+ * (NULL when none were read). */
+const struct moment_go *moment_rec_go(const struct moment_rec *r, const uint8_t **stack);
 /* The i-th slot range of r (from 0, i < r->nranges): its header, and
  * its bytes in *data; NULL when out of the record. */
 const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,

@@ -31,6 +31,30 @@ static void sample_pc_sp(const struct perf_sample *s, uint64_t *pc, uint64_t *sp
 		*sp = regs.r[UNW_SP];
 }
 
+/* A Go thread's goroutine (MOMENT_F_GO) into out, and its stack's words
+ * into the recorder's word list: how many. */
+static size_t take_go(struct recorder *r, const struct moment_rec *rec, struct ingest_moment *out)
+{
+	const uint8_t *stack;
+	const struct moment_go *go = moment_rec_go(rec, &stack);
+	size_t n = 0;
+
+	if (!go)
+		return 0;
+	out->have_go = true;
+	out->go.dropped = !go->curg;
+	out->go.sp = go->sp;
+	out->go.pc = go->pc;
+	out->go.lr = go->lr;
+	out->go.bp = go->bp;
+	for (uint32_t o = 0; stack && o + 8 <= go->stack_len && n < MOMENT_WORDS_MAX; o += 8) {
+		r->mwords_addr[n] = go->stack + o;
+		memcpy(&r->mwords_val[n], stack + o, 8);
+		n++;
+	}
+	return n;
+}
+
 static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *out)
 {
 	struct recorder *r = arg;
@@ -46,8 +70,10 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
 	out->flags = rec->flags;
 	out->py = moment_rec_pyframes(rec);
 	out->npy = out->py ? rec->npy : 0;
+	n = take_go(r, rec, out);
 	/* the words, sorted by address (the ranges come in the order of
-	 * the list asked for: sorted, apart) */
+	 * the list asked for: sorted, apart; a goroutine's stack is
+	 * another stack) */
 	for (i = 0; i < rec->nranges; i++) {
 		const uint8_t *data;
 		const struct moment_range_hdr *h = moment_rec_range(rec, i, &data);
@@ -135,8 +161,17 @@ static void exited(void *arg, uint32_t pid, uint32_t tid)
 {
 	struct recorder *r = arg;
 	moment_forget_thread(r->moment, tid);
-	if (pid == tid)
+	if (pid == tid) {
 		moment_set_python(r->moment, pid, NULL);
+		moment_set_go(r->moment, pid, NULL);
+	}
+}
+
+static void go(void *arg, uint32_t pid, const struct moment_goproc *gp)
+{
+	struct recorder *r = arg;
+	if (moment_set_go(r->moment, pid, gp) && gp)
+		r->moment_map_errors++;
 }
 
 static void put_tstate(void *arg, uint32_t tid, uint64_t ts)
@@ -187,6 +222,7 @@ void rec_moment_open(struct recorder *r)
 	r->mops.take = take;
 	r->mops.slots = slots;
 	r->mops.python = python;
+	r->mops.go = go;
 	r->mops.exited = exited;
 	r->mops.arg = r;
 	r->ing.moment = &r->mops;

@@ -24,7 +24,7 @@
 #include "bpf/moment_abi.h"
 
 /* stack words of one record of the in-kernel reader, at most */
-#define MOMENT_WORDS_MAX (MOMENT_MAX_RANGES * MOMENT_MAX_RANGE / 8)
+#define MOMENT_WORDS_MAX ((MOMENT_MAX_RANGES * MOMENT_MAX_RANGE + MOMENT_GO_STACK) / 8)
 
 struct moment;
 

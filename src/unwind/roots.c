@@ -37,11 +37,16 @@ static const struct {
 	{ "runtime.clone", ROOT_K_ROOT },
 	{ "_rt0_amd64", ROOT_K_ROOT },        /* the entry point, before rt0_go */
 	{ "_rt0_amd64_linux", ROOT_K_ROOT },
+	{ "_rt0_arm64", ROOT_K_ROOT },
+	{ "_rt0_arm64_linux", ROOT_K_ROOT },
 	/* Go's stack switches onto the g0 (scheduler) stack */
-	{ "runtime.systemstack", ROOT_K_SWITCH },
-	{ "runtime.mcall", ROOT_K_SWITCH },
-	{ "runtime.morestack", ROOT_K_SWITCH },
-	{ "runtime.asmcgocall", ROOT_K_SWITCH },
+	{ "runtime.systemstack", ROOT_K_SWITCH_G0 },
+	{ "runtime.mcall", ROOT_K_SWITCH_G0 },
+	{ "runtime.morestack", ROOT_K_SWITCH_G0 },
+	{ "runtime.asmcgocall", ROOT_K_SWITCH_G0 },
+	/* where a goroutine in systemstack was left (aarch64's switch rule
+	 * tells systemstack from mcall and morestack by it) */
+	{ "runtime.systemstack_switch", ROOT_K_SWITCHED },
 	/* Rust's psm (stacker::grow): CFA = rbp + 16 on the old stack */
 	{ "rust_psm_on_stack", ROOT_K_SWITCH_CFI },
 	/* Go's signal handler makes the interrupted goroutine look as if

@@ -37,6 +37,13 @@ enum root_kind {
 			   * to return into its first byte (glibc's
 			   * __start_context, makecontext's trampoline): a
 			   * stack that reaches it is complete */
+	ROOT_K_SWITCH_G0, /* as ROOT_K_SWITCH, and onto the g0 stack with
+			   * the thread's g (Go's systemstack, mcall,
+			   * morestack, asmcgocall; not the vDSO's callers,
+			   * which switch the stack only) */
+	ROOT_K_SWITCHED,  /* never a frame: the pc Go saves in a goroutine's
+			   * g.sched while systemstack runs its callee on
+			   * g0 (runtime.systemstack_switch) */
 };
 
 /* The kind of the function named name (a symbol as the ELF file spells

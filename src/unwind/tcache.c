@@ -37,8 +37,9 @@
 /* Change TCACHE_VERSION when table.c/x86_64.c/aarch64.c compile other
  * rows or rules, or the payload's layout changes: older entries are then
  * rebuilt. 4: signal-trampoline rows in address order (table.c); 5: the
- * machine of the rules (t->arch); 6: aarch64's rule kinds LEAF and PAC. */
-#define TCACHE_VERSION 6
+ * machine of the rules (t->arch); 6: aarch64's rule kinds LEAF and PAC;
+ * 7: roots.c's list grew (runtime.systemstack_switch, _rt0_arm64). */
+#define TCACHE_VERSION 7
 
 static struct cache_kind kind = {
 	.dir = "unwind", .magic = "STAXUTC1", .version = TCACHE_VERSION,

@@ -105,6 +105,16 @@ struct unwind_words {
 	size_t n;
 };
 
+/* aarch64, a Go thread sampled on its g0 (scheduler) stack: the
+ * goroutine it runs for, as the in-kernel reader read it at the sample
+ * (record/moment.h). Go's stack switches (runtime.systemstack, mcall,
+ * morestack) leave no way back to the goroutine's stack in registers or
+ * on the g0 stack: the goroutine's saved state (g.sched) is it. */
+struct unwind_go {
+	bool dropped;       /* m.curg was 0: the thread runs for no goroutine */
+	uint64_t sp, pc, lr, bp; /* curg.sched */
+};
+
 struct unwind_input {
 	struct unwind_regs regs;       /* user registers at the sample */
 	const uint8_t *stack;          /* copy of user memory starting at regs SP */
@@ -142,6 +152,10 @@ struct unwind_input {
 	 * A read beyond the copy takes its word from here first; only a
 	 * word not here goes to read_stack (a later moment). */
 	const struct unwind_words *words;
+	/* optional (aarch64): the goroutine of a Go thread sampled on its g0
+	 * stack (NULL: not on g0, or not known). The goroutine's stack words
+	 * read at the sample are in words. */
+	const struct unwind_go *go;
 	/* optional: the addresses of the stack words the walk read at or
 	 * above slots_from (from the copy, words or read_stack) or below
 	 * the copy (another stack, from words or read_stack), in the order

@@ -393,6 +393,65 @@ static void step_rule(struct walker *w, struct step *s)
 	}
 }
 
+/* aarch64, pc in a function that ran its callee on the g0 stack (Go's
+ * runtime.systemstack, mcall, morestack; trap A10): Go's arm64 code
+ * points x29 at the g0 stack's own record there, and no register or g0
+ * slot leads back, so the goroutine's saved state (g.sched, read by the
+ * in-kernel reader at the sample: w->in->go) does. systemstack has its
+ * frame at the saved sp, and its rule goes on from there; mcall and
+ * morestack were called from the saved pc, with the saved sp, x29 and
+ * link register.
+ * Without that state the stack ends here, truncated (the rules would
+ * read the g0 stack's leftovers: runtime.mstart under systemstack). A
+ * thread that runs for no goroutine any more (the scheduler, after mcall
+ * or morestack dropped it: m.curg 0) has no goroutine to go back to:
+ * mcall and morestack set sp to g0's saved state, which mstart1 left as
+ * the return into mstart0, whose frame lies there; the walk goes on to
+ * it on the same stack (Go's own traceback stops at mcall instead). The
+ * sampled frame itself keeps its own rules when the thread is not on g0
+ * (in->go NULL: the function has not switched), and stops when it is
+ * (which side of the switch is not known). */
+static enum step_end step_switch_go(struct walker *w, struct step *s)
+{
+	const struct unwind_go *go = w->in->go;
+	const struct umod *m;
+	bool framed;
+
+	if (w->n == 1 && !go)
+		return STEP_NEXT;
+	if (!go || w->n == 1)
+		return step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_SWITCH);
+	/* systemstack saved runtime.systemstack_switch's pc (ROOT_K_SWITCHED)
+	 * with its own sp; mcall and morestack their caller's return
+	 * address; g0's own state is the return into mstart0 */
+	m = go->pc > 4096 ? seen_module(w->u, w->in, go->pc) : NULL;
+	if (!m || !m->t)
+		return step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_SWITCH);
+	framed = !go->dropped && m->t->nroots &&
+		 utable_root_kind(m->t, go->pc - m->bias) == ROOT_K_SWITCHED;
+	if (!go->dropped)
+		s->switched = w->offstack = true;
+	if (framed) {
+		w->sp = go->sp;
+		w->rbp = go->bp;
+		w->valid |= 1u << UNW_FP;
+		return STEP_NEXT;
+	}
+	s->cfa = s->nsp = go->sp;
+	s->cfa_known = true;
+	s->ra = go->pc & w->ra_mask;
+	s->nrbp = go->bp;
+	s->nvalid = (1u << UNW_RSP) | (1u << UNW_FP) | (1u << UNW_RIP);
+	if (go->lr) {
+		/* morestack: the function that called it was in its
+		 * prologue, its return address still in x30 */
+		w->regs[UNW_LR] = go->lr;
+		s->nvalid |= 1ull << UNW_LR;
+	}
+	s->kind = -1;
+	return STEP_NEXT;
+}
+
 /* Functions that run their callee on another stack (roots.h): a step
  * out of one follows the frame pointer to the old stack (kind -1) or
  * marks the step as switching; else the step is left to the rule. */
@@ -410,7 +469,8 @@ static enum step_end step_switch(struct walker *w, struct step *s)
 	}
 	if (rk == ROOT_K_SWITCH_CFI && !w->exact)
 		s->switched = w->offstack = true; /* its CFI goes to the other stack */
-	if (rk == ROOT_K_SWITCH && w->arch->record_at_cfa && (!w->exact || w->n == 1) &&
+	if ((rk == ROOT_K_SWITCH || rk == ROOT_K_SWITCH_G0) && w->arch->record_at_cfa &&
+	    (!w->exact || w->n == 1) &&
 	    !(w->n <= 2 && w->rbp > w->sp && w->rbp - w->sp <= 4096)) {
 		/* pc returns into a function that ran its callee on
 		 * another stack (Go's systemstack, mcall, morestack):
@@ -440,6 +500,15 @@ static enum step_end step_switch(struct walker *w, struct step *s)
 		s->nsp = s->cfa;
 		s->kind = -1;
 	}
+	if (rk == ROOT_K_SWITCH_G0 && !w->arch->record_at_cfa)
+		return step_switch_go(w, s);
+	if (rk == ROOT_K_SWITCH && !w->arch->record_at_cfa && !w->in->go && w->n > 1)
+		/* aarch64, Go's vDSO callers (nanotime1, walltime): on a
+		 * goroutine they ran the vDSO on the g0 stack, and their
+		 * own frame is on the goroutine's, which no state read at
+		 * the sample reaches (on g0 they did not switch: in->go,
+		 * and their rules hold) */
+		return step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_SWITCH);
 	return STEP_NEXT;
 }
 
@@ -951,7 +1020,7 @@ static enum fault_end walk_fault(struct walker *w, const struct step *s)
 		step_stop(w, UNWIND_Q_TRUNCATED, UNWIND_STOP_NO_ACCESS);
 		return FAULT_STOP;
 	}
-	if (w->offstack && (s->switched || c->fault == FAULT_BEYOND)) {
+	if (w->offstack && (s->switched || c->fault == FAULT_BEYOND || w->in->go)) {
 		/* the other stack is not in the copy, and the kernel's
 		 * chain does not reach it (or is not this stack's),
 		 * nor could it be read from the process */
