@@ -172,11 +172,14 @@ check-arm64: test-deps arm64
 	@sh scripts/check-arm64.sh
 
 # make arm64: the guest (cached), stax and the test programs for arm64
-# (make check-arm64 and make bench's arm64 section use them)
+# (make check-arm64 and make bench's arm64 section use them), the Go ones
+# (tests/go) with this machine's go, GOARCH=arm64 and no cgo
 arm64:
 	@sh scripts/arm64-guest.sh build
 	@$(MAKE) --no-print-directory B=build-arm64 BIN=build-arm64/stax CC='$(A64_CC)' build-arm64/stax
 	@$(MAKE) -s -C tests/programs B=build-arm64 GCC='$(A64_CC)' CLANG='$(A64_CLANG)' arm64
+	@for p in gochain gowork; do (cd tests/go/$$p && CGO_ENABLED=0 GOARCH=arm64 GOFLAGS=-mod=mod \
+		go build -o $(CURDIR)/tests/programs/build-arm64/$$p .) || exit 1; done
 
 bench:
 	@sh scripts/deps.sh --bench

@@ -55,6 +55,8 @@ static const struct {
 	 * is that instruction itself, symbolized as is (no RA-1) */
 	{ "runtime.asyncPreempt", ROOT_K_INJECTED },
 	{ "runtime.sigpanic", ROOT_K_INJECTED },
+	/* Go's signal handler (its CFI says it is the outermost frame) */
+	{ "runtime.sigtramp", ROOT_K_GO_SIGTRAMP },
 	/* the vDSO's clock is called on the g0 stack */
 	{ "runtime.nanotime1", ROOT_K_SWITCH },
 	{ "runtime.walltime", ROOT_K_SWITCH },

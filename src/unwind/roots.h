@@ -41,6 +41,9 @@ enum root_kind {
 			   * the thread's g (Go's systemstack, mcall,
 			   * morestack, asmcgocall; not the vDSO's callers,
 			   * which switch the stack only) */
+	ROOT_K_GO_SIGTRAMP, /* Go's signal handler, called by the kernel:
+			     * its CFI ends the stack (aarch64 finds the
+			     * signal frame from its saved arguments) */
 	ROOT_K_SWITCHED,  /* never a frame: the pc Go saves in a goroutine's
 			   * g.sched while systemstack runs its callee on
 			   * g0 (runtime.systemstack_switch) */

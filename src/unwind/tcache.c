@@ -38,7 +38,8 @@
  * rows or rules, or the payload's layout changes: older entries are then
  * rebuilt. 4: signal-trampoline rows in address order (table.c); 5: the
  * machine of the rules (t->arch); 6: aarch64's rule kinds LEAF and PAC;
- * 7: roots.c's list grew (runtime.systemstack_switch, _rt0_arm64). */
+ * 7: roots.c's list grew (runtime.systemstack_switch, _rt0_arm64,
+ * runtime.sigtramp) and Go's switches onto g0 got a kind of their own. */
 #define TCACHE_VERSION 7
 
 static struct cache_kind kind = {

@@ -452,6 +452,31 @@ static enum step_end step_switch_go(struct walker *w, struct step *s)
 	return STEP_NEXT;
 }
 
+static enum step_end step_signal_at(struct walker *w, struct step *s, uint64_t frame, bool tramp);
+
+/* aarch64, pc returns into Go's signal handler, runtime.sigtramp (trap
+ * A11), whose CFI marks the return address undefined (Go's TOPFRAME),
+ * which would end the stack there as if complete. The kernel called it
+ * with x1 the signal frame's siginfo and x2 its ucontext, which it
+ * stores at sp + 16 and sp + 24 before it calls sigtrampgo: the
+ * interrupted frame's registers are there (the rt_sigframe: siginfo,
+ * then the ucontext 128 bytes on). Not the pair a signal frame makes
+ * (the stack has not reached that store, or another runtime's layout):
+ * the rule's end stands. */
+static enum step_end step_go_sigtramp(struct walker *w, struct step *s)
+{
+	uint64_t info, uc;
+	enum step_end e;
+
+	if (!copy_read(w->c, w->sp + 16, &info) || !copy_read(w->c, w->sp + 24, &uc) ||
+	    info <= w->sp || uc != info + 128)
+		return STEP_NEXT;
+	if ((e = step_signal_at(w, s, info, false)) != STEP_NEXT)
+		return e;
+	s->kind = -1;
+	return STEP_NEXT;
+}
+
 /* Functions that run their callee on another stack (roots.h): a step
  * out of one follows the frame pointer to the old stack (kind -1) or
  * marks the step as switching; else the step is left to the rule. */
@@ -502,6 +527,8 @@ static enum step_end step_switch(struct walker *w, struct step *s)
 	}
 	if (rk == ROOT_K_SWITCH_G0 && !w->arch->record_at_cfa)
 		return step_switch_go(w, s);
+	if (rk == ROOT_K_GO_SIGTRAMP && !w->arch->record_at_cfa && w->n > 1)
+		return step_go_sigtramp(w, s);
 	if (rk == ROOT_K_SWITCH && !w->arch->record_at_cfa && !w->in->go && w->n > 1)
 		/* aarch64, Go's vDSO callers (nanotime1, walltime): on a
 		 * goroutine they ran the vDSO on the g0 stack, and their
@@ -606,10 +633,10 @@ static __attribute__((noinline)) enum step_end step_pac(struct walker *w, struct
 }
 
 /* A signal frame: every register from the saved context. */
-static enum step_end step_signal(struct walker *w, struct step *s)
+static enum step_end step_signal_at(struct walker *w, struct step *s, uint64_t frame, bool tramp)
 {
 	uint64_t nr[UNW_NREGS];
-	if (w->arch->signal_regs(w->sp, unw_copy_read_cb, w->c, nr, &s->nvalid) < 0) {
+	if (w->arch->signal_regs(frame, unw_copy_read_cb, w->c, nr, &s->nvalid) < 0) {
 		s->cfa_known = false;
 		return STEP_FAULT;
 	}
@@ -621,9 +648,14 @@ static enum step_end step_signal(struct walker *w, struct step *s)
 	/* handled on an alternate stack (sigaltstack) */
 	w->offstack |= s->nsp < w->c->base || s->nsp >= w->c->end;
 	/* The trampoline is symbolized at its exact pc. */
-	if (w->n > 1)
+	if (tramp && w->n > 1)
 		w->frames[w->n - 1].flags = (w->frames[w->n - 1].flags & ~UNWIND_F_RA) | UNWIND_F_SIGTRAMP;
 	return STEP_NEXT;
+}
+
+static enum step_end step_signal(struct walker *w, struct step *s)
+{
+	return step_signal_at(w, s, w->sp, true);
 }
 
 /* A row the compiled rules cannot hold (UR_SLOW): interpret the CFI row. */

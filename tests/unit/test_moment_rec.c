@@ -1,0 +1,82 @@
+/* test_moment_rec.c - the parts of an in-kernel reader's record
+ * (record/moment.h: moment_rec_go, moment_rec_range), bounds checked
+ * against the record's size: a Go thread's goroutine part (aarch64,
+ * MOMENT_F_GO) and the slot ranges after it, and records shorter than
+ * they say. Records built here byte by byte, as the BPF program lays
+ * them out (bpf/moment_abi.h). */
+#include "test.h"
+#include "record/moment.h"
+
+#include <string.h>
+
+static uint8_t buf[4096] __attribute__((aligned(8)));
+
+/* A record: the head, a goroutine part with stack_len bytes of stack
+ * (when go), then one slot range of len bytes at addr. Its size. */
+static size_t build(bool go, uint32_t stack_len, uint64_t addr, uint32_t len)
+{
+	struct moment_rec *r = (struct moment_rec *)buf;
+	size_t at = sizeof(*r);
+
+	memset(buf, 0, sizeof(buf));
+	if (go) {
+		struct moment_go g = { .curg = 0x4000a000, .sp = 0x4000c000, .pc = 0x401234,
+				       .lr = 0x405678, .bp = 0x4000c010, .stack = 0x4000c000,
+				       .stack_len = stack_len };
+		memcpy(buf + at, &g, sizeof(g));
+		at += sizeof(g);
+		for (uint32_t i = 0; i < stack_len; i++)
+			buf[at + i] = (uint8_t)(0xa0 + i);
+		at += stack_len;
+		r->flags |= MOMENT_F_GO;
+	}
+	struct moment_range_hdr h = { .addr = addr, .len = len };
+	memcpy(buf + at, &h, sizeof(h));
+	at += sizeof(h);
+	for (uint32_t i = 0; i < len; i++)
+		buf[at + i] = (uint8_t)(0x10 + i);
+	at += len;
+	r->nranges = 1;
+	r->size = (uint32_t)at;
+	return at;
+}
+
+int main(void)
+{
+	const struct moment_rec *r = (const struct moment_rec *)buf;
+	const struct moment_go *g;
+	const struct moment_range_hdr *h;
+	const uint8_t *stack, *data;
+
+	build(true, 16, 0x7fff0000, 8);
+	g = moment_rec_go(r, &stack);
+	CHECK(g && g->pc == 0x401234 && g->lr == 0x405678 && g->stack_len == 16, "the goroutine part");
+	CHECK(stack && stack[0] == 0xa0 && stack[15] == 0xaf, "its stack bytes follow it");
+	h = moment_rec_range(r, 0, &data);
+	CHECK(h && h->addr == 0x7fff0000 && data && data[0] == 0x10 && data[7] == 0x17,
+	      "the slot range after the goroutine part");
+
+	build(false, 0, 0x7fff0000, 8);
+	CHECK(!moment_rec_go(r, &stack) && !stack, "no goroutine part without MOMENT_F_GO");
+	h = moment_rec_range(r, 0, &data);
+	CHECK(h && data && data[0] == 0x10, "the slot range right after the head");
+
+	build(true, 0, 0x7fff0000, 8);
+	g = moment_rec_go(r, &stack);
+	CHECK(g && !stack, "a goroutine part without stack bytes (not read)");
+
+	/* shorter than it says */
+	build(true, 16, 0x7fff0000, 8);
+	((struct moment_rec *)buf)->size = (uint32_t)(sizeof(struct moment_rec) + sizeof(struct moment_go) + 8);
+	CHECK(!moment_rec_go(r, &stack) && !moment_rec_range(r, 0, &data),
+	      "a stack longer than the record: no goroutine part, no range");
+	((struct moment_rec *)buf)->size = (uint32_t)(sizeof(struct moment_rec) + 8);
+	CHECK(!moment_rec_go(r, &stack), "a record too short for the goroutine part");
+	build(true, 16, 0x7fff0000, 8);
+	((struct moment_go *)(buf + sizeof(struct moment_rec)))->stack_len = 12;
+	CHECK(!moment_rec_go(r, &stack), "a stack length that is not whole words");
+	build(true, 16, 0x7fff0000, 8);
+	((struct moment_go *)(buf + sizeof(struct moment_rec)))->stack_len = MOMENT_GO_STACK + 8;
+	CHECK(!moment_rec_go(r, &stack), "a stack length over MOMENT_GO_STACK");
+	TEST_DONE();
+}
