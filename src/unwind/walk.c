@@ -454,6 +454,27 @@ static enum step_end step_switch_go(struct walker *w, struct step *s)
 
 static enum step_end step_signal_at(struct walker *w, struct step *s, uint64_t frame, bool tramp);
 
+/* aarch64, the step out of a function Go made look called from the pc a
+ * signal interrupted (asyncPreempt, sigpanic: ROOT_K_INJECTED): the
+ * handler moved sp 16 bytes down and saved the interrupted link register
+ * at the new sp (sigctxt.pushCall, preparePanic), which is the CFA here.
+ * The interrupted frame's sp is 16 above it, and a leaf there has its
+ * caller in that slot (trap A12). After the step's rule, which gave the
+ * CFA and the pc. */
+static enum step_end step_injected_a64(struct walker *w, struct step *s)
+{
+	uint64_t lr;
+
+	if (!s->cfa_known || s->signal || s->switched)
+		return STEP_NEXT;
+	if (!copy_read(w->c, s->cfa, &lr))
+		return STEP_FAULT;
+	s->nsp = s->cfa + 16;
+	w->regs[UNW_LR] = lr;
+	s->nvalid |= 1ull << UNW_LR;
+	return STEP_NEXT;
+}
+
 /* aarch64, pc returns into Go's signal handler, runtime.sigtramp (trap
  * A11), whose CFI marks the return address undefined (Go's TOPFRAME),
  * which would end the stack there as if complete. The kernel called it
@@ -1118,7 +1139,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		s.nmod = NULL;
 		s.cfa_known = s.signal = s.switched = s.ra_lr = s.injected = s.context = false;
 		step_rule(&w, &s);
-		if ((e = step_switch(&w, &s)) != STEP_NEXT || (e = step_by_rule(&w, &s)) != STEP_NEXT)
+		if ((e = step_switch(&w, &s)) != STEP_NEXT || (e = step_by_rule(&w, &s)) != STEP_NEXT ||
+		    (s.injected && !w.arch->record_at_cfa && (e = step_injected_a64(&w, &s)) != STEP_NEXT))
 			goto end;
 		if (s.jit_cfi) {
 			res->jit |= UNWIND_JIT_CFI;
