@@ -45,7 +45,7 @@ python3-minimal python3.11
 libc6-dev libgcc-12-dev libelf-dev libdw-dev libzstd-dev libxxhash-dev libiberty-dev
 zlib1g-dev liblzma-dev libmicrohttpd-dev libdebuginfod-dev libcapstone-dev libbpf-dev"
 # Bumped when what build makes of the packages changes.
-layout=5
+layout=6
 mirror=${ARM64_MIRROR:-http://deb.debian.org/debian}
 security=${ARM64_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 
@@ -130,6 +130,9 @@ for d in tmp root run var/tmp; do
 	mount -t tmpfs -o mode=1777 tmp $r/$d || fail "cannot mount a tmpfs on /$d"
 done
 chmod 700 $r/root
+# the repository's path on a tmpfs just mounted (a clone under /tmp) is
+# made there; elsewhere the root has it (cmd_run makes it)
+mkdir -p $r$share 2>/dev/null
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000,cache=mmap work $r$share ||
 	fail "cannot mount the repository on $share"
 [ -f $r$run/cmd ] || fail "no command in $run"

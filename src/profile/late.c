@@ -1,23 +1,26 @@
-/* late.c - leaving out the frames read after their sample (--no-late-frames). */
+/* late.c - leaving out frames: those read after their sample
+ * (--no-late-frames), and any a predicate refuses (python.c's
+ * --python-only). */
 #include "profile/profile.h"
 #include "lib/util.h"
 
 #include <stdlib.h>
 
-static bool kept(const struct prof_node *nd)
+static bool not_late(const struct profile *p, const struct prof_node *nd)
 {
-	return (nd->flags & 0xff) == NODE_ROOT || !(nd->flags & NODE_F_LATE);
+	(void)p;
+	return !(nd->flags & NODE_F_LATE);
 }
 
-/* The nearest node at or above id that is kept (0 for 0), memoized in
- * up[] (0 = not computed yet). */
-static uint32_t kept_up(const struct profile *p, uint32_t *up, uint32_t id)
+/* The nearest node at or above id that is kept (a root, or keep() says
+ * so; 0 for 0), memoized in up[] (0 = not computed yet). */
+static uint32_t kept_up(const struct profile *p, profile_keep_fn keep, uint32_t *up, uint32_t id)
 {
 	uint32_t walk = id, found = 0, depth = 0;
 
 	while (walk && !up[walk]) {
 		const struct prof_node *nd = profile_node(p, walk);
-		if (!nd || kept(nd)) {
+		if (!nd || (nd->flags & 0xff) == NODE_ROOT || keep(p, nd)) {
 			found = nd ? walk : 0;
 			break;
 		}
@@ -27,6 +30,7 @@ static uint32_t kept_up(const struct profile *p, uint32_t *up, uint32_t id)
 	}
 	if (walk && up[walk])
 		found = up[walk];
+	/* fill the path walked with the answer */
 	for (depth = 0; id && id != walk && !up[id] && depth <= p->nnodes; depth++) {
 		up[id] = found;
 		id = profile_node(p, id)->parent;
@@ -36,20 +40,21 @@ static uint32_t kept_up(const struct profile *p, uint32_t *up, uint32_t id)
 	return found;
 }
 
-void profile_drop_late(struct profile *p)
+bool profile_keep_frames(struct profile *p, profile_keep_fn keep)
 {
-	uint32_t *up = xcalloc(p->nnodes + 1, sizeof(*up));
-	uint32_t *par = xcalloc(p->nnodes + 1, sizeof(*par));
+	uint32_t *up, *par;
 	size_t i;
 	bool any = false;
 
 	for (i = 0; i < p->nnodes && !any; i++)
-		any = !kept(&p->nodes[i]);
+		any = (p->nodes[i].flags & 0xff) != NODE_ROOT && !keep(p, &p->nodes[i]);
 	if (!any)
-		goto out;
-	/* a node's caller becomes its nearest caller that is not late */
+		return false;
+	up = xcalloc(p->nnodes + 1, sizeof(*up));
+	par = xcalloc(p->nnodes + 1, sizeof(*par));
+	/* a node's caller becomes its nearest caller that is kept */
 	for (i = 1; i <= p->nnodes; i++)
-		par[i] = p->nodes[i - 1].parent ? kept_up(p, up, p->nodes[i - 1].parent) : 0;
+		par[i] = p->nodes[i - 1].parent ? kept_up(p, keep, up, p->nodes[i - 1].parent) : 0;
 	for (i = 1; i <= p->nnodes; i++)
 		p->nodes[i - 1].parent = par[i];
 	for (i = 1; i <= p->nnodes; i++) {
@@ -62,12 +67,17 @@ void profile_drop_late(struct profile *p)
 		nd->depth = d;
 	}
 	for (i = 0; i < p->nsamples; i++)
-		p->samples[i].stack = kept_up(p, up, p->samples[i].stack);
+		p->samples[i].stack = kept_up(p, keep, up, p->samples[i].stack);
 	for (i = 0; i < p->noffcpu; i++)
-		p->offcpu[i].stack = kept_up(p, up, p->offcpu[i].stack);
+		p->offcpu[i].stack = kept_up(p, keep, up, p->offcpu[i].stack);
 	for (i = 0; i < p->nwakers; i++)
-		p->wakers[i].w.stack = kept_up(p, up, p->wakers[i].w.stack);
-out:
+		p->wakers[i].w.stack = kept_up(p, keep, up, p->wakers[i].w.stack);
 	free(up);
 	free(par);
+	return true;
+}
+
+void profile_drop_late(struct profile *p)
+{
+	profile_keep_frames(p, not_late);
 }

@@ -583,7 +583,9 @@ uint64_t profile_meta_u64(const struct profile *p, const char *key)
 	return v ? strtoull(v, NULL, 10) : 0;
 }
 
-static const struct prof_comm *comm_at(const struct profile *p, uint32_t tid, uint64_t t)
+/* The name tid had at t; with first, the first name it had when it had
+ * none yet at t. */
+static const struct prof_comm *comm_at(const struct profile *p, uint32_t tid, uint64_t t, bool first)
 {
 	size_t lo = 0, hi = p->ncomms;
 	const struct prof_comm *best = NULL;
@@ -596,7 +598,7 @@ static const struct prof_comm *comm_at(const struct profile *p, uint32_t tid, ui
 	}
 	for (; lo < p->ncomms && p->comms[lo].tid == tid; lo++) {
 		if (p->comms[lo].time > t)
-			break;
+			return best ? best : first ? &p->comms[lo] : NULL;
 		best = &p->comms[lo];
 	}
 	return best;
@@ -605,15 +607,17 @@ static const struct prof_comm *comm_at(const struct profile *p, uint32_t tid, ui
 const char *profile_comm(const struct profile *p, uint32_t pid, uint32_t tid, uint64_t t)
 {
 	const struct prof_comm *c;
+	uint32_t pid0 = pid, tid0 = tid;
+	uint64_t t0 = t;
 	int hops;
 	/* a thread is named by its own COMM, else by its process's, else by the
 	 * parent it was forked from (a fork inherits the name) */
 	for (hops = 0; hops < 16; hops++) {
 		size_t i;
 		uint32_t ppid = 0;
-		if ((c = comm_at(p, tid, t)))
+		if ((c = comm_at(p, tid, t, false)))
 			return c->name;
-		if (tid != pid && (c = comm_at(p, pid, t)))
+		if (tid != pid && (c = comm_at(p, pid, t, false)))
 			return c->name;
 		for (i = 0; i < p->nforks; i++)
 			if (p->forks[i].pid == pid && p->forks[i].ppid != pid) {
@@ -625,6 +629,11 @@ const char *profile_comm(const struct profile *p, uint32_t pid, uint32_t tid, ui
 			break;
 		pid = tid = ppid;
 	}
+	/* named only after t (as perf does, its first name): a name the
+	 * recorder read from /proc when it met the process, at a sample of
+	 * another cpu that it took before this earlier one */
+	if ((c = comm_at(p, tid0, t0, true)) || (tid0 != pid0 && (c = comm_at(p, pid0, t0, true))))
+		return c->name;
 	return "[unknown]";
 }
 

@@ -296,6 +296,12 @@ void profile_python_only(struct profile *p);
  * caller that is not late, and a stack whose leaf is late starts at the
  * nearest frame that is not. Call after profile_symbolize(). */
 void profile_drop_late(struct profile *p);
+/* Keep only the frames keep() says (and the roots): each node's caller
+ * becomes its nearest kept caller, each stack (samples, off-CPU, wakers)
+ * starts at its nearest kept node. False when every frame was kept
+ * (nothing changed). */
+typedef bool (*profile_keep_fn)(const struct profile *p, const struct prof_node *nd);
+bool profile_keep_frames(struct profile *p, profile_keep_fn keep);
 /* Frames of a sample's stack, leaf first, as function ids (roots excluded).
  * Returns the count (at most max). */
 size_t profile_stack_funcs(const struct profile *p, uint32_t stack, uint32_t *out, size_t max);

@@ -21,7 +21,9 @@ if command -v perf >/dev/null 2>&1 &&
    perf record -q -o "$T/perf.data" -- "$PROG/callgraph-fp" 0.1 >/dev/null 2>&1; then
 	PERF=$T/perf.data
 fi
-sleep 60 &
+# a process to attach to for as long as the test runs (under the
+# sanitizer the options take longer than a minute); killed at the end
+sleep 3600 &
 SLEEPER=$!
 bg_add "$SLEEPER"
 

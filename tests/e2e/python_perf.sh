@@ -136,7 +136,7 @@ if [ -n "${PYV:-}" ] && command -v perf >/dev/null 2>&1; then
 		if [ "$2" -ge 300 ] && between "$p" 95 100; then
 			ok "perf record --call-graph dwarf file: $p% of $2 samples in inner show Py_BytesMain, py::outer, py::inner"
 		else
-			fail "perf record --call-graph dwarf file: whole Python stacks" "$p% of $2"
+			fail "perf record --call-graph dwarf file: whole Python stacks" "$p% of $2: $(grep -v "^\[" "$T/perf.err" | head -n 2 | tr "\n" "|")"
 		fi
 	else
 		skip "perf record --call-graph dwarf file" "perf record failed: $(first_line "$T/perf.err")"

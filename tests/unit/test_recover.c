@@ -305,6 +305,8 @@ int main(void)
 	}
 	CHECK(!strcmp(profile_comm(&p, (uint32_t)live, (uint32_t)live, 1000), "rec-child"),
 	      "recover: the recovered process is named rec-child at its first sample");
+	CHECK(!strcmp(profile_comm(&p, (uint32_t)live, (uint32_t)live, 900), "rec-child"),
+	      "recover: a sample before the name was read (another cpu's, taken later) has it too");
 	CHECK(!strcmp(profile_comm(&p, (uint32_t)live, (uint32_t)tid, 1000), "rec-thread"),
 	      "recover: its thread is named rec-thread");
 	CHECK(!strcmp(profile_comm(&p, (uint32_t)dead, (uint32_t)dead, 3000), "[unknown]"),
