@@ -101,7 +101,7 @@ void ingest_put_symbols(struct ingest *g)
 		keys[n].pid = pid[i];
 		n++;
 	}
-	sym_chunk_write(ss, g->w, keys, n, &src, &st);
+	sym_chunk_write_cached(ss, g->w, keys, n, &src, g->symcache, &st);
 	free(pid);
 	free(keys);
 	sym_session_free(ss);

@@ -57,6 +57,8 @@ struct umod {
 	uint8_t bid[20];
 	size_t bid_size;
 	uint64_t found;             /* u->finds when last found (0: never used) */
+	uint32_t ti;                /* index of t's table in the unwinder's tables */
+	uint32_t stamp;             /* the unwinder's epoch when last used */
 	bool used;
 	/* the context start function (ROOT_K_CONTEXT) of the table, as ELF
 	 * addresses [ctx_lo, ctx_hi); 0, 0 when it has none: checked at
@@ -91,7 +93,9 @@ struct prefetch {
 	size_t nwant;
 	struct hmap asked;          /* hash of path and build-id -> 1: asked for once */
 	struct module **held;
-	size_t nheld, cap_held;
+	uint32_t *held_epoch;       /* the unwinder's epoch when compiled */
+	size_t nheld, cap_held, cap_held_epoch;
+	uint32_t epoch;             /* the unwinder's, for held_epoch */
 };
 
 struct unwinder {
@@ -108,8 +112,11 @@ struct unwinder {
 	struct umod slots[MOD_SLOTS];
 	struct hmap by_key;         /* file key -> index in tables */
 	const struct utable **tables; /* each its module's MODULE_UNWIND part */
-	struct module **mods;         /* held while the unwinder lives */
-	size_t ntables, cap_tables, cap_mods;
+	struct module **mods;         /* held until unwind_trim() or unwinder_free() */
+	uint64_t *keys;               /* each one's file key (by_key) */
+	size_t ntables, cap_tables, cap_mods, cap_keys;
+	uint32_t epoch;               /* unwind_trim() calls */
+	uint64_t released;            /* tables let go by unwind_trim() */
 	struct unwind_stats stats;
 	uint8_t *xbuf;              /* XREAD_SIZE bytes: see xread() */
 	struct prefetch pf;
@@ -152,6 +159,8 @@ static void *prefetch_main(void *arg)
 		free(path);
 		pthread_mutex_lock(&pf->lock);
 		GROW(pf->held, pf->cap_held, pf->nheld + 1);
+		GROW(pf->held_epoch, pf->cap_held_epoch, pf->nheld + 1);
+		pf->held_epoch[pf->nheld] = pf->epoch;
 		pf->held[pf->nheld++] = m;
 	}
 	pthread_mutex_unlock(&pf->lock);
@@ -204,6 +213,7 @@ static void prefetch_stop(struct prefetch *pf)
 		module_put(pf->held[i]);
 	}
 	free(pf->held);
+	free(pf->held_epoch);
 	hmap_release(&pf->asked);
 	pthread_cond_destroy(&pf->cv);
 	pthread_mutex_destroy(&pf->lock);
@@ -222,6 +232,7 @@ void unwinder_free(struct unwinder *u)
 	}
 	free(u->tables);
 	free(u->mods);
+	free(u->keys);
 	free(u->xbuf);
 	hmap_release(&u->by_key);
 	free(u);
@@ -230,6 +241,79 @@ void unwinder_free(struct unwinder *u)
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	*st = u->stats;
+	st->held = u->ntables;
+	st->released = u->released;
+}
+
+/* The prefetch thread's holds older than one trim: a table a sample
+ * uses is held by the unwinder itself (table_get), so these only kept
+ * the ones no sample came to. */
+static void prefetch_trim(struct prefetch *pf, uint32_t epoch)
+{
+	size_t i, n = 0;
+	pthread_mutex_lock(&pf->lock);
+	for (i = 0; i < pf->nheld; i++) {
+		if (pf->held_epoch[i] + 1 < epoch) {
+			module_part_put(pf->held[i], MODULE_UNWIND);
+			module_put(pf->held[i]);
+			continue;
+		}
+		pf->held[n] = pf->held[i];
+		pf->held_epoch[n++] = pf->held_epoch[i];
+	}
+	pf->nheld = n;
+	pf->epoch = epoch;
+	/* a file mapped again may be prefetched again */
+	hmap_release(&pf->asked);
+	hmap_init(&pf->asked);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+size_t unwind_trim(struct unwinder *u)
+{
+	uint32_t *to = xcalloc(u->ntables + 1, sizeof(*to));
+	size_t i, n = 0, released = 0, old = u->ntables;
+
+	/* the tables of the slots used since the last trim stay */
+	for (i = 0; i < MOD_SLOTS; i++)
+		if (u->slots[i].used && u->slots[i].stamp == u->epoch && u->slots[i].ti < u->ntables)
+			to[u->slots[i].ti] = 1;
+	hmap_release(&u->by_key);
+	hmap_init(&u->by_key);
+	for (i = 0; i < u->ntables; i++) {
+		if (!to[i]) {
+			module_part_put(u->mods[i], MODULE_UNWIND);
+			module_put(u->mods[i]);
+			released++;
+			to[i] = UINT32_MAX;
+			continue;
+		}
+		u->tables[n] = u->tables[i];
+		u->mods[n] = u->mods[i];
+		u->keys[n] = u->keys[i];
+		hmap_put(&u->by_key, u->keys[n], (uint32_t)n);
+		to[i] = (uint32_t)n++;
+	}
+	u->ntables = n;
+	/* a slot of a table let go is empty again; the others point anew */
+	for (i = 0; i < MOD_SLOTS; i++) {
+		struct umod *s = &u->slots[i];
+		if (!s->used)
+			continue;
+		if (s->ti >= old || to[s->ti] == UINT32_MAX) {
+			free(s->path);
+			memset(s, 0, sizeof(*s));
+			continue;
+		}
+		s->ti = to[s->ti];
+	}
+	free(to);
+	u->nseen = 0;
+	u->space = 0;
+	u->released += released;
+	u->epoch++;
+	prefetch_trim(&u->pf, u->epoch);
+	return released;
 }
 
 static uint64_t file_key(const struct module_ref *m)
@@ -260,21 +344,27 @@ static void table_free(void *t)
 }
 
 /* The table of m's file: its module's (module/module.h), built once
- * for every unwinder of the process, held until unwinder_free(). */
-static const struct utable *table_get(struct unwinder *u, const struct module_ref *m)
+ * for every unwinder of the process, held until unwind_trim() finds it
+ * unused or unwinder_free(); *ti gets its index in u->tables. */
+static const struct utable *table_get(struct unwinder *u, const struct module_ref *m, uint32_t *ti)
 {
 	uint64_t key = file_key(m);
 	uint32_t idx;
 
-	if (hmap_get(&u->by_key, key, &idx))
+	if (hmap_get(&u->by_key, key, &idx)) {
+		*ti = idx;
 		return u->tables[idx];
+	}
 	struct module *mod = module_get(m->path, m->build_id, m->build_id ? m->build_id_size : 0);
 	const struct utable *t = module_part(mod, MODULE_UNWIND, table_build, table_free, NULL);
 	GROW(u->tables, u->cap_tables, u->ntables + 1);
 	GROW(u->mods, u->cap_mods, u->ntables + 1);
+	GROW(u->keys, u->cap_keys, u->ntables + 1);
 	u->mods[u->ntables] = mod;
 	u->tables[u->ntables] = t;
+	u->keys[u->ntables] = key;
 	hmap_put(&u->by_key, key, (uint32_t)u->ntables);
+	*ti = (uint32_t)u->ntables;
 	u->ntables++;
 	u->stats.modules++;
 	if (!t->nrows)
@@ -311,6 +401,7 @@ static const struct umod *module_for(struct unwinder *u, const struct unwind_inp
 	for (int i = 0; i < MOD_WAYS; i++) {
 		if (slot_matches(&set[i], &m)) {
 			set[i].found = u->finds;
+			set[i].stamp = u->epoch;
 			return &set[i];
 		}
 		if (set[i].found < s->found)
@@ -329,7 +420,8 @@ static const struct umod *module_for(struct unwinder *u, const struct unwind_inp
 		memcpy(s->bid, m.build_id, m.build_id_size);
 		s->bid_size = m.build_id_size;
 	}
-	s->t = table_get(u, &m);
+	s->stamp = u->epoch;
+	s->t = table_get(u, &m, &s->ti);
 	if (!utable_bias(s->t, m.start, m.pgoff, &s->bias))
 		s->t = NULL;
 	s->ctx_lo = s->ctx_hi = 0;
@@ -654,8 +746,11 @@ static const struct umod *seen_module(struct unwinder *u, const struct unwind_in
 	const struct umod *mod;
 
 	for (int i = 0; i < u->nseen; i++)
-		if (addr >= u->seen[i]->start && addr < u->seen[i]->end)
+		if (addr >= u->seen[i]->start && addr < u->seen[i]->end) {
+			/* the slots are the unwinder's own: seen only keeps them const */
+			((struct umod *)u->seen[i])->stamp = u->epoch;
 			return u->seen[i];
+		}
 	mod = module_for(u, in, addr);
 	if (mod && u->nseen < SEEN) {
 		u->seen[u->nseen++] = mod;
