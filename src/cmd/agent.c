@@ -33,7 +33,7 @@
 #define AGENT_RETAIN_NS (10ull * 1000000000ull)
 
 enum {
-	AG_DIR = OPT_LONG, AG_ROTATE, AG_KEEP, AG_MAX_SIZE, AG_OFF_CPU, AG_LISTEN, AG_MAX_PROCS,
+	AG_DIR = OPT_LONG, AG_ROTATE, AG_KEEP, AG_MAX_SIZE, AG_OFF_CPU, AG_MAX_PROCS,
 };
 
 static const struct opt agent_opts[] = {
@@ -53,7 +53,6 @@ static const struct opt agent_opts[] = {
 	  "into the next recording (default 8192); beyond it the\n"
 	  "least recently sampled are evicted (counted in stax info)\n"
 	  "and read again from /proc if they run again", NULL },
-	{ AG_LISTEN, "listen", "ADDR:PORT", "serve the pprof pull convention (not in this build)", NULL },
 	{ 'q', "quiet", NULL, "say nothing per recording, only errors", NULL },
 	OPT_END,
 };
@@ -272,8 +271,6 @@ int cmd_agent(int argc, char **argv)
 			if (parse_u64(v, &max_procs) || !max_procs || max_procs > (1u << 22))
 				die("agent: --max-processes takes 1 to %u, not '%s'", 1u << 22, v);
 			break;
-		case AG_LISTEN:
-			die("agent: --listen: the pprof pull server is not in this build of stax");
 		case 'q':
 			a.quiet = true;
 			break;

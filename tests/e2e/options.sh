@@ -31,6 +31,22 @@ import json, os, re, subprocess
 stax, D, T, PROG = os.environ["STAX"], os.environ["D"], os.environ["T"], os.environ["PROG"]
 perf, sleeper = os.environ["PERF"], os.environ["SLEEPER"]
 
+def run_agent(args):
+    """stax agent runs until SIGTERM: taken when it still runs after a
+    second and then exits 0"""
+    import signal, time
+    p = subprocess.Popen([stax] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+    try:
+        err = p.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return 124, "did not end within 60 s of SIGTERM"
+    return p.returncode, err
+
 def run(args, timeout=30):
     try:
         r = subprocess.run([stax] + args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -64,6 +80,8 @@ def value(cmd, opt, argname):
         "--stack-size": "8192", "--freq": "99", "--mmap-pages": "64", "--duration": "0.2",
         "--interval": "0.1", "--for-seconds": "0.1", "--timeout": "5", "--threshold": "1",
         "--fail-above": "50", "--port": "0", "-p": "0",
+        "--dir": os.path.join(T, "agent"), "--rotate": "2s", "--keep": "1h", "--max-size": "100M",
+        "--max-processes": "100",
     }
     if opt in ("--pid", "--tid"):
         return sleeper if cmd in ("record", "live") else str(pid)
@@ -97,6 +115,8 @@ def base(cmd, opt):
         return (["--port", "0"] if opt not in ("--port", "-p") else []) + ([] if opt == "--input" else ["-i", D]), []
     if cmd == "diff":
         return [D, D], []
+    if cmd == "agent":
+        return ([] if opt == "--dir" else ["--dir", T + "/agent"]) + ([] if opt in ("-F", "--freq") else ["-F", "19"]), []
     if cmd == "wait":
         return ([] if opt == "--input" else ["-i", D]) + ([] if opt.startswith("--for") or opt == "--until-symbol" else ["--for-samples", "1"]), []
     if cmd == "export":
@@ -112,6 +132,9 @@ for cmd in cmds:
     if cmd == "import" and not perf:
         print("skip - options: import's options: perf could not record a perf.data here")
         continue
+    if cmd == "agent" and os.geteuid() != 0 and open("/proc/sys/kernel/perf_event_paranoid").read().strip() not in ("-1", "0"):
+        print("skip - options: agent's options: recording the whole machine needs root or kernel.perf_event_paranoid <= 0")
+        continue
     for opt, argname in options(cmd):
         if opt in ("--help", "-h"):
             continue
@@ -119,7 +142,10 @@ for cmd in cmds:
         pre, post = base(cmd, opt)
         if cmd == "import" and opt == "--input":
             args = [opt, perf]
-        rc, err = run([cmd] + pre + args + post, timeout=3 if cmd == "serve" else 30)
+        if cmd == "agent":
+            rc, err = run_agent([cmd] + pre + args + post)
+        else:
+            rc, err = run([cmd] + pre + args + post, timeout=3 if cmd == "serve" else 30)
         name = "%s %s: taken" % (cmd, " ".join(args))
         if rc == 0 or (cmd == "serve" and rc == 124):
             print("ok - options: " + name)
