@@ -88,14 +88,17 @@ BPF_CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 BPF_ARCH ?= $(shell $(CC) -dumpmachine | sed 's/-.*//; s/x86_64/x86/; s/aarch64/arm64/')
 BPF_INCLUDE ?= /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
-$(B)/bpf/%.bpf.o: src/bpf/%.bpf.c src/bpf/moment_abi.h | deps
+$(B)/bpf/%.bpf.o: src/bpf/%.bpf.c src/bpf/%_abi.h | deps
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INCLUDE) -Isrc/bpf -c -o $@ $<
 $(B)/bpf/%.skel.h: $(B)/bpf/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $*_bpf >$@.tmp && mv $@.tmp $@
-.SECONDARY: $(B)/bpf/moment.bpf.o
+.SECONDARY: $(B)/bpf/moment.bpf.o $(B)/bpf/kread.bpf.o
 $(B)/src/record/moment.o: $(B)/bpf/moment.skel.h
 $(B)/src/record/moment.o: STAX_CPPFLAGS += -I$(B)/bpf
+# the kernel's code for annotate where /proc/kcore is not (symbol/kcode.c)
+$(B)/src/symbol/kcode.o: $(B)/bpf/kread.skel.h
+$(B)/src/symbol/kcode.o: STAX_CPPFLAGS += -I$(B)/bpf
 
 $(B)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
@@ -198,7 +201,7 @@ uninstall:
 # gcc -fanalyzer and cppcheck over src/; scripts/analyze.supp holds the
 # findings that are not bugs, each with its reason
 .PHONY: analyze
-analyze: deps $(B)/bpf/moment.skel.h
+analyze: deps $(B)/bpf/moment.skel.h $(B)/bpf/kread.skel.h
 	@sh scripts/analyze.sh
 
 # make deb: stax built with Debian's flags (dpkg-buildflags, all hardening)

@@ -15,8 +15,8 @@
 # BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
-# long (10), crash (11), real (12, 12b), page (13); section 6 comes with
-# record or answer. Example:
+# long (10), crash (11), real (12, 12b), page (13), moment (14); section 6
+# comes with record or answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -50,8 +50,8 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | page) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, page)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | page | moment) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, page, moment)" ;; esac
 done
 [ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
@@ -1220,6 +1220,124 @@ fi
 tsv N 13 "Median [min-max] of $REPS_PAGE runs, each with a fresh stax serve. The first draw counts from the page's script start: fetching /api/profile (the server builds it on first request), parsing it, the model, the first pass and drawing every panel. Samples is the recording's count, threads the page's (the recorder's thread too)."
 rm -f "$PG" "$PG.old"
 fi # page
+
+# --- 14: the in-kernel reader (issue 30) ------------------------------------
+# What the reader (src/bpf/moment.bpf.c) costs per sample, beside perf -g:
+# its own run time per sample (the kernel's BPF statistics, turned on for
+# the recording by STAX_BPF_STATS=1), and the profiler's CPU time per
+# sample with it, without it (--no-bpf) and of perf record -g, on a
+# Python program that calls into C in short calls (the reader reads its
+# frame chain), a program whose stacks are 100 KiB deep (it reads the
+# slots past the copy) and one it reads nothing of.
+if want moment; then
+tsv S 14 "14. The in-kernel reader (issue 30)"
+tsv C 14 workload:s recorder:s samples:n "reader ns/sample:n" "profiler cpu us/sample:n" "vs perf -g:n" verdict:s command:s
+if [ "$QUICK" = 1 ]; then MO_S=0.5 MO_REPS=1; else MO_S=3 MO_REPS=3; fi
+cat >"$W/moment.py" <<'PYEOF'
+import json, re, sys, time
+data = {'a': list(range(20)), 'b': 'x' * 50, 'c': {'d': 1.5, 'e': [True, None]}}
+text = 'alpha beta gamma 123 delta 456 ' * 4
+pat = re.compile(r'[a-z]+|[0-9]+')
+def work(n):
+    s = 0
+    for i in range(n):
+        s += len(json.dumps(data))
+        s += len(pat.findall(text))
+    return s
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    work(200)
+    work(100)
+PYEOF
+MO_WLS="deep callgraph-nofp"
+[ -n "$PY" ] && MO_WLS="python $MO_WLS"
+mo_cmd() {
+	case $1 in
+	python) echo "$PY $W/moment.py $MO_S" ;;
+	deep) echo "$PROG/moment_deep-nofp $MO_S $W/moment-deep.log" ;;
+	*) echo "$PROG/$1 $SCALE" ;;
+	esac
+}
+: >"$W/raw14"
+for wl in $MO_WLS; do
+	rep=1
+	while [ "$rep" -le "$MO_REPS" ]; do
+		for mode in perf-g stax-nobpf stax; do
+			say "in-kernel reader: $wl, $mode, repetition $rep of $MO_REPS"
+			key=s14.$wl.$mode
+			out=$W/$key.data
+			rm -f "$out" "$out.old" "$W/$key.in"
+			inner="$BR -o $W/$key.in -- $(mo_cmd "$wl")"
+			case $mode in
+			perf-g) cmd="perf record --no-bpf-event -e cpu-clock -F 999 -g -o $out -- $inner" ;;
+			stax-nobpf) cmd="$STAX record --no-bpf -o $out -- $inner" ;;
+			stax) cmd="env STAX_BPF_STATS=1 $STAX record -o $out -- $inner" ;;
+			esac
+			timed "$key" "$cmd"
+			n=$(samples_of "$W/$key.err")
+			prof=$(awk -v a="$(field "$W/$key.t" 2)" -v b="$(field "$W/$key.t" 3)" \
+				-v c="$(field "$W/$key.in" 2)" -v d="$(field "$W/$key.in" 3)" \
+				'BEGIN { if (a ~ /^[0-9.]+$/ && c ~ /^[0-9.]+$/) printf "%.6f", a + b - c - d; else print "-" }')
+			rns=-
+			if [ "$mode" = stax ] && [ -s "$out" ]; then
+				$STAX info --json -i "$out" 2>/dev/null | python3 -c 'import json, sys
+m = json.load(sys.stdin).get("moment") or {}
+print(m.get("ns_per_sample", "-"), m.get("records", "-") if m.get("path") == "bpf" else "-", m.get("path") or "-", m.get("why") or "")' >"$W/$key.mo" 2>/dev/null || echo "- - - -" >"$W/$key.mo"
+				read -r rns _ mpath mwhy <"$W/$key.mo"
+				[ "${mpath:-}" = bpf ] || rns=-
+				echo "${mwhy:-}" >"$W/$key.why"
+			fi
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$wl" "$mode" "$rep" "${n:--}" "$prof" "${rns:--}" "$cmd" >>"$W/raw14"
+			rm -f "$out" "$out.old"
+		done
+		rep=$((rep + 1))
+	done
+done
+awk -F '\t' '
+function med(list,    a, n, i, j, t) {
+	n = split(list, a, " ")
+	if (!n) return "-"
+	for (i = 2; i <= n; i++) { t = a[i] + 0; for (j = i - 1; j >= 1 && a[j] + 0 > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+	return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function isn(v) { return v ~ /^[0-9.]+$/ }
+function add(k, v) { L[k] = L[k] (L[k] == "" ? "" : " ") v }
+{
+	g = $1 SUBSEP $2
+	if (!($1 in seen)) { seen[$1] = 1; order[++no] = $1 }
+	cmd[g] = $7
+	if (isn($4)) add(g SUBSEP "n", $4)
+	if (isn($4) && $4 > 0 && isn($5)) add(g SUBSEP "us", 1e6 * $5 / $4)
+	if (isn($6)) add(g SUBSEP "ns", $6)
+}
+END {
+	nm = split("perf-g stax-nobpf stax", modes, " ")
+	for (o = 1; o <= no; o++) {
+		p = order[o]
+		pg = L[p SUBSEP "perf-g" SUBSEP "us"] == "" ? "-" : med(L[p SUBSEP "perf-g" SUBSEP "us"])
+		for (m = 1; m <= nm; m++) {
+			g = p SUBSEP modes[m]
+			n = L[g SUBSEP "n"] == "" ? "-" : sprintf("%d", med(L[g SUBSEP "n"]))
+			us = L[g SUBSEP "us"] == "" ? "-" : sprintf("%.1f", med(L[g SUBSEP "us"]))
+			vs = (us != "-" && pg != "-" && pg > 0) ? sprintf("%.2f", us / pg) : "-"
+			ns = "-"; v = "n/a"
+			if (modes[m] == "stax") {
+				ns = L[g SUBSEP "ns"] == "" ? "-" : sprintf("%.0f", med(L[g SUBSEP "ns"]))
+				if (ns == "-") v = "n/a" # the reader did not load: the note says why
+				else if (p == "callgraph-nofp") v = "-"
+				else { v = ns + 0 <= 10000 ? "met" : "not met"; nv++; if (v == "met") mv++ }
+			}
+			printf "R\t14\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p, modes[m], n, ns, us, vs, v, cmd[g]
+		}
+	}
+	printf "%d %d\n", mv, nv > "/dev/stderr"
+}' "$W/raw14" >"$W/rows14" 2>"$W/verdicts14"
+read -r m14 n14 <"$W/verdicts14"
+tsv T 14 "the in-kernel reader at most 10 us per sample of a thread it reads (a Python frame chain, the stack slots of a deep stack), measured by the kernel's BPF statistics" "$(verdict "${m14:-0}" "${n14:-0}")"
+cat "$W/rows14" >>"$TSV"
+why14=$(cat "$W"/s14.*.stax.why 2>/dev/null | grep . | head -n 1)
+tsv N 14 "At 999 Hz, cpu-clock, $MO_REPS interleaved repetitions of $MO_S s (medians). reader ns/sample: the BPF program's run time over its runs (kernel.bpf_stats through BPF_ENABLE_STATS, turned on by STAX_BPF_STATS=1 for that recording: it adds a clock read to every BPF program's run, which the stax row's CPU time includes); it runs at every sample of the recorded threads and reads only for the threads it was asked about (callgraph-nofp: it is asked nothing, the cost of the lookup alone). profiler cpu us/sample: user+system CPU time of the whole command less the workload's own (inner benchrun), per sample: the recorder's whole cost (unwinding, the reader's user side, writing), and for perf record -g its own; vs perf -g: that against perf record -g on the same workload. Workloads: python: $PY $W/moment.py (json.dumps and re.findall in a loop: the reader reads its frame chain at each sample); deep: moment_deep-nofp (two call paths 100 KiB deep: the reader reads the stack slots past the 32 KiB copy); callgraph-nofp.${why14:+ The reader did not load: $why14.}"
+fi # moment
 
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"

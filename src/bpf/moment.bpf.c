@@ -246,7 +246,7 @@ static __always_inline __u32 read_python(struct scratch *s, struct moment_rec *h
 struct slotwalk {
 	struct scratch *s;
 	const struct moment_slots *sl;
-	__u64 copy_end;       /* slots below it are in the sample's copy */
+	__u64 sp, copy_end;   /* slots in [sp, copy_end) are in the sample's copy */
 	__u32 off;            /* where the next range goes in the record */
 	__u32 n;
 };
@@ -267,7 +267,7 @@ static long slot_step(__u32 i, void *arg)
 	len = r->len;
 	if (len < 8 || len > MOMENT_MAX_RANGE || (len & 7) || (addr & 7))
 		return 0;
-	if (addr + len <= w->copy_end)
+	if (addr >= w->sp && addr + len <= w->copy_end)
 		return 0;
 	if (off > REC_MAX - sizeof(*h) - MOMENT_MAX_RANGE)
 		return 1;
@@ -326,7 +326,7 @@ int moment_sample(void *ctx)
 	size = REC_PY_OFF + npy * sizeof(struct moment_pyframe);
 	if (sl) {
 		struct slotwalk w = {
-			.s = s, .sl = sl, .copy_end = h->sp + config.stack_user, .off = size,
+			.s = s, .sl = sl, .sp = h->sp, .copy_end = h->sp + config.stack_user, .off = size,
 		};
 		h->flags |= MOMENT_F_SLOTS;
 		h->slots_gen = sl->gen;

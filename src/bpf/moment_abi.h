@@ -67,8 +67,8 @@ struct moment_slots {
 /* The reader's settings (its .bss, set by user space after load). */
 struct moment_config {
 	uint32_t stack_user;      /* bytes of the samples' stack copy: a slot
-				   * range below sp + stack_user is in the copy
-				   * already and is not read */
+				   * range within [sp, sp + stack_user) is in
+				   * the copy already and is not read */
 	uint32_t pad;
 };
 

@@ -59,7 +59,7 @@ void cmd_print_help(const struct cmd *c, FILE *f);
 const struct cmd *cmd_table(size_t *n);
 
 /* Options every query command takes: -i FILE, --json, --pid, --tid,
- * --comm, --no-demangle, --no-inline, --lines, -h/--help. */
+ * --comm, --no-demangle, --no-inline, --lines, --no-late-frames, -h/--help. */
 struct query_opts {
 	const char *input;
 	bool input_set;        /* given, by -i or as FILE */
@@ -68,6 +68,7 @@ struct query_opts {
 	bool no_inline;        /* --no-inline: fold inlined functions into their caller */
 	bool lines;            /* --lines: one row/frame per source line */
 	bool python_only;      /* --python-only (top, flame, script): Python frames only */
+	bool no_late;          /* --no-late-frames: leave out frames read after their sample */
 	struct view_filter filter;
 	struct prof_filter pf; /* --time, --focus, --exclude, --hide, --module */
 	const char *cmd;       /* for messages of query_load */
@@ -78,13 +79,13 @@ void query_init(struct query_opts *q);
 /* The options the query commands share, in groups so that a command
  * lists only what it takes: query_opts_input (-i FILE), query_opts_json
  * (--json), query_opts_common (--pid, --tid, --comm, --no-demangle,
- * --no-inline, --lines); OPT_GROUP(...) in its table, and query_opt()
- * first in its loop. query_opts_python is --python-only (top, flame,
- * script). Ids OPT_LONG + 100 and up belong to these shared groups; a
- * command's own long options use OPT_LONG + 0..99. */
+ * --no-inline, --lines, --no-late-frames); OPT_GROUP(...) in its table,
+ * and query_opt() first in its loop. query_opts_python is --python-only
+ * (top, flame, script). Ids OPT_LONG + 100 and up belong to these shared
+ * groups; a command's own long options use OPT_LONG + 0..99. */
 extern const struct opt query_opts_input[], query_opts_json[], query_opts_common[], query_opts_python[];
 enum {
-	QOPT_JSON = OPT_LONG + 100, QOPT_NO_DEMANGLE, QOPT_NO_INLINE, QOPT_LINES,
+	QOPT_JSON = OPT_LONG + 100, QOPT_NO_DEMANGLE, QOPT_NO_INLINE, QOPT_LINES, QOPT_NO_LATE,
 	QOPT_PID, QOPT_TID, QOPT_COMM, QOPT_PYTHON_ONLY,
 	QOPT_TIME, QOPT_FOCUS, QOPT_EXCLUDE, QOPT_HIDE, QOPT_MODULE,
 };

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { LIVE_INTERVAL = OPT_LONG, LIVE_COUNT };
+enum { LIVE_INTERVAL = OPT_LONG, LIVE_COUNT, LIVE_NO_BPF };
 
 static const struct opt live_opts[] = {
 	{ LIVE_INTERVAL, "interval", "S", "seconds between refreshes (default 1)", NULL },
@@ -40,12 +40,13 @@ static const struct opt live_opts[] = {
 	  "file)", NULL },
 	{ 'p', "pid", "PID[,PID...]", "attach to running processes, as for stax record", NULL },
 	{ 'a', "all-cpus", NULL, "record every process on every cpu, as for stax record", NULL },
+	{ LIVE_NO_BPF, "no-bpf", NULL, "do not load the in-kernel reader, as for stax record", NULL },
 	OPT_END,
 };
 
 const struct cmd_spec cmd_live_spec = {
 	"live",
-"usage: stax live [-F HZ] [-e EVENT] [-o FILE] [--interval S] [--count N] [-n N]\n"
+"usage: stax live [-F HZ] [-e EVENT] [-o FILE] [--interval S] [--count N] [-n N] [--no-bpf]\n"
 "                 (-p PID[,PID...] | -a | -- CMD ARGS...)\n"
 "\n"
 "Record CMD (or running processes, or every process with -a) and show the\n"
@@ -282,6 +283,9 @@ int cmd_live(int argc, char **argv)
 		}
 		case 'a':
 			ro.system_wide = 1;
+			break;
+		case LIVE_NO_BPF:
+			ro.no_bpf = 1;
 			break;
 		case LIVE_INTERVAL: {
 			char *end;

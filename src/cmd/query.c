@@ -43,7 +43,13 @@ const struct opt query_opts_common[] = {
 	{ QOPT_NO_DEMANGLE, "no-demangle", NULL, "show C++ and Rust names as the binary has them", NULL },
 	{ QOPT_NO_INLINE, "no-inline", NULL, "fold inlined functions into the function holding their\n"
 	  "code (by default each is a frame of its own)", NULL },
-	{ QOPT_LINES, "lines", NULL, "one row or frame per source line: 'name (file.c:LINE)'", NULL },
+	{ QOPT_LINES, "lines", NULL, "one row or frame per source line: 'name (file.c:LINE)';\n"
+	  "Python frames too: 'py::parse (app.py:5)'", NULL },
+	{ QOPT_NO_LATE, "no-late-frames", NULL, "leave out the frames read after their sample (stax info:\n"
+	  "late): Python frames and outer frames past the stack copy\n"
+	  "read from the process when the in-kernel reader was off\n"
+	  "(stax record --no-bpf, or not permitted); the frames\n"
+	  "read at the sample stay", NULL },
 	OPT_END,
 };
 
@@ -83,6 +89,9 @@ bool query_opt(struct query_opts *q, const struct opt_parser *op, int id)
 		break;
 	case QOPT_LINES:
 		q->lines = true;
+		break;
+	case QOPT_NO_LATE:
+		q->no_late = true;
 		break;
 	case QOPT_PID:
 		q->filter.pid = (int64_t)opt_u64(op, 0x7fffffff);
@@ -204,6 +213,8 @@ void query_load(const struct query_opts *q, struct profile *p)
 		struct prof_sym_opts so = { !q->no_demangle, q->no_inline, q->lines };
 		profile_symbolize_opts(p, &so);
 	}
+	if (q->no_late)
+		profile_drop_late(p);
 	if (q->python_only)
 		profile_python_only(p);
 	samples = p->nsamples;

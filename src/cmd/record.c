@@ -42,6 +42,7 @@ enum {
 	REC_UNWIND = OPT_LONG, REC_STACK_SIZE, REC_DURATION, REC_OFF_CPU, REC_CALL_GRAPH, REC_NO_WAKERS,
 	REC_NO_PYTHON_FRAMES,
 	REC_NO_READ_STACK,
+	REC_NO_BPF,
 };
 
 static const struct opt record_opts[] = {
@@ -116,6 +117,17 @@ static const struct opt record_opts[] = {
 	  "read from the live process when the copy's outermost\n"
 	  "return address is still in place (needs ptrace access;\n"
 	  "stax info: read). With this, such stacks stay truncated", NULL },
+	{ REC_NO_BPF, "no-bpf", NULL, "do not load the in-kernel reader. By default a small\n"
+	  "BPF program runs at each sample (root, or CAP_BPF and\n"
+	  "CAP_PERFMON; a kernel with BTF) and reads, at that\n"
+	  "moment, the Python frames of the thread and the stack\n"
+	  "words past the copy its last deep stack needed, so\n"
+	  "those frames are exact. Without it (this option, or\n"
+	  "when it cannot load) they are read after the sample,\n"
+	  "when the program may have moved on: such stacks get\n"
+	  "the verdict late, never complete (stax info counts\n"
+	  "them, stax doctor explains, --no-late-frames leaves\n"
+	  "those frames out of the views)", NULL },
 	{ 'a', "all-cpus", NULL, "record every process on every cpu (root, CAP_PERFMON\n"
 	  "or kernel.perf_event_paranoid <= 0); stops with\n"
 	  "Ctrl-C, --duration, or when CMD exits if one is given;\n"
@@ -140,7 +152,7 @@ const struct cmd_spec cmd_record_spec = {
 	"record",
 "usage: stax record [-F HZ | -c COUNT] [-e EVENT] [-o FILE] [--unwind hybrid|dwarf|fp]\n"
 "                   [--stack-size BYTES] [--duration SECONDS] [--off-cpu]\n"
-"                   [--no-wakers] [--no-python-frames] [--no-read-stack]\n"
+"                   [--no-wakers] [--no-python-frames] [--no-read-stack] [--no-bpf]\n"
 "                   [-m PAGES|SIZE] [-g]\n"
 "                   [--call-graph fp|dwarf|hybrid[,SIZE]]\n"
 "                   (-p PID[,PID...] | -t TID[,TID...] | -a [-- CMD ARGS...] |\n"
@@ -320,6 +332,9 @@ int cmd_record(int argc, char **argv)
 			break;
 		case REC_NO_READ_STACK:
 			o.no_read_stack = 1;
+			break;
+		case REC_NO_BPF:
+			o.no_bpf = 1;
 			break;
 		case REC_NO_WAKERS:
 			o.no_wakers = 1;

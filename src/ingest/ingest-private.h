@@ -106,10 +106,23 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 /* The next file: the tails of the threads recover still names (tid ->
  * index in recover.tasks), their counts zeroed. */
 void ingest_ustack_carry(struct ingest_ustack *u, const struct hmap *tids);
+/* Thread tid exited: the slots asked of the in-kernel reader for it are
+ * forgotten (the reader forgets them too). */
+void ingest_ustack_exit(struct ingest *g, uint32_t tid);
 
 /* ---- python.c: Python frames ---- */
 
+/* The next file: the interpreters of the processes kept (or, past a cap
+ * of names, a reader anew); every frame named again in its data. */
+void ingest_python_carry(struct ingest *g, const struct ingest_keep *k);
+
 void ingest_python_release(struct ingest_python *py);
+/* Mapping m of pid was added: an interpreter is told to the in-kernel
+ * reader (g->moment) as soon as it is mapped. */
+void ingest_python_mapped(struct ingest *g, uint32_t pid, const struct state_mapping *m);
+/* pid exec'd (or exited): it is no interpreter the reader knows until
+ * found again. */
+void ingest_python_exec(struct ingest *g, uint32_t pid);
 /* Put the Python frames each _PyEval_EvalFrameDefault frame of the
  * sample's user stack (uframes[0..nu), leaf first) was running above it;
  * sets ukind and returns the new count. */

@@ -77,12 +77,16 @@ static void frame_at(const struct ingest *g, size_t k, size_t nu, bool unwound, 
 	bool ra;
 	if (k < nu) {
 		i = nu - 1 - k;
-		if (g->ukind_on)
+		bool late;
+		if (g->ukind_on) {
 			ra = (g->ukind[i] & UKIND_RA) != 0;
-		else
+			late = (g->ukind[i] & UKIND_LATE) != 0;
+		} else {
 			ra = unwound ? (g->frames[i].flags & UNWIND_F_RA) != 0 : i > 0;
+			late = unwound && (g->frames[i].flags & UNWIND_F_LATE);
+		}
 		*addr = g->uframes[i];
-		*flags = NODE_USER | (ra ? NODE_F_RA : 0);
+		*flags = NODE_USER | (ra ? NODE_F_RA : 0) | (late ? NODE_F_LATE : 0);
 	} else {
 		i = nk - 1 - (k - nu);
 		*addr = g->kframes[i];
@@ -207,17 +211,25 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	rs.cpu = (uint16_t)s->cpu;
 	rs.quality = UNWIND_Q_UNKNOWN;
 	rs.method = UNWIND_M_FP;
+	/* what the in-kernel reader read at this sample (a wake-up is no
+	 * sample of the reader's events) */
+	g->have_mo = g->moment && !wake && g->moment->take(g->moment->arg, s, &g->mo);
+	g->moment_samples += g->have_mo;
 	if (g->unwinder)
 		unwound = ingest_unwind_user(g, s, &nu, &rs, switch_out, &extended);
 	if (capped && SAMPLE_Q(rs.quality) != UNWIND_Q_COMPLETE) {
 		g->chains_capped++;
 		if (SAMPLE_Q(rs.quality) == UNWIND_Q_UNKNOWN)
-			rs.quality = (uint8_t)(UNWIND_STOP_CHAIN << SAMPLE_Q_STOP_SHIFT);
+			rs.quality = (uint8_t)(UNWIND_STOP_CHAIN << SAMPLE_Q_STOP_SHIFT | (rs.quality & SAMPLE_Q_LATE));
 	}
-	g->quality[SAMPLE_Q(rs.quality)]++;
 	g->method[(rs.method & 3) < 3 ? rs.method & 3 : 0]++;
 
 	nu = ingest_expand_python(g, s, nu, unwound, &rs);
+	g->have_mo = false;
+	/* frames read after the sample: never complete (format.h) */
+	if (rs.quality & SAMPLE_Q_LATE)
+		rs.quality &= (uint8_t)~3u;
+	g->quality[SAMPLE_VERDICT(rs.quality)]++;
 	rs.stack = intern_stack(g, rs.time, rs.pid, rs.tid, nu, unwound, nk);
 	g->ukind_on = false;
 	ingest_put_nodes(g);
@@ -252,6 +264,7 @@ void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const st
 	if (g->live && g->unwinder)
 		unwind_prefetch(g->unwinder, m->path, m->build_id, m->build_id_size);
 	ingest_jit_mapped(g, pid, m);
+	ingest_python_mapped(g, pid, m);
 	struct rec_mapping rm;
 	memset(&rm, 0, sizeof(rm));
 	rm.id = m->id;
@@ -343,6 +356,7 @@ static void on_comm(struct ingest *g, const struct perf_format *f, const struct 
 	if (h->misc & PERF_RECORD_MISC_COMM_EXEC) {
 		c.flags = COMM_F_EXEC;
 		state_exec(&g->st, c.pid);
+		ingest_python_exec(g, c.pid);
 	}
 	store_put_comm(g->w, &c, name);
 	recover_note_comm(g, c.pid, c.tid, name);
@@ -367,6 +381,11 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 		if (t.pid == t.tid)
 			state_exit(&g->st, t.pid);
 		recover_note_exit(g, t.pid, t.tid, t.time);
+		ingest_ustack_exit(g, t.tid);
+		if (t.pid == t.tid)
+			ingest_python_exec(g, t.pid); /* no interpreter there any more */
+		if (g->moment)
+			g->moment->exited(g->moment->arg, t.pid, t.tid);
 		ingest_offcpu_exit(&g->off, t.pid, t.tid);
 	}
 }

@@ -29,6 +29,8 @@
 #define INGEST_TAIL 8
 #define UKIND_RA 1u   /* ukind: a return address */
 #define UKIND_PY 2u   /* ukind: a Python frame (pyframes.h) */
+#define UKIND_LATE 4u /* ukind: read after the sample (NODE_F_LATE) */
+#define INGEST_MAX_SLOTS 4096 /* stack slots noted per unwind for the reader */
 
 /* A thread switched out whose switch-in has not been seen yet. */
 struct offcpu_pending {
@@ -46,6 +48,7 @@ struct offcpu_pending {
 	struct rec_waker wk;
 	char comm[16];       /* a WAKER_OTHER's name */
 	bool read;           /* stack read on from the process (OFFCPU_F_READ) */
+	bool late;           /* the stack has late frames (OFFCPU_F_LATE) */
 	bool wk_partial;     /* wk from the event without stacks, of a recorded thread */
 };
 
@@ -138,6 +141,14 @@ struct ingest_ustack {
 	 * thread's stack top is known (from a stack of it that reached its
 	 * root), within 65528 bytes of it (the largest copy) or beyond */
 	uint64_t deep_reads, deep_stale, deep_gone, cut_within_max, cut_beyond_max;
+	/* with the in-kernel reader: stacks that went on past the copy
+	 * with the words it read at the sample alone (deep_words), stack
+	 * slot lists asked of it, and samples with late frames of the
+	 * stack (read after the sample: UNWIND_F_LATE) */
+	uint64_t deep_words, slot_lists, slots_cut, late;
+	uint64_t slot_guesses;             /* stale stacks walked for their slots */
+	struct unwind_frame *guess;        /* scratch: those walks' frames */
+	uint64_t slots[INGEST_MAX_SLOTS];  /* scratch: the slots an unwind read */
 	/* The outermost frames of each thread's last stack that DWARF
 	 * unwound to its root: a spliced stack whose frame-pointer chain
 	 * ended at one of them (in libc, without frame pointers, just below
@@ -149,6 +160,10 @@ struct ingest_ustack {
 		uint64_t pc[INGEST_TAIL];
 		uint64_t top;  /* the highest CFA of a stack that reached
 				* its root: the top of the thread's stack */
+		/* the stack slots the in-kernel reader reads for it: those of
+		 * its last deep stacks of other shapes too, while they fit */
+		uint64_t *asked;
+		size_t nasked;
 	} *tails;
 	size_t ntails, tailcap;
 };
@@ -157,13 +172,49 @@ struct ingest_ustack {
  * reader of pyframes.h): reader is NULL when off (not live, or
  * --no-python-frames); set by the recorder. The counts are of samples
  * expanded, whose chain failed to validate, could not be read, or was
- * another moment's. */
+ * another moment's; of those expanded, from the chain the in-kernel
+ * reader read at the sample (moment) or read later (late); chains read
+ * at the sample that did not fit the native stack, or named a code
+ * object freed before it was named (PYF_GONE_NAME). */
 struct ingest_python {
 	struct pyframes *reader;
 	struct pyf_expansion *x;
 	uint64_t expanded, failed, noaccess, stale;
+	uint64_t moment, late, moment_unfit, moment_gone;
+	size_t syms_written;             /* frame ids whose REC_SYMBOL is written */
+	struct hmap registered;          /* pid -> image + 1 told to the reader (0: none) */
 	uint64_t pcs[INGEST_MAX_FRAMES]; /* scratch: uframes before expanding */
-	bool ra[INGEST_MAX_FRAMES];
+	bool ra[INGEST_MAX_FRAMES], ulate[INGEST_MAX_FRAMES];
+};
+
+/* What the in-kernel reader (record/moment.h) read at a sample's moment,
+ * as the recorder hands it over (struct ingest_moment_ops). */
+struct ingest_moment {
+	uint32_t flags;                  /* MOMENT_F_* of its record */
+	const struct moment_pyframe *py; /* the Python chain, innermost first */
+	size_t npy;
+	/* the stack words beyond the copy read at the sample (addresses
+	 * sorted, none twice) */
+	struct unwind_words words;
+};
+
+/* The recorder's in-kernel reader, as the ingester uses it (NULL: not
+ * there; then what lies outside a sample is read later, and marked). */
+struct ingest_moment_ops {
+	/* The record of sample s into *out, borrowed until the next call;
+	 * false when there is none. */
+	bool (*take)(void *arg, const struct perf_sample *s, struct ingest_moment *out);
+	/* Read these stack slots (8-aligned addresses, sorted, none twice)
+	 * at thread tid's next samples (n 0: none), in place of those asked
+	 * before; false when they are more than a record holds (then it
+	 * reads those from the lowest address that fit). */
+	bool (*slots)(void *arg, uint32_t tid, const uint64_t *addr, size_t n);
+	/* Process pid runs CPython with layout l (PyCode_Type at code_type);
+	 * l NULL: not any more (an exec). */
+	void (*python)(void *arg, uint32_t pid, const struct pyf_layout *l, uint64_t code_type);
+	/* Thread tid (of process pid) exited. */
+	void (*exited)(void *arg, uint32_t pid, uint32_t tid);
+	void *arg;
 };
 
 struct ingest {
@@ -175,7 +226,7 @@ struct ingest {
 	uint64_t samples, lost, lost_samples, throttles, unthrottles;
 	uint64_t trimmed;              /* samples marked SAMPLE_Q_TRIMMED (live only) */
 	uint64_t unknown_records, bad_records;
-	uint64_t quality[4], method[3];
+	uint64_t quality[5], method[3];  /* quality: by SAMPLE_VERDICT() */
 	uint64_t max_stack;            /* the events' sample_max_stack (0: unknown) */
 	uint64_t chains_capped;        /* samples whose kernel chain hit max_stack */
 	uint64_t first_time, last_time;
@@ -201,6 +252,12 @@ struct ingest {
 	 * lost is let go */
 	struct hmap missing;
 	uint64_t file_start;           /* time the current file began (0: the first) */
+	/* the in-kernel reader (set by the recorder), and what it read at
+	 * the sample at hand (mo, when have_mo); samples joined with one */
+	const struct ingest_moment_ops *moment;
+	struct ingest_moment mo;
+	bool have_mo;
+	uint64_t moment_samples;
 	/* the sample at hand: its frames, leaf first */
 	uint8_t ukind[INGEST_MAX_FRAMES]; /* with ukind_on: UKIND_* of uframes[i] */
 	bool ukind_on;                   /* this sample's frames use ukind */

@@ -165,7 +165,8 @@ static void offcpu_wake(struct ingest *g, struct offcpu_pending *p, const struct
 		p->wk.waker_tid = s->tid;
 		if (rs) {
 			p->wk.stack = rs->stack;
-			p->wk.flags = (uint8_t)((SAMPLE_Q(rs->quality) | (rs->method & 3) << 2) << 4);
+			p->wk.flags = (uint8_t)((SAMPLE_Q(rs->quality) | (rs->method & 3) << 2) << 4 |
+						((rs->quality & SAMPLE_Q_LATE) ? WAKER_F_LATE : 0));
 		}
 	}
 	g->off.wakes_kept++;
@@ -459,8 +460,8 @@ void ingest_offcpu_switch_out(struct ingest *g, const struct perf_sample *s, con
 {
 	struct offcpu_pending *p;
 	const struct reason_pat *kr;
-	if (!rs->tid)
-		return; /* the idle task */
+	if (!rs->tid || rs->tid == UINT32_MAX)
+		return; /* the idle task, or a thread past its exit (see below) */
 	p = pending(&g->off, rs->pid, rs->tid);
 	if (rs->time < p->last_in || p->dead)
 		return; /* reached us after the switch-in that ended it, or the exit */
@@ -472,6 +473,7 @@ void ingest_offcpu_switch_out(struct ingest *g, const struct perf_sample *s, con
 	p->stack = rs->stack;
 	p->cpu = rs->cpu;
 	p->qm = (uint8_t)(SAMPLE_Q(rs->quality) | (rs->method & 3) << 2);
+	p->late = (rs->quality & SAMPLE_Q_LATE) != 0;
 	kr = kernel_reason(g, g->kframes, nk);
 	p->reason = kr ? kr->reason : OFFCPU_OTHER;
 	if (kr && kr->futex)
@@ -490,7 +492,8 @@ static void offcpu_emit(struct ingest *g, struct offcpu_pending *p, uint64_t end
 	o.stack = p->stack;
 	o.cpu = p->cpu;
 	o.reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-	o.flags = (uint8_t)(flags | (p->qm << OFFCPU_F_QM_SHIFT) | (p->read ? OFFCPU_F_READ : 0));
+	o.flags = (uint8_t)(flags | (p->qm << OFFCPU_F_QM_SHIFT) | (p->read ? OFFCPU_F_READ : 0) |
+			    (p->late ? OFFCPU_F_LATE : 0));
 	store_put_offcpu(g->w, &o);
 	if (p->woken && !p->preempt) {
 		p->wk.start = o.start;
@@ -516,7 +519,10 @@ void ingest_offcpu_on_switch(struct ingest *g, const struct perf_format *f, cons
 		g->bad_records++;
 		return;
 	}
-	if (!id.tid)
+	/* 0: the idle task; -1: a thread that already exited, switched out
+	 * for the last time (the kernel names a task no longer alive -1):
+	 * its death, not a wait */
+	if (!id.tid || id.tid == UINT32_MAX)
 		return;
 	p = pending(&g->off, id.pid, id.tid);
 	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
@@ -528,6 +534,7 @@ void ingest_offcpu_on_switch(struct ingest *g, const struct perf_format *f, cons
 			p->stack = 0;
 			p->reason = OFFCPU_OTHER;
 			p->qm = 0;
+			p->late = false;
 			p->cpu = (uint16_t)id.cpu;
 			p->woken = false;
 		} else if (id.time > p->out_time) {
@@ -643,7 +650,7 @@ void ingest_checkpoint(struct ingest *g, uint64_t now)
 		v[n].stack = p->stack;
 		v[n].cpu = p->cpu;
 		v[n].reason = p->preempt ? OFFCPU_PREEMPT : p->reason;
-		v[n].flags = (uint8_t)(OFFCPU_F_OPEN | (p->qm << OFFCPU_F_QM_SHIFT));
+		v[n].flags = (uint8_t)(OFFCPU_F_OPEN | (p->qm << OFFCPU_F_QM_SHIFT) | (p->late ? OFFCPU_F_LATE : 0));
 		n++;
 	}
 	store_set_offcpu_open(g->w, now, v, n);

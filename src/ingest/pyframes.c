@@ -1,5 +1,6 @@
 /* pyframes.c - Python frames read from a running CPython (see pyframes.h). */
 #include "ingest/pyframes.h"
+#include "symbol/pyline.h"
 #include "lib/elffile.h"
 #include "lib/elfguard.h"
 #include "lib/hash.h"
@@ -16,6 +17,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "bpf/moment_abi.h"
+
 #define PYF_MAX_THREADS 4096   /* thread states walked per interpreter */
 #define PYF_MAX_INTERPS 64
 #define PYF_MAX_CHAIN 4096     /* interpreter frames walked per sample */
@@ -24,6 +27,7 @@
 				* mostly below it in the same data stack chunk */
 #define PYF_MAX_PROCS 4096
 #define PYF_CODE_HEAD 256      /* bytes of a code object read per frame */
+#define PYF_MAX_TABLE 65536    /* bytes of a line table kept */
 
 /* ---- layouts ---- */
 
@@ -231,7 +235,17 @@ struct pyf_proc {
 	struct hmap tstate;          /* tid -> index in tsaddr + 1 */
 	uint64_t *tsaddr;
 	size_t nts, tscap;
-	struct hmap codes;           /* code object address -> name id */
+	/* the code objects named: by hash_mix(address, stamp) (probing on
+	 * collisions) -> index in code + 1 */
+	struct hmap codes;
+	struct pyf_code {
+		uint64_t addr, stamp;    /* moment_stamp() of its fields */
+		uint32_t name, file;     /* strings (pf->strs) */
+		int32_t first;           /* co_firstlineno */
+		uint32_t tsize;          /* bytes of table (0: no lines) */
+		uint8_t *table;          /* its co_linetable */
+	} *code;
+	size_t ncode, codecap;
 };
 
 struct pyframes {
@@ -240,9 +254,14 @@ struct pyframes {
 	struct pyf_proc *procs;
 	size_t nprocs, proccap;
 	struct hmap proc_index;      /* pid -> index + 1 */
-	char **names;                /* id - 1 -> "py::QUALNAME:FILE" */
-	size_t nnames, namecap;
-	struct hmap name_index;      /* hash -> id (probing on collisions) */
+	/* strings: the names ("py::QUALNAME:FILE") and files */
+	char **strs;
+	size_t nstrs, strcap;
+	struct hmap str_index;       /* hash -> index + 1 (probing) */
+	/* the frames of the samples: id - 1 -> (name, file, line) */
+	struct pyf_frame { uint32_t name, file, line; } *frames;
+	size_t nframes, framecap;
+	struct hmap frame_index;     /* hash -> id (probing) */
 	char no_access[256];
 	bool found;                  /* an interpreter was seen */
 	/* the window of the last frame read */
@@ -252,11 +271,22 @@ struct pyframes {
 	uint8_t chead[PYF_MAX_FRAMES][PYF_CODE_HEAD]; /* the code objects' first bytes */
 };
 
+static void proc_forget_codes(struct pyf_proc *p)
+{
+	size_t i;
+	for (i = 0; i < p->ncode; i++)
+		free(p->code[i].table);
+	free(p->code);
+	p->code = NULL;
+	p->ncode = p->codecap = 0;
+}
+
 struct pyframes *pyframes_new(void)
 {
 	struct pyframes *pf = xcalloc(1, sizeof(*pf));
 	hmap_init(&pf->proc_index);
-	hmap_init(&pf->name_index);
+	hmap_init(&pf->str_index);
+	hmap_init(&pf->frame_index);
 	return pf;
 }
 
@@ -270,21 +300,42 @@ void pyframes_free(struct pyframes *pf)
 	free(pf->elfs);
 	for (i = 0; i < pf->nprocs; i++) {
 		hmap_release(&pf->procs[i].tstate);
+		proc_forget_codes(&pf->procs[i]);
 		hmap_release(&pf->procs[i].codes);
 		free(pf->procs[i].tsaddr);
 	}
 	free(pf->procs);
-	for (i = 0; i < pf->nnames; i++)
-		free(pf->names[i]);
-	free(pf->names);
+	for (i = 0; i < pf->nstrs; i++)
+		free(pf->strs[i]);
+	free(pf->strs);
+	free(pf->frames);
 	hmap_release(&pf->proc_index);
-	hmap_release(&pf->name_index);
+	hmap_release(&pf->str_index);
+	hmap_release(&pf->frame_index);
 	free(pf);
 }
 
 const char *pyframes_name(const struct pyframes *pf, uint32_t id)
 {
-	return pf && id && id <= pf->nnames ? pf->names[id - 1] : NULL;
+	return pf && id && id <= pf->nframes ? pf->strs[pf->frames[id - 1].name] : NULL;
+}
+
+bool pyframes_frame(const struct pyframes *pf, uint32_t id, const char **name, const char **file,
+		    uint32_t *line)
+{
+	const struct pyf_frame *f;
+	if (!pf || !id || id > pf->nframes)
+		return false;
+	f = &pf->frames[id - 1];
+	*name = pf->strs[f->name];
+	*file = pf->strs[f->file];
+	*line = f->line;
+	return true;
+}
+
+size_t pyframes_count(const struct pyframes *pf)
+{
+	return pf ? pf->nframes : 0;
 }
 
 bool pyframes_found(const struct pyframes *pf)
@@ -297,26 +348,43 @@ const char *pyframes_no_access_why(const struct pyframes *pf)
 	return pf ? pf->no_access : "";
 }
 
-static uint32_t intern_name(struct pyframes *pf, const char *name)
+static uint32_t intern_str(struct pyframes *pf, const char *str)
 {
-	uint64_t h = hash_bytes(name, strlen(name));
-	uint32_t id;
-	int probe;
-	for (probe = 0; probe < 64; probe++, h++) {
-		if (!hmap_get(&pf->name_index, h, &id))
+	uint64_t h = hash_bytes(str, strlen(str));
+	uint32_t at;
+	for (;; h = hash_next(h)) {
+		if (!hmap_get(&pf->str_index, h, &at))
 			break;
-		if (!strcmp(pf->names[id - 1], name))
+		if (!strcmp(pf->strs[at - 1], str))
+			return at - 1;
+	}
+	GROW(pf->strs, pf->strcap, pf->nstrs + 1);
+	pf->strs[pf->nstrs++] = xstrdup(str);
+	hmap_put(&pf->str_index, h, (uint32_t)pf->nstrs);
+	return (uint32_t)(pf->nstrs - 1);
+}
+
+/* The id of the frame (name, file, line): one per function and line. */
+static uint32_t intern_frame(struct pyframes *pf, uint32_t name, uint32_t file, uint32_t line)
+{
+	uint64_t h = hash_mix(hash_mix(name, file), line);
+	uint32_t id;
+	for (;; h = hash_next(h)) {
+		const struct pyf_frame *f;
+		if (!hmap_get(&pf->frame_index, h, &id))
+			break;
+		f = &pf->frames[id - 1];
+		if (f->name == name && f->file == file && f->line == line)
 			return id;
 	}
-	GROW(pf->names, pf->namecap, pf->nnames + 1);
-	pf->names[pf->nnames++] = xstrdup(name);
-	id = (uint32_t)pf->nnames;
-	if (probe < 64)
-		hmap_put(&pf->name_index, h, id);
+	GROW(pf->frames, pf->framecap, pf->nframes + 1);
+	pf->frames[pf->nframes++] = (struct pyf_frame){ name, file, line };
+	id = (uint32_t)pf->nframes;
+	hmap_put(&pf->frame_index, h, id);
 	return id;
 }
 
-static bool is_python_path(const char *path)
+bool pyframes_is_interpreter_path(const char *path)
 {
 	const char *b = path ? strrchr(path, '/') : NULL;
 	b = b ? b + 1 : path;
@@ -458,6 +526,7 @@ static void proc_scan(struct pyframes *pf, struct state *st, struct pyf_proc *p)
 		hmap_init(&p->tstate);
 		hmap_release(&p->codes);
 		hmap_init(&p->codes);
+		proc_forget_codes(p);
 	}
 	if (p->elf >= 0)
 		return; /* found before: an interpreter is not unloaded */
@@ -465,7 +534,7 @@ static void proc_scan(struct pyframes *pf, struct state *st, struct pyf_proc *p)
 		const struct state_mapping *m = state_mapping(st, sp->ranges[i].id);
 		const struct pyf_elf *pe;
 		int k;
-		if (!m || !is_python_path(m->path))
+		if (!m || !pyframes_is_interpreter_path(m->path))
 			continue;
 		k = elf_of(pf, m->path);
 		pe = &pf->elfs[k];
@@ -511,7 +580,8 @@ static int proc_init(struct pyframes *pf, struct pyf_proc *p)
 	uint32_t ver;
 	int ret;
 
-	p->init = true;
+	/* (a read that fails is tried again at the next sample: the
+	 * process may be too young to have its data mapped) */
 	if ((ret = read_proc(p, p->runtime - pe->runtime + pe->py_version, &ver, 4)))
 		return ret;
 	ver >>= 16;
@@ -523,6 +593,7 @@ static int proc_init(struct pyframes *pf, struct pyf_proc *p)
 	} else if (!pyf_layout_builtin(ver, &p->l)) {
 		p->bad = true; /* another version: not read */
 	}
+	p->init = true;
 	return 0;
 }
 
@@ -616,27 +687,88 @@ static int read_frame(struct pyframes *pf, struct pyf_proc *p, uint64_t addr, ui
 	return read_proc(p, addr, buf, len);
 }
 
-/* The name id of code object co whose qualname and filename are the
- * str objects at qa and fa (a code object freed and another made at its
- * address has other names: the cache is by all three). */
-static uint32_t code_name(struct pyframes *pf, struct pyf_proc *p, uint64_t co, uint64_t qa, uint64_t fa,
-			  int *err)
+/* The bytes of a code object's head read: up to its last field used. */
+static size_t code_head_size(const struct pyf_layout *l)
+{
+	uint64_t n = MAX(MAX(l->ob_type, (uint64_t)PYF_OB_SIZE), MAX(l->co_qualname, l->co_filename));
+	n = MAX(n, MAX(l->co_name, l->co_linetable));
+	return (size_t)MAX(n + 8, l->co_firstlineno + 4);
+}
+
+/* The stamp of the code object whose head is h (moment_abi.h: what the
+ * in-kernel reader computes at the sample from the same fields). */
+static uint64_t code_stamp(const struct pyf_layout *l, const uint8_t *h)
+{
+	uint32_t first;
+	memcpy(&first, h + l->co_firstlineno, 4);
+	return moment_stamp(get_u64(h + l->co_filename), get_u64(h + l->co_name), get_u64(h + l->co_qualname),
+			    get_u64(h + l->co_linetable), first);
+}
+
+/* The code object at co with stamp, named before: its index, or -1. */
+static long code_find(const struct pyf_proc *p, uint64_t co, uint64_t stamp)
+{
+	uint64_t h = hash_mix(co, stamp);
+	uint32_t at;
+	for (;; h = hash_next(h)) {
+		if (!hmap_get(&p->codes, h, &at))
+			return -1;
+		if (p->code[at - 1].addr == co && p->code[at - 1].stamp == stamp)
+			return (long)at - 1;
+	}
+}
+
+/* Name code object co whose head h (code_head_size() bytes) was read
+ * now, and keep its line table: its index, or -errno. */
+static long code_add(struct pyframes *pf, struct pyf_proc *p, uint64_t co, const uint8_t *h)
 {
 	const struct pyf_layout *l = &p->l;
 	char qual[PYF_MAX_NAME], file[PYF_MAX_NAME], name[2 * PYF_MAX_NAME + 8];
-	uint64_t key = hash_bytes((uint64_t[3]){ co, qa, fa }, 24);
-	uint32_t id;
+	uint64_t stamp = code_stamp(l, h), lt = get_u64(h + l->co_linetable), size, key;
+	struct pyf_code *c;
+	uint8_t hdr[32];
+	uint32_t at;
+	int err;
 
-	*err = 0;
-	if (hmap_get(&p->codes, key, &id))
-		return id;
-	if ((*err = pyf_unicode(l, read_proc, p, qa, qual, sizeof(qual))) ||
-	    (*err = pyf_unicode(l, read_proc, p, fa, file, sizeof(file))))
-		return 0;
+	if ((err = pyf_unicode(l, read_proc, p, get_u64(h + l->co_qualname), qual, sizeof(qual))) ||
+	    (err = pyf_unicode(l, read_proc, p, get_u64(h + l->co_filename), file, sizeof(file))))
+		return err;
 	snprintf(name, sizeof(name), "py::%s:%s", qual, file);
-	id = intern_name(pf, name);
-	hmap_put(&p->codes, key, id);
-	return id;
+	GROW(p->code, p->codecap, p->ncode + 1);
+	c = &p->code[p->ncode];
+	memset(c, 0, sizeof(*c));
+	c->addr = co;
+	c->stamp = stamp;
+	c->name = intern_str(pf, name);
+	c->file = intern_str(pf, file);
+	memcpy(&c->first, h + l->co_firstlineno, 4);
+	/* co_linetable: a bytes object (ob_size at 16, its bytes at 32);
+	 * kept, so that lines are known after the process is gone */
+	if (lt && !read_proc(p, lt, hdr, sizeof(hdr)) && (size = get_u64(hdr + PYF_OB_SIZE)) &&
+	    size <= PYF_MAX_TABLE) {
+		c->table = xmalloc((size_t)size);
+		if (!read_proc(p, lt + 32, c->table, (size_t)size)) {
+			c->tsize = (uint32_t)size;
+		} else {
+			free(c->table);
+			c->table = NULL;
+		}
+	}
+	for (key = hash_mix(co, stamp); hmap_get(&p->codes, key, &at); key = hash_next(key))
+		;
+	hmap_put(&p->codes, key, (uint32_t)++p->ncode);
+	return (long)p->ncode - 1;
+}
+
+/* The frame id of code c at instruction offset instr (bytes): its line
+ * from the line table (0 when not known). */
+static uint32_t code_frame(struct pyframes *pf, const struct pyf_proc *p, const struct pyf_code *c, int64_t instr)
+{
+	int line = 0;
+	if (c->tsize)
+		line = pyline_find(c->table, c->table + c->tsize, c->first, p->l.version,
+				   (uint32_t)(instr < 0 ? 0 : MIN(instr, (int64_t)INT32_MAX)), NULL);
+	return intern_frame(pf, c->name, c->file, line > 0 ? (uint32_t)line : 0);
 }
 
 bool pyf_seen_points_into(const struct pyf_sample *seen, uint64_t lo, uint64_t hi)
@@ -655,33 +787,61 @@ bool pyf_seen_points_into(const struct pyf_sample *seen, uint64_t lo, uint64_t h
 	return false;
 }
 
+/* The process of a sample whose user frames are pcs[0..n) and its
+ * _PyEval_EvalFrameDefault frames (out->is_eval_pos, *neval): NULL when
+ * there is nothing to expand (not an interpreter, -X perf, no such
+ * frame). */
+static struct pyf_proc *sample_evals(struct pyframes *pf, struct state *st, uint32_t pid, const uint64_t *pcs,
+				     const bool *ra, size_t n, struct pyf_expansion *out, size_t *neval)
+{
+	struct pyf_proc *p;
+	size_t i;
+
+	out->neval = out->nids = 0;
+	*neval = 0;
+	if (!pid || !(p = proc_of(pf, pid)))
+		return NULL;
+	if (p->gen != state_gen(st, pid))
+		proc_scan(pf, st, p);
+	if (p->elf < 0 || p->perf)
+		return NULL;
+	for (i = 0; i < n && i < 1024; i++) {
+		uint64_t a = pcs[i] - (ra[i] ? 1 : 0);
+		out->is_eval_pos[i] = a >= p->eval_lo && a < p->eval_hi;
+		*neval += out->is_eval_pos[i];
+	}
+	return *neval ? p : NULL;
+}
+
+/* A read's error as the status of a sample (and why, the first time). */
+static enum pyf_status read_failed(struct pyframes *pf, uint32_t pid, int err)
+{
+	if (err == -EPERM || err == -EACCES) {
+		if (!pf->no_access[0])
+			snprintf(pf->no_access, sizeof(pf->no_access),
+				 "cannot read the memory of process %u: %s (reading it needs ptrace access:"
+				 " root with CAP_SYS_PTRACE, or its own user where kernel.yama.ptrace_scope"
+				 " allows)", pid, strerror(-err));
+		return PYF_NO_ACCESS;
+	}
+	return PYF_FAILED;
+}
+
 enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t pid, uint32_t tid,
 				const uint64_t *pcs, const bool *ra, size_t n, const struct pyf_sample *seen,
 				struct pyf_expansion *out)
 {
 	struct pyf_proc *p;
 	const struct pyf_layout *l;
-	uint64_t frame, ts, codes[PYF_MAX_FRAMES];
+	uint64_t frame, ts, codes[PYF_MAX_FRAMES], instrs[PYF_MAX_FRAMES];
 	struct iovec local[PYF_MAX_FRAMES], remote[PYF_MAX_FRAMES];
 	uint8_t fb[128];
-	size_t i, neval = 0, nfr = 0, fsize, csize, walked;
+	size_t i, neval, nfr = 0, fsize, csize, walked;
 	ssize_t r;
 	int err = 0;
 
-	out->neval = out->nids = 0;
 	pf->wpid = 0; /* the window is of another moment */
-	if (!pid || !(p = proc_of(pf, pid)))
-		return PYF_NONE;
-	if (p->gen != state_gen(st, pid))
-		proc_scan(pf, st, p);
-	if (p->elf < 0 || p->perf)
-		return PYF_NONE;
-	for (i = 0; i < n && i < 1024; i++) {
-		uint64_t a = pcs[i] - (ra[i] ? 1 : 0);
-		out->is_eval_pos[i] = a >= p->eval_lo && a < p->eval_hi;
-		neval += out->is_eval_pos[i];
-	}
-	if (!neval)
+	if (!(p = sample_evals(pf, st, pid, pcs, ra, n, out, &neval)))
 		return PYF_NONE;
 	if (neval > PYF_MAX_FRAMES)
 		return PYF_FAILED;
@@ -695,7 +855,7 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 	/* 3.11/3.12: frame is the thread's _PyCFrame, current_frame in it */
 	if (l->ts_cframe && (err = read_proc(p, frame + l->cf_current, &frame, 8)))
 		goto fail;
-	fsize = MAX(l->fr_code, MAX(l->fr_previous, l->fr_owner)) + 8;
+	fsize = MAX(MAX(l->fr_code, l->fr_instr), MAX(l->fr_previous, l->fr_owner)) + 8;
 	if (l->fr_is_entry >= 0)
 		fsize = MAX(fsize, (size_t)l->fr_is_entry + 1);
 	if (fsize > sizeof(fb))
@@ -722,6 +882,7 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 		} else {
 			if (nfr >= PYF_MAX_FRAMES || out->neval >= neval)
 				return PYF_FAILED;
+			instrs[nfr] = get_u64(fb + l->fr_instr);
 			codes[nfr++] = co;
 			out->count[out->neval]++;
 			if (l->fr_is_entry >= 0 && fb[l->fr_is_entry]) {
@@ -736,7 +897,7 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 	if (frame || out->neval != neval || !nfr)
 		return PYF_FAILED;
 	/* every code object's type and names, in one read */
-	csize = MAX(MAX(l->ob_type, (uint64_t)PYF_OB_SIZE), MAX(l->co_qualname, l->co_filename)) + 8;
+	csize = code_head_size(l);
 	if (csize > PYF_CODE_HEAD)
 		return PYF_FAILED;
 	for (i = 0; i < nfr; i++) {
@@ -756,11 +917,15 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 		}
 	}
 	for (i = 0; i < nfr; i++) {
+		long c;
 		if (get_u64(pf->chead[i] + l->ob_type) != p->code_type)
 			return PYF_FAILED;
-		if (!(out->ids[i] = code_name(pf, p, codes[i], get_u64(pf->chead[i] + l->co_qualname),
-					      get_u64(pf->chead[i] + l->co_filename), &err)))
+		if ((c = code_find(p, codes[i], code_stamp(l, pf->chead[i]))) < 0 &&
+		    (c = code_add(pf, p, codes[i], pf->chead[i])) < 0) {
+			err = (int)c;
 			goto fail;
+		}
+		out->ids[i] = code_frame(pf, p, &p->code[c], (int64_t)(instrs[i] - (codes[i] + l->co_code)));
 	}
 	/* the sample's moment: the interpreter was running the innermost
 	 * frame's code (its instruction pointer, in a register or saved on
@@ -773,13 +938,117 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 	out->nids = nfr;
 	return PYF_EXPANDED;
 fail:
-	if (err == -EPERM || err == -EACCES) {
-		if (!pf->no_access[0])
-			snprintf(pf->no_access, sizeof(pf->no_access),
-				 "cannot read the memory of process %u: %s (reading it needs ptrace access:"
-				 " root with CAP_SYS_PTRACE, or its own user where kernel.yama.ptrace_scope"
-				 " allows)", pid, strerror(-err));
-		return PYF_NO_ACCESS;
+	return read_failed(pf, pid, err);
+}
+
+enum pyf_status pyframes_expand_moment(struct pyframes *pf, struct state *st, uint32_t pid, const uint64_t *pcs,
+				       const bool *ra, size_t n, const struct moment_pyframe *f, size_t nf,
+				       struct pyf_expansion *out)
+{
+	uint8_t head[PYF_CODE_HEAD];
+	struct pyf_proc *p;
+	size_t i, neval, nfr = 0, hsize;
+	int err;
+
+	if (!(p = sample_evals(pf, st, pid, pcs, ra, n, out, &neval)))
+		return PYF_NONE;
+	out->gone = 0;
+	if (neval > PYF_MAX_FRAMES)
+		return PYF_FAILED;
+	if (!p->init && (err = proc_init(pf, p)))
+		return read_failed(pf, pid, err);
+	if (p->bad || (hsize = code_head_size(&p->l)) > sizeof(head))
+		return PYF_FAILED;
+	/* innermost first: the frames of the k-th _PyEval_EvalFrameDefault
+	 * from the leaf, then the entry mark that closes them */
+	out->first[0] = 0;
+	out->count[0] = 0;
+	for (i = 0; i < nf; i++) {
+		long c;
+		if (f[i].flags & MOMENT_PYF_ENTRY) {
+			if (++out->neval < neval) {
+				out->first[out->neval] = nfr;
+				out->count[out->neval] = 0;
+			}
+			continue;
+		}
+		if (out->neval >= neval || nfr >= PYF_MAX_FRAMES)
+			return PYF_FAILED;
+		if ((c = code_find(p, f[i].code, f[i].stamp)) < 0) {
+			/* named now, if the code object at that address is still
+			 * the one the sample saw (a freed one's address may hold
+			 * another by now: never named after it) */
+			if ((err = read_proc(p, f[i].code, head, hsize)) && err != -EFAULT)
+				return read_failed(pf, pid, err);
+			if (err || get_u64(head + p->l.ob_type) != p->code_type ||
+			    code_stamp(&p->l, head) != f[i].stamp) {
+				/* freed since (a module's body after its import,
+				 * code made by exec): the frame was there, its
+				 * name is lost */
+				out->ids[nfr++] = intern_frame(pf, intern_str(pf, PYF_GONE_NAME), intern_str(pf, ""), 0);
+				out->count[out->neval]++;
+				out->gone++;
+				continue;
+			}
+			if ((c = code_add(pf, p, f[i].code, head)) < 0)
+				return read_failed(pf, pid, (int)c);
+		}
+		out->ids[nfr++] = code_frame(pf, p, &p->code[c], f[i].instr);
+		out->count[out->neval]++;
 	}
-	return PYF_FAILED;
+	if (out->neval != neval || !nfr)
+		return PYF_FAILED;
+	out->nids = nfr;
+	return PYF_EXPANDED;
+}
+
+bool pyframes_interpreter(struct pyframes *pf, struct state *st, uint32_t pid, struct pyf_layout *l,
+			  uint64_t *code_type)
+{
+	struct pyf_proc *p = pid ? proc_of(pf, pid) : NULL;
+	if (!p)
+		return false;
+	if (p->gen != state_gen(st, pid))
+		proc_scan(pf, st, p);
+	if (p->elf < 0 || p->perf || (!p->init && proc_init(pf, p)) || p->bad)
+		return false;
+	*l = p->l;
+	*code_type = p->code_type;
+	return true;
+}
+
+int pyframes_each_tstate(struct pyframes *pf, uint32_t pid, void (*fn)(void *arg, uint32_t tid, uint64_t tstate),
+			 void *arg)
+{
+	uint32_t idx;
+	struct pyf_proc *p;
+	const struct pyf_layout *l;
+	uint64_t interp, ts, tid;
+	int ni, nt, n = 0, err;
+
+	if (!hmap_get(&pf->proc_index, pid, &idx))
+		return -ESRCH;
+	p = &pf->procs[idx - 1];
+	if (p->elf < 0 || !p->init || p->bad)
+		return -ESRCH;
+	l = &p->l;
+	if ((err = read_proc(p, p->runtime + l->rt_interp_head, &interp, 8)))
+		return err;
+	for (ni = 0; interp && ni < PYF_MAX_INTERPS; ni++) {
+		if ((err = read_proc(p, interp + l->interp_threads_head, &ts, 8)))
+			return err;
+		for (nt = 0; ts && nt < PYF_MAX_THREADS; nt++) {
+			if ((err = read_proc(p, ts + l->ts_native_tid, &tid, 8)))
+				return err;
+			if (tid && tid <= 0x7fffffff) {
+				fn(arg, (uint32_t)tid, ts);
+				n++;
+			}
+			if ((err = read_proc(p, ts + l->ts_next, &ts, 8)))
+				return err;
+		}
+		if ((err = read_proc(p, interp + l->interp_next, &interp, 8)))
+			return err;
+	}
+	return n;
 }

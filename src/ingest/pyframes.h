@@ -19,12 +19,25 @@
  * the address of PyCode_Type as its type, and the number of interpreter
  * entries walked equals the number of _PyEval_EvalFrameDefault frames of
  * the native stack. The chain is read after the sample (the thread has
- * run on meanwhile); validation catches most chains that changed shape.
+ * run on meanwhile); validation catches most chains that changed shape,
+ * not all: its frames are late (the caller marks them so).
+ *
+ * With the in-kernel reader (record/moment.h), the chain is the one it
+ * read at the sample (pyframes_expand_moment): code objects and
+ * instruction offsets, named here by reading each code object once,
+ * cached by its address and the stamp of its fields read at the sample,
+ * so a code object freed and another made at its address is never
+ * named after the first.
+ *
+ * A frame is one (function, line): its line from the code object's
+ * co_linetable (symbol/pyline.h) and the frame's instruction offset.
  */
 #ifndef STAX_INGEST_PYFRAMES_H
 #define STAX_INGEST_PYFRAMES_H
 
 #include "state/state.h"
+
+#include "bpf/moment_abi.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +46,9 @@
 #define PYF_MAX_FRAMES 512  /* Python frames of one sample, at most */
 #define PYF_MAX_NAME 512    /* bytes of a qualname or file name kept */
 #define PYFRAMES_POLL_MS 2  /* the recorder's drain passes while reading them */
+/* The name of a frame whose code object was freed before it was named
+ * (its address may hold another by then: never named after that one) */
+#define PYF_GONE_NAME "py::[code freed before it was named]:"
 
 /* Offsets of one CPython version's structures (bytes). */
 struct pyf_layout {
@@ -93,12 +109,14 @@ enum pyf_status {
 
 /* The expansion of one sample: for the k-th _PyEval_EvalFrameDefault
  * frame of pcs (leaf first), count[k] Python frames, innermost first, at
- * ids[first[k] ...]. */
+ * ids[first[k] ...] (frame ids: pyframes_frame()). */
 struct pyf_expansion {
 	size_t neval;
 	size_t first[PYF_MAX_FRAMES], count[PYF_MAX_FRAMES];
 	uint32_t ids[PYF_MAX_FRAMES];
 	size_t nids;
+	size_t gone;            /* frames of code objects freed before they were
+				 * named (pyframes_expand_moment: PYF_GONE_NAME) */
 	bool is_eval_pos[1024]; /* pcs[i] is a _PyEval_EvalFrameDefault frame */
 };
 
@@ -121,11 +139,36 @@ struct pyf_sample {
 enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t pid, uint32_t tid,
 				const uint64_t *pcs, const bool *ra, size_t n, const struct pyf_sample *seen,
 				struct pyf_expansion *out);
+/* The same from the chain the in-kernel reader read at the sample:
+ * f[0..nf) innermost first (moment_abi.h; nf > 0, read to its end).
+ * A code object gone from its address by now is not named after what is
+ * there (another may be): its frame is PYF_GONE_NAME (out->gone counts
+ * them). PYF_FAILED: the chain does not fit the native stack. */
+enum pyf_status pyframes_expand_moment(struct pyframes *pf, struct state *st, uint32_t pid, const uint64_t *pcs,
+				       const bool *ra, size_t n, const struct moment_pyframe *f, size_t nf,
+				       struct pyf_expansion *out);
 /* True when a register or stack word of seen lies in [lo, hi). */
 bool pyf_seen_points_into(const struct pyf_sample *seen, uint64_t lo, uint64_t hi);
-/* The name of Python function id ("py::QUALNAME:FILE"), borrowed for
- * pf's life; NULL for an unknown id. */
+/* The name of Python frame id ("py::QUALNAME:FILE"), borrowed for pf's
+ * life; NULL for an unknown id. */
 const char *pyframes_name(const struct pyframes *pf, uint32_t id);
+/* Frame id's name, file (co_filename) and line (0: not known), borrowed
+ * for pf's life; false for an unknown id. Ids run from 1 to
+ * pyframes_count(), in the order found. */
+bool pyframes_frame(const struct pyframes *pf, uint32_t id, const char **name, const char **file,
+		    uint32_t *line);
+size_t pyframes_count(const struct pyframes *pf);
+/* path may be an interpreter's (libpython3.* or python3*). */
+bool pyframes_is_interpreter_path(const char *path);
+/* Process pid runs a CPython this reader knows (its mappings in st): its
+ * layout and the address of PyCode_Type in it (reads the process once). */
+bool pyframes_interpreter(struct pyframes *pf, struct state *st, uint32_t pid, struct pyf_layout *l,
+			  uint64_t *code_type);
+/* Every thread state of process pid's interpreter (found before by
+ * pyframes_interpreter() or an expansion): fn(arg, its native thread
+ * id, its address). Returns how many, or -errno. */
+int pyframes_each_tstate(struct pyframes *pf, uint32_t pid, void (*fn)(void *arg, uint32_t tid, uint64_t tstate),
+			 void *arg);
 /* Process pid runs CPython's perf trampolines (-X perf, -X perf_jit):
  * its Python frames are on its stacks already; read none from it (until
  * it execs). */

@@ -68,11 +68,6 @@ static bool keep_proc(void *arg, const struct state_proc *p)
 	return has(arg, p->pid);
 }
 
-static bool keep_pid(void *arg, uint32_t pid)
-{
-	return has(arg, pid);
-}
-
 static int cmp_used(const void *a, const void *b)
 {
 	const struct state_proc *x = *(const struct state_proc *const *)a, *y = *(const struct state_proc *const *)b;
@@ -197,7 +192,7 @@ void ingest_new_file(struct ingest *g, struct store_writer *w, uint64_t t, size_
 		hmap_put(&tids, g->recover.tasks[i].tid, 1);
 	ingest_ustack_carry(&g->us, &tids);
 	hmap_release(&tids);
-	pyframes_keep(g->py.reader, keep_pid, &pids);
+	ingest_python_carry(g, &k);
 	ingest_put_nodes(g);
 	stack_table_release(&old);
 	free(remap);
@@ -211,7 +206,6 @@ void ingest_new_file(struct ingest *g, struct store_writer *w, uint64_t t, size_
 	g->chains_capped = 0;
 	memset(g->quality, 0, sizeof(g->quality));
 	memset(g->method, 0, sizeof(g->method));
-	g->py.expanded = g->py.failed = g->py.noaccess = g->py.stale = 0;
 	g->first_time = g->last_time = 0;
 	g->file_start = t;
 	hmap_release(&pids);

@@ -118,7 +118,7 @@ static void root_tail(struct ingest *g, uint32_t tid, struct unwind_result *res)
 		return;
 	for (j++; j < t->n && res->n < INGEST_MAX_FRAMES; j++) {
 		g->frames[res->n].pc = t->pc[j];
-		g->frames[res->n].flags = UNWIND_F_RA;
+		g->frames[res->n].flags = UNWIND_F_RA | (g->frames[n - 1].flags & UNWIND_F_LATE);
 		res->n++;
 	}
 }
@@ -185,10 +185,84 @@ static size_t extend_stack(struct ingest *g, const struct perf_sample *s, uint64
 	return have + more;
 }
 
-/* Unwind the user part of s from its registers and stack copy. Replaces
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The stack slots an unwind of thread tid read past the copy, to be read
+ * by the in-kernel reader at its next samples: with those asked before
+ * (another shape of its stack: a thread's deep stacks come in a few),
+ * else alone when the union does not fit in a record. */
+static void ask_slots(struct ingest *g, uint32_t tid, uint64_t *slots, size_t n)
+{
+	struct ingest_tail *t = tail_slot(g, tid);
+	uint64_t *u;
+	size_t i, j, k = 0, nu = 0;
+
+	qsort(slots, n, sizeof(*slots), cmp_u64);
+	for (i = 0; i < n; i++)
+		if ((!k || slots[i] != slots[k - 1]) && !(slots[i] & 7))
+			slots[k++] = slots[i];
+	/* nothing new: the reader reads them all already */
+	for (i = j = 0; i < k; i++) {
+		while (j < t->nasked && t->asked[j] < slots[i])
+			j++;
+		if (j == t->nasked || t->asked[j] != slots[i])
+			break;
+	}
+	if (i == k)
+		return;
+	g->us.slot_lists++;
+	u = xmalloc((k + t->nasked) * sizeof(*u));
+	for (i = j = 0; i < k || j < t->nasked;) {
+		if (j == t->nasked || (i < k && slots[i] < t->asked[j]))
+			u[nu++] = slots[i++];
+		else if (i == k || t->asked[j] < slots[i])
+			u[nu++] = t->asked[j++];
+		else
+			u[nu++] = slots[i++], j++;
+	}
+	if (!t->nasked || !g->moment->slots(g->moment->arg, tid, u, nu)) {
+		if (!g->moment->slots(g->moment->arg, tid, slots, k))
+			g->us.slots_cut++;
+		memcpy(u, slots, k * sizeof(*u));
+		nu = k;
+	}
+	free(t->asked);
+	t->asked = u;
+	t->nasked = nu;
+}
+
+/* A stack cut where the copy ended, that could not be read on (the
+ * thread had moved: the later read did not match the copy), nor from the
+ * words the reader read at the sample: which slots would a stack of its
+ * shape read? The process's stack read now without that check tells,
+ * mostly right (a thread's outer frames change least): those are asked
+ * of the reader, and its next samples of that shape have them. The
+ * frames of this walk are not the sample's and are thrown away. */
+static void guess_slots(struct ingest *g, uint32_t tid, const struct unwind_input *sample)
+{
+	struct unwind_input in = *sample;
+	struct unwind_result res;
+
+	if (!g->us.guess)
+		g->us.guess = xmalloc(UNWIND_MAX_DEPTH * sizeof(*g->us.guess));
+	in.read_deep = true;
+	in.read_unchecked = true;
+	unwind_sample(g->unwinder, g->mode, &in, g->us.guess, UNWIND_MAX_DEPTH, &res);
+	g->us.slot_guesses++;
+	if (res.quality == UNWIND_Q_COMPLETE && res.nslots)
+		ask_slots(g, tid, g->us.slots, res.nslots);
+}
+
+/* Unwind the user part of s from its registers and stack copy (and the
+ * words the in-kernel reader read past it at the sample, g->mo). Replaces
  * uframes[0..*nu); returns false when the sample has no user registers.
  * switch_out: s is a switch-out, whose stack can be read on (*extended:
- * it was). */
+ * it was). A stack with frames read later has SAMPLE_Q_LATE in
+ * out->quality (the caller clears its verdict bits). */
 bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *nu,
 			struct rec_sample *out, bool switch_out, bool *extended)
 {
@@ -223,18 +297,47 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.read_stack = g->live && !g->no_read_stack ? read_stack : NULL;
 	in.read_deep = !switch_out; /* extend_stack() reads a sleeper's */
 	in.space = state_gen(&g->st, s->pid);
+	in.words = g->have_mo && g->mo.words.n ? &g->mo.words : NULL;
+	if (g->moment) {
+		/* what to ask the reader for: the slots past the copy, and
+		 * those of its last 4 KiB (a later sample's copy may end
+		 * lower) */
+		in.slots_out = g->us.slots;
+		in.slots_max = INGEST_MAX_SLOTS;
+		in.slots_from = in.regs.r[UNW_RSP] + in.stack_size - MIN(in.stack_size, (size_t)4096);
+	}
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
 	if (switch_out && res.quality != UNWIND_Q_COMPLETE && res.stop == UNWIND_STOP_COPY &&
 	    s->stack_dyn_size == s->stack_size && in.stack_size) {
-		size_t n = extend_stack(g, s, in.regs.r[UNW_RSP]);
+		size_t n = extend_stack(g, s, in.regs.r[UNW_RSP]), first = res.n;
 		if (n) {
 			in.stack = g->us.xstack;
 			in.stack_size = n;
 			unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
 			*extended = true;
+			/* past the copy, read later: nothing proves the thread
+			 * did not run between its switch-out and the read */
+			for (k = first; k < res.n; k++)
+				g->frames[k].flags |= UNWIND_F_LATE;
 		}
 	}
+	for (k = 0; k < res.n && !(g->frames[k].flags & UNWIND_F_LATE); k++)
+		;
+	if (k < res.n) {
+		out->quality |= SAMPLE_Q_LATE;
+		g->us.late++;
+	} else if (res.word_frames && res.quality == UNWIND_Q_COMPLETE) {
+		g->us.deep_words++;
+	}
+	/* a stack that needed words read later: the reader reads them at
+	 * the thread's next samples (a stack completed by the words it read
+	 * keeps the list) */
+	if (g->moment && res.nslots && res.quality == UNWIND_Q_COMPLETE && k < res.n)
+		ask_slots(g, s->tid, g->us.slots, res.nslots);
+	else if (g->moment && res.quality == UNWIND_Q_TRUNCATED && res.stop == UNWIND_STOP_COPY && in.read_stack &&
+		 !*extended)
+		guess_slots(g, s->tid, &in);
 	g->us.deep_reads += res.deep == 1;
 	g->us.deep_stale += res.deep == 2;
 	g->us.deep_gone += res.deep == 3;
@@ -243,7 +346,8 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
 	*nu = k;
-	out->quality = (uint8_t)(res.quality | (unsigned)res.stop << SAMPLE_Q_STOP_SHIFT);
+	out->quality = (uint8_t)(res.quality | (unsigned)res.stop << SAMPLE_Q_STOP_SHIFT |
+				 (out->quality & SAMPLE_Q_LATE));
 	out->method = (uint8_t)(res.method | (res.jit & UNWIND_JIT_ALL) << SAMPLE_M_JIT_SHIFT |
 				(res.read_frames ? SAMPLE_M_READ : 0));
 	if (res.jit_frames) {
@@ -264,8 +368,10 @@ void ingest_ustack_carry(struct ingest_ustack *u, const struct hmap *tids)
 	hmap_release(&u->tail_index);
 	hmap_init(&u->tail_index);
 	for (i = 0; i < u->ntails; i++) {
-		if (!hmap_get(tids, u->tails[i].tid, &v))
+		if (!hmap_get(tids, u->tails[i].tid, &v)) {
+			free(u->tails[i].asked);
 			continue;
+		}
 		u->tails[n] = u->tails[i];
 		hmap_put(&u->tail_index, u->tails[n].tid, (uint32_t)n);
 		n++;
@@ -277,6 +383,16 @@ void ingest_ustack_carry(struct ingest_ustack *u, const struct hmap *tids)
 	}
 }
 
+void ingest_ustack_exit(struct ingest *g, uint32_t tid)
+{
+	uint32_t at;
+	if (!hmap_get(&g->us.tail_index, tid, &at))
+		return;
+	free(g->us.tails[at].asked);
+	g->us.tails[at].asked = NULL;
+	g->us.tails[at].nasked = 0;
+}
+
 void ingest_ustack_init(struct ingest_ustack *u)
 {
 	hmap_init(&u->tail_index);
@@ -284,8 +400,12 @@ void ingest_ustack_init(struct ingest_ustack *u)
 
 void ingest_ustack_release(struct ingest_ustack *u)
 {
+	size_t i;
+	for (i = 0; i < u->ntails; i++)
+		free(u->tails[i].asked);
 	hmap_release(&u->tail_index);
 	free(u->tails);
 	free(u->xstack);
 	free(u->xcheck);
+	free(u->guess);
 }

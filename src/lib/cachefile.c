@@ -214,7 +214,6 @@ static int named(const char *s)
 int cache_file_store(struct cache_kind *c, const struct cache_key *k, struct buf *b)
 {
 	struct cache_header h;
-	struct safe_replace r;
 	char name[41];
 	int dfd, ret;
 
@@ -229,17 +228,8 @@ int cache_file_store(struct cache_kind *c, const struct cache_key *k, struct buf
 	entry_name(name, k);
 	if ((dfd = cache_dir_open(c->dir, true)) < 0)
 		return -ENOENT;
-	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL)))
+	if ((ret = safe_replace_write(dfd, name, &(struct safe_piece){ b->data, b->len }, 1)))
 		goto out;
-	if (write_all(r.fd, b->data, b->len)) {
-		safe_replace_abort(&r);
-		ret = -EIO;
-		goto out;
-	}
-	if (safe_replace_commit(&r)) {
-		ret = -EIO;
-		goto out;
-	}
 	/* unswept starts at 0: the first write trims */
 	uint64_t was = __atomic_fetch_add(&c->unswept, b->len, __ATOMIC_RELAXED);
 	if (!was || was > c->max_total / 16) {

@@ -437,6 +437,22 @@ int safe_replace_commit(struct safe_replace *r)
 	return -e;
 }
 
+int safe_replace_write(int dirfd, const char *name, const struct safe_piece *pieces, size_t n)
+{
+	struct safe_replace r;
+	size_t i;
+	int ret;
+
+	if ((ret = safe_replace_begin(&r, dirfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL)))
+		return ret;
+	for (i = 0; i < n; i++)
+		if (write_all(r.fd, pieces[i].data, pieces[i].len)) {
+			safe_replace_abort(&r);
+			return -EIO;
+		}
+	return safe_replace_commit(&r) ? -EIO : 0;
+}
+
 void safe_replace_abort(struct safe_replace *r)
 {
 	if (r->fd >= 0)

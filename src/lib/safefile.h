@@ -104,6 +104,14 @@ int safe_replace_begin(struct safe_replace *r, int dirfd, const char *name, mode
 int safe_replace_commit(struct safe_replace *r);
 /* Close r->fd (when still open), remove the temporary file; releases r. */
 void safe_replace_abort(struct safe_replace *r);
+/* A cache entry: name in dirfd (a directory of one's own) replaced by a
+ * file of mode 0600 holding the n pieces one after another, whole or not
+ * at all. 0, or -errno (-EIO when a write failed). */
+struct safe_piece {
+	const void *data;
+	size_t len;
+};
+int safe_replace_write(int dirfd, const char *name, const struct safe_piece *pieces, size_t n);
 
 /* ---- directories of one's own ---- */
 

@@ -166,19 +166,13 @@ static bool down_marked(const char *urls)
  * the user's own cache directory. */
 static void down_mark(const char *urls)
 {
-	struct safe_replace r;
 	char line[32];
 	int dfd, n;
 
 	if ((dfd = cache_dir_open(NULL, true)) < 0)
 		return;
 	n = snprintf(line, sizeof(line), "%016llx\n", (unsigned long long)urls_hash(urls));
-	if (!safe_replace_begin(&r, dfd, DEBUGINFOD_DOWN_FILE, 0600, SAFE_REPLACE_OWN_DIR, NULL)) {
-		if (!write_all(r.fd, line, (size_t)n))
-			safe_replace_commit(&r);
-		else
-			safe_replace_abort(&r);
-	}
+	safe_replace_write(dfd, DEBUGINFOD_DOWN_FILE, &(struct safe_piece){ line, (size_t)n }, 1);
 	close(dfd);
 }
 

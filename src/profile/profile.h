@@ -225,6 +225,11 @@ bool profile_func_is_python(const struct prof_func *fn);
  * frames above it; samples without one keep only their root. Call after
  * profile_symbolize(). */
 void profile_python_only(struct profile *p);
+/* late.c: leave out the late frames (NODE_F_LATE: read after their
+ * sample, --no-late-frames): each node's caller becomes its nearest
+ * caller that is not late, and a stack whose leaf is late starts at the
+ * nearest frame that is not. Call after profile_symbolize(). */
+void profile_drop_late(struct profile *p);
 /* Frames of a sample's stack, leaf first, as function ids (roots excluded).
  * Returns the count (at most max). */
 size_t profile_stack_funcs(const struct profile *p, uint32_t stack, uint32_t *out, size_t max);

@@ -118,6 +118,8 @@ int profile_resymbolize(const char *path, int out_fd, struct resym_stats *st, st
 	while ((got = store_reader_next(&r, &c)) == 1) {
 		if (c.kind == CHUNK_DATA) {
 			buf_add(&w.raw, c.data, c.size);
+			if (c.late)
+				store_mark_late(&w);
 			store_flush(&w, CHUNK_DATA);
 		} else if (c.kind == CHUNK_SYMBOLS && keep_records(&r, &c, &keep) < 0) {
 			err_set(err, -1, "%s: %s", path, r.err.msg);

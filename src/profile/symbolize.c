@@ -84,9 +84,17 @@ static uint32_t func_intern(struct profile *p, const char *name, const char *mod
 						   profile_own(p, module, strlen(module)), known, kernel,
 						   file, file ? line : 0, NULL };
 	if (file) {
-		/* line 0 (code DWARF gives no line): the file alone */
-		char *l = line ? xasprintf("%s (%s:%u)", name, path_base(file), line)
-			       : xasprintf("%s (%s)", name, path_base(file));
+		/* line 0 (code DWARF gives no line): the file alone. A Python
+		 * frame read from the interpreter ("py::QUALNAME:FILE") is
+		 * "py::QUALNAME (file.py:LINE)", as py-spy shows it */
+		size_t n = strlen(name), fl = strlen(file);
+		int shown = (int)n;
+		char *l;
+		if (!strcmp(module, PYFRAME_MODULE) && !strncmp(name, "py::", 4) && n > fl + 5 &&
+		    name[n - fl - 1] == ':' && !strcmp(name + n - fl, file))
+			shown = (int)(n - fl - 1);
+		l = line ? xasprintf("%.*s (%s:%u)", shown, name, path_base(file), line)
+			 : xasprintf("%.*s (%s)", shown, name, path_base(file));
 		p->funcs[p->nfuncs].label = profile_own(p, l, strlen(l));
 		free(l);
 	} else {

@@ -106,6 +106,7 @@ void rec_put_header_meta(struct recorder *r)
 	}
 	if (o->system_wide)
 		store_put_meta(&r->w, "system_wide", "1");
+	rec_moment_put_meta(r, false);
 	gethostname(host, sizeof(host) - 1);
 	store_put_meta(&r->w, "hostname", host);
 	store_put_meta_u64(&r->w, "start_ns", r->start_ns);
@@ -216,6 +217,15 @@ void rec_put_end_meta(struct recorder *r, int exit_status)
 	if (r->ing.py.reader && *pyframes_no_access_why(r->ing.py.reader))
 		store_put_meta(&r->w, "python_no_access", pyframes_no_access_why(r->ing.py.reader));
 	store_put_meta(&r->w, "read_stack", r->ing.no_read_stack ? "0" : "1");
+	rec_moment_put_meta(r, true);
+	if (r->ing.py.reader) {
+		store_put_meta_u64(&r->w, "python_moment", r->ing.py.moment);
+		store_put_meta_u64(&r->w, "python_late", r->ing.py.late);
+		store_put_meta_u64(&r->w, "python_moment_unfit", r->ing.py.moment_unfit);
+		store_put_meta_u64(&r->w, "python_moment_gone", r->ing.py.moment_gone);
+	}
+	store_put_meta_u64(&r->w, "deep_stacks_words", r->ing.us.deep_words);
+	store_put_meta_u64(&r->w, "stacks_late", r->ing.us.late);
 	store_put_meta_u64(&r->w, "deep_stacks_read", r->ing.us.deep_reads);
 	store_put_meta_u64(&r->w, "deep_stacks_stale", r->ing.us.deep_stale);
 	store_put_meta_u64(&r->w, "deep_stacks_gone", r->ing.us.deep_gone);

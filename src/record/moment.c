@@ -37,6 +37,7 @@ struct mthread {
 	uint32_t n;
 	struct mrec *head, *tail;
 	uint64_t asked;   /* when need_tstate was last called for it */
+	uint64_t retry;   /* and how long until it is called again */
 };
 
 struct moment {
@@ -131,9 +132,15 @@ static int on_record(void *ctx, void *data, size_t size)
 	m->st.read++;
 	t = thread_of(m, h->tid, true);
 	if ((h->flags & (MOMENT_F_NO_TSTATE | MOMENT_F_TSTATE_GONE)) && m->o.need_tstate &&
-	    (!t->asked || h->time - t->asked >= MOMENT_TSTATE_RETRY_NS)) {
+	    (!t->asked || h->time - t->asked >= t->retry)) {
+		/* soon at first (an interpreter starting makes its thread
+		 * state just after), then less and less often for a thread
+		 * that has none (a thread that never runs Python) */
+		t->retry = !t->asked ? MOMENT_TSTATE_RETRY_NS : MIN(2 * t->retry, MOMENT_TSTATE_RETRY_MAX_NS);
 		t->asked = h->time ? h->time : 1;
 		m->o.need_tstate(m->o.arg, h->pid, h->tid);
+	} else if ((h->flags & MOMENT_F_PY) && !(h->flags & (MOMENT_F_NO_TSTATE | MOMENT_F_TSTATE_GONE))) {
+		t->asked = 0; /* known: a later loss of it is asked soon again */
 	}
 	if (m->held + h->size > MOMENT_HELD_MAX) {
 		m->st.unmatched++;
@@ -358,7 +365,7 @@ void moment_forget_thread(struct moment *m, uint32_t tid)
 		return;
 	while (t->head)
 		drop_head(m, t);
-	t->asked = 0;
+	t->asked = t->retry = 0;
 }
 
 size_t moment_poll(struct moment *m)
@@ -397,6 +404,25 @@ const struct moment_rec *moment_take(struct moment *m, uint32_t tid, uint64_t ti
 		drop_head(m, t); /* an earlier sample's, whose sample is gone */
 	}
 	return NULL;
+}
+
+void moment_compact(struct moment *m)
+{
+	size_t i, n = 0;
+	hmap_release(&m->thread_index);
+	hmap_init(&m->thread_index);
+	for (i = 0; i < m->nthreads; i++) {
+		if (!m->threads[i].head && !m->threads[i].asked)
+			continue;
+		m->threads[n] = m->threads[i];
+		hmap_put(&m->thread_index, m->threads[n].tid, (uint32_t)n);
+		n++;
+	}
+	m->nthreads = n;
+	if (m->nthreads < m->threadcap / 4) {
+		m->threadcap = MAX(m->nthreads, (size_t)16);
+		m->threads = xrealloc(m->threads, m->threadcap * sizeof(*m->threads));
+	}
 }
 
 void moment_expire(struct moment *m, uint64_t before)

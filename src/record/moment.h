@@ -60,12 +60,15 @@ struct moment_opts {
 				 * the copy and not read */
 	/* Called from moment_poll() for a record of a Python thread whose
 	 * PyThreadState is not known (or is another thread's now), at most
-	 * once per MOMENT_TSTATE_RETRY_NS per thread: find it and call
+	 * at most once per MOMENT_TSTATE_RETRY_NS per thread at first, then
+	 * less and less often (doubling up to MOMENT_TSTATE_RETRY_MAX_NS)
+	 * while the thread has none: find it and call
 	 * moment_set_tstate(). May be NULL. */
 	void (*need_tstate)(void *arg, uint32_t pid, uint32_t tid);
 	void *arg;
 };
-#define MOMENT_TSTATE_RETRY_NS 20000000ull
+#define MOMENT_TSTATE_RETRY_NS 1000000ull
+#define MOMENT_TSTATE_RETRY_MAX_NS 1000000000ull
 
 /* Load the program and create its maps. Needs root, or CAP_BPF with
  * CAP_PERFMON, a kernel with BTF (/sys/kernel/btf/vmlinux) and bpf_loop
@@ -107,6 +110,11 @@ size_t moment_poll(struct moment *m);
  * the next moment_take() or moment_poll(). */
 const struct moment_rec *moment_take(struct moment *m, uint32_t tid, uint64_t time, uint64_t ip,
 				     uint64_t sp);
+/* Let go of the entries of threads with no record waiting that were
+ * never asked about or were forgotten (moment_forget_thread): a
+ * recorder that runs for long (stax agent) calls it at each new file, so
+ * that every thread ever seen does not stay. */
+void moment_compact(struct moment *m);
 /* Drop the records not taken that are older than before (their samples
  * were lost, or never asked for): counted unmatched. */
 void moment_expire(struct moment *m, uint64_t before);

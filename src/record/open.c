@@ -158,7 +158,11 @@ static int open_into(struct recorder *r, struct perf_event_attr *attr, int pid,
 
 int rec_open_task(struct recorder *r, struct perf_event_attr *attr, int pid)
 {
+	size_t first = r->nfds;
 	int ret = open_into(r, attr, pid, r->rings, r->pages), cpu;
+	/* the in-kernel reader runs at each of its samples */
+	if (!ret)
+		rec_moment_attach(r, first);
 	if (!ret && pid == -1)
 		for (cpu = 0; cpu < r->ncpus; cpu++)
 			r->cpus_sampled += r->rings[cpu].base != NULL;

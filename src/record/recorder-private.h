@@ -21,6 +21,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "bpf/moment_abi.h"
+
+/* stack words of one record of the in-kernel reader, at most */
+#define MOMENT_WORDS_MAX (MOMENT_MAX_RANGES * MOMENT_MAX_RANGE / 8)
+
+struct moment;
+
 struct rec_ref {
 	uint64_t time;
 	const struct perf_event_header *h; /* in carry or batch */
@@ -37,7 +44,7 @@ struct recorder {
 	 * the ingest's samples read the process (read_all of them in all) */
 	bool read_fast, read_seen;
 	uint32_t read_ms;
-	uint64_t read_window_ns, read_samples, read_all;
+	uint64_t read_window_ns, read_samples, read_all, read_slots;
 	struct perm_facts perm;  /* what this process may record (lib/perm.h) */
 	int ncpus;
 	int cpus_sampled;   /* -a: the cpus whose sampling event opened */
@@ -102,6 +109,13 @@ struct recorder {
 	const char *end_why;
 	uint64_t cap_ends;       /* files ended early at record_files.file_cap */
 	struct ingest_carry kept;
+	/* the in-kernel reader (moment_ops.c; NULL: not there, and why) */
+	struct moment *moment;
+	struct err moment_why;
+	struct ingest_moment_ops mops;
+	uint32_t slots_gen;
+	uint64_t moment_map_errors; /* its maps refused an update */
+	uint64_t mwords_addr[MOMENT_WORDS_MAX], mwords_val[MOMENT_WORDS_MAX];
 };
 
 /* The file being written, for messages: -o's, or record_files' current. */
@@ -143,6 +157,24 @@ int rec_open_switch(struct recorder *r, struct perf_event_attr *attr, struct per
 /* Wakers from outside the recorded processes; a failure only costs those
  * (said with a warning). */
 void rec_open_foreign_wakers(struct recorder *r);
+
+/* ---- moment_ops.c: the in-kernel reader in the session ---- */
+
+/* Open it (unless --no-bpf) and hand the ingester its callbacks; when it
+ * cannot be, r->moment stays NULL and r->moment_why says why. Call after
+ * the events' attributes are chosen. */
+void rec_moment_open(struct recorder *r);
+/* Attach it to the sampling events r->fds[first_fd..]: a failure drops
+ * it (one warning), never the recording. */
+void rec_moment_attach(struct recorder *r, size_t first_fd);
+/* Read its ring: before the samples taken from the rings are ingested
+ * (their records were written before them). */
+void rec_moment_poll(struct recorder *r);
+/* Records of samples up to done were handled: drop older ones. */
+void rec_moment_expire(struct recorder *r, uint64_t done);
+/* Its META records: which path (at the start), and its counts (end). */
+void rec_moment_put_meta(struct recorder *r, bool end);
+void rec_moment_close(struct recorder *r);
 
 /* ---- meta.c: what a recording says of itself ---- */
 

@@ -160,6 +160,9 @@ static uint64_t drain(struct recorder *r, bool all)
 		 * to now, not only what the drain thread's last pass read */
 		rqueue_pass(&r->q);
 		pass = rqueue_take(&r->q, &r->batch);
+		/* the in-kernel reader's records of those samples: written
+		 * before them, so in its ring now */
+		rec_moment_poll(r);
 		margin = r->read_fast ? DRAIN_MARGIN_FAST_NS : DRAIN_MARGIN_NS;
 		r->safe = all ? UINT64_MAX : pass > margin ? pass - margin : 0;
 		r->nrefs = r->pos = 0;
@@ -182,6 +185,7 @@ static uint64_t drain(struct recorder *r, bool all)
 	r->pos = off;
 	rqueue_done(&r->q, handled);
 	done = off ? r->refs[off - 1].time : 0;
+	rec_moment_expire(r, done);
 	/* samples the queue dropped at its bound: lost by stax, not the kernel */
 	dropped = __atomic_load_n(&r->q.dropped, __ATOMIC_RELAXED);
 	if (dropped > r->dropped_put) {
@@ -335,6 +339,7 @@ static uint64_t reads_of(const struct ingest *g)
  * times a second at a fixed 2 ms and cost 1.5% of a CPU; one pass per
  * sample still reads each within a sample's interval of it. */
 #define READ_POLL_MAX_MS 10u
+#define READ_EARLY_NS 1000000000ull
 
 static uint32_t read_poll_ms(uint64_t samples, uint64_t ns)
 {
@@ -346,29 +351,54 @@ static uint32_t read_poll_ms(uint64_t samples, uint64_t ns)
 	return (uint32_t)(1000 / per_s);
 }
 
+/* With the in-kernel reader, recording a program (not -a): never slower
+ * than READ_POLL_MAX_MS. A thread's first deep stack of a shape tells the
+ * reader which stack words to read at its next samples, and the samples
+ * taken until the recorder has ingested that one are read later (late,
+ * or truncated): at the default pace (up to 100 ms) a rustc thread
+ * entering a deep phase lost up to 150 samples so, at 10 ms about 10. */
+static bool moment_pace(const struct recorder *r)
+{
+	return r->moment && !r->o->system_wide;
+}
+
 static void read_pace(struct recorder *r)
 {
 	const struct ingest *g = &r->ing;
 	uint64_t reads = reads_of(g), now;
 	bool fast;
 
-	if (!r->read_seen && !pyframes_found(g->py.reader) && !reads)
-		return;
 	now = now_ns();
+	if (!r->read_seen && !pyframes_found(g->py.reader) && !reads) {
+		/* With the in-kernel reader, the first second at the fast
+		 * pace too: a process is told to it when its interpreter's
+		 * mapping is ingested, and its samples before that have no
+		 * Python frames read at the sample. */
+		bool early = r->moment && now - r->start_ns < READ_EARLY_NS;
+		r->read_fast = early || moment_pace(r);
+		r->read_ms = early ? READ_POLL_MS : r->read_fast ? READ_POLL_MAX_MS : 0;
+		return;
+	}
 	if (!r->read_seen) {
 		r->read_seen = r->read_fast = true;
 		r->read_ms = READ_POLL_MS;
 	} else if (now - r->read_window_ns < 1000000000ull) {
 		return;
 	} else {
-		fast = (reads - r->read_samples) * 20 >= g->samples - r->read_all &&
-		       reads > r->read_samples;
-		r->read_ms = fast ? read_poll_ms(g->samples - r->read_all, now - r->read_window_ns) : 0;
-		r->read_fast = fast;
+		/* (with the in-kernel reader, a thread's deep stack of a new
+		 * shape makes it read slots at the next samples: the sooner
+		 * after, the fewer samples of that shape without them) */
+		fast = ((reads - r->read_samples) * 20 >= g->samples - r->read_all &&
+			reads > r->read_samples) ||
+		       g->us.slot_lists + g->us.slot_guesses > r->read_slots;
+		r->read_ms = fast ? read_poll_ms(g->samples - r->read_all, now - r->read_window_ns) :
+			     moment_pace(r) ? READ_POLL_MAX_MS : 0;
+		r->read_fast = r->read_ms != 0;
 	}
 	r->read_window_ns = now;
 	r->read_samples = reads;
 	r->read_all = g->samples;
+	r->read_slots = g->us.slot_lists + g->us.slot_guesses;
 }
 
 static bool targets_alive(struct recorder *r)
@@ -638,6 +668,7 @@ static int prepare(struct recorder *r)
 		ingest_keep_symbols(&r->ing);
 	if (r->wakers)
 		ingest_enable_wakers(&r->ing, r->wf.flags_off, r->wf.pid_off);
+	rec_moment_open(r);
 	r->fmt.sample_type = attr->sample_type;
 	r->fmt.read_format = attr->read_format;
 	r->fmt.regs_user_mask = attr->sample_regs_user;
@@ -876,6 +907,7 @@ static void release(struct recorder *r, bool failed)
 
 	if (!r->prepared)
 		return; /* it failed before the file was made: nothing to undo */
+	rec_moment_close(r);
 	set_oom_handler(NULL);
 	oom_rec = NULL;
 	restore_signals();
@@ -931,6 +963,9 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	if (o->off_cpu && !r->wakers && !o->no_wakers)
 		note("recording the waits without who ended them (stax wakers shows them as not recorded): %s",
 		     r->wakers_why.msg);
+	if (!r->moment && !o->no_bpf && r->moment_why.msg[0])
+		note("%s; what lies outside a sample (Python frames, stacks deeper than the copy) is read"
+		     " after it, and marked late (stax info counts them)", r->moment_why.msg);
 	if (o->started_fd > 0) {
 		if (write(o->started_fd, "", 1) != 1) {
 			/* the reader went away: it learns from our exit */
@@ -940,6 +975,10 @@ static int run(struct recorder *r, const struct record_opts *o, int *exit_status
 	oom_rec = r;
 	set_oom_handler(record_oom);
 	start_queue(r);
+	if (r->moment) { /* see read_pace() */
+		r->read_fast = true;
+		r->read_ms = READ_POLL_MS;
+	}
 	loop(r);
 	ret = finish(r, exit_status);
 out:

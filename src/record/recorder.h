@@ -78,6 +78,9 @@ struct record_opts {
 	int no_wakers;          /* ... without their wakers (sched_waking) */
 	int no_python_frames;   /* do not read CPython's frames (pyframes.h) */
 	int no_read_stack;      /* do not read stacks beyond their copy */
+	int no_bpf;             /* no in-kernel reader (record/moment.h): what
+				 * lies outside a sample is read after it, and
+				 * marked late */
 	int system_wide;        /* -a: every process, per-cpu events */
 	size_t mmap_pages;      /* -m: data pages of each ring (a power of
 				 * two); 0 = sized from the rate (see

@@ -14,6 +14,7 @@
  * file it has, to be tried again a second later.
  */
 #include "record/recorder-private.h"
+#include "record/moment.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -214,6 +215,8 @@ void rec_files_rotate(struct recorder *r, uint64_t t, const char *why)
 		r->cap_ends++;
 	r->rotate_asked = false;
 	r->next_rotate_ns = f->rotate_ns ? t + f->rotate_ns : 0;
+	if (r->moment)
+		moment_compact(r->moment);
 	/* the tables of what ran in the last file only */
 	if (r->ing.unwinder) {
 		unwind_trim(r->ing.unwinder);

@@ -63,7 +63,7 @@ SourceView.prototype.render = function () {
 SourceView.prototype.renderSource = function () {
   var self = this, P = this.pass, m = P.x.m, f = this.func, lines = P.lines(f), files = Object.keys(lines);
   if (!files.length) {
-    var why = m.fkind[f] === "k" ? "a kernel function: no source here (see Assembly for its sampled addresses)" :
+    var why = m.fkind[f] === "k" ? "a kernel function: no source lines here (see Assembly)" :
       m.fkind[f] === "o" ? "the time spent off the CPU (no code)" :
       "no source lines are known for its frames (built without -g, or JIT code without a line map)";
     this.note(m.fname[f] + ": " + why + ".");

@@ -11,7 +11,7 @@
  * Chunk header (24 bytes), then comp_size bytes of one zstd frame (with
  * content checksum) that decompresses to raw_size bytes of records.
  *   0   4    magic 0x4b4e4843 ("CHNK")
- *   4   2    kind (CHUNK_DATA, CHUNK_SYMBOLS, CHUNK_END)
+ *   4   2    kind (CHUNK_DATA, CHUNK_SYMBOLS, CHUNK_END, CHUNK_DATA_LATE)
  *   6   2    flags (CHUNK_F_SUM, or 0 in files of stax before it)
  *   8   4    sequence number, 0, 1, 2, ...
  *   12  4    raw_size (<= STORE_MAX_RAW)
@@ -65,6 +65,13 @@ enum chunk_kind {
 	CHUNK_DATA = 1,    /* events, nodes, samples */
 	CHUNK_SYMBOLS = 2, /* symbols appended at stop */
 	CHUNK_END = 3,     /* last chunk: the recording finished cleanly */
+	/* a data chunk with late stacks (SAMPLE_Q_LATE, OFFCPU_F_LATE,
+	 * WAKER_F_LATE): read as CHUNK_DATA. Readers before it count a stack
+	 * that reaches main complete whatever its verdict bits say, so they
+	 * must not read these: to them it is a kind a newer stax wrote, and
+	 * they refuse the file with that message (recordings without late
+	 * stacks have none, and read everywhere). */
+	CHUNK_DATA_LATE = 4,
 };
 
 struct store_file_header {
@@ -160,6 +167,13 @@ enum node_kind {
 	NODE_KERNEL = 2,
 };
 #define NODE_F_RA 0x100u      /* addr is a return address: look up addr-1 */
+/* The frame was read from the live process after the sample (the stack
+ * beyond its copy, or a Python frame read from the interpreter), and
+ * nothing proves it was the sample's: views can leave it out
+ * (--no-late-frames). Its symbol is that of the same (mapping, address,
+ * kind, NODE_F_RA) without this flag. Readers before it ignore it.
+ * (0x200 and 0x400 are taken by the profile's in-memory flags.) */
+#define NODE_F_LATE 0x1000u
 
 /* A stack is a node; its parent is its caller. Node ids start at 1;
  * parent 0 means none (only roots have it). */
@@ -179,6 +193,11 @@ enum unwind_quality {
 	UNWIND_Q_COMPLETE,      /* reached a root (undefined RA, _start, clone) */
 	UNWIND_Q_TRUNCATED,     /* stack copy or depth ran out */
 	UNWIND_Q_BROKEN,        /* bad read, no unwind info, no usable frame pointer */
+	/* not one of the 2 bits: a stack with frames read after the sample
+	 * that nothing proves unchanged (SAMPLE_Q_LATE, OFFCPU_F_LATE,
+	 * WAKER_F_LATE; their 2 bits hold UNWIND_Q_UNKNOWN); what readers
+	 * call it (SAMPLE_VERDICT()) */
+	UNWIND_Q_LATE,
 };
 
 /* How the frames were found (rec_sample.method bits 0-1, rec_offcpu.flags
@@ -228,6 +247,7 @@ enum unwind_stop {
 #define UNWIND_JIT_ALL 7u
 
 _Static_assert(UNWIND_Q_BROKEN <= 3, "a verdict fits 2 bits");
+_Static_assert(UNWIND_Q_LATE == 4, "late is outside the 2 bits");
 _Static_assert(UNWIND_M_SPLICED <= 3, "a method fits 2 bits");
 _Static_assert(UNWIND_NSTOPS <= 16, "a stop reason fits 4 bits");
 
@@ -255,6 +275,16 @@ _Static_assert(sizeof(struct rec_sample) == 32, "rec_sample");
  * top of this sample's stack copy (or none): its user frames past that
  * come from the kernel's frame-pointer chain */
 #define SAMPLE_Q_TRIMMED 0x4u
+/* rec_sample.quality bit 3: frames of this stack (its outer part beyond
+ * the copy, or Python frames) were read from the live process after the
+ * sample, and nothing proves them the sample's (they carry NODE_F_LATE).
+ * Its verdict bits are then 0 (UNWIND_Q_UNKNOWN); bits 4-7 keep the
+ * unwinder's stop reason. The chunk that holds it is CHUNK_DATA_LATE,
+ * which readers before the bit refuse (they would count the stack
+ * complete when it reaches main). */
+#define SAMPLE_Q_LATE 0x8u
+/* The verdict of quality q, late included (enum unwind_quality). */
+#define SAMPLE_VERDICT(q) (((q) & SAMPLE_Q_LATE) ? (unsigned)UNWIND_Q_LATE : SAMPLE_Q(q))
 /* rec_sample.method bits 4-6: frames in code without CFI were unwound by
  * known generated code (bit 4: the CPython trampoline), the frame pointer
  * in anonymous memory (bit 5), CFI from a jitdump (bit 6). */
@@ -325,6 +355,9 @@ enum offcpu_reason {
 #define OFFCPU_F_READ 2u      /* the user stack past the kernel's copy was read
                                 * from the process while the thread was still
                                 * off the CPU (its copied bytes unchanged) */
+#define OFFCPU_F_LATE 4u      /* frames of the stack were read after the
+                                * switch-out and nothing proves them its own
+                                * (as SAMPLE_Q_LATE: the quality bits are 0) */
 /* rec_offcpu.flags bits 4-7: the verdict (enum unwind_quality, bits 4-5)
  * and method (enum unwind_method, bits 6-7) of the interval's stack. */
 #define OFFCPU_F_QM_SHIFT 4
@@ -332,6 +365,8 @@ enum offcpu_reason {
 	((unsigned)(((quality) & 3u) | ((method) & 3u) << 2) << OFFCPU_F_QM_SHIFT)
 #define OFFCPU_QUALITY(f) (((unsigned)(f) >> OFFCPU_F_QM_SHIFT) & 3u)
 #define OFFCPU_METHOD(f) (((unsigned)(f) >> (OFFCPU_F_QM_SHIFT + 2)) & 3u)
+/* The verdict of an interval's stack, late included. */
+#define OFFCPU_VERDICT(f) (((f) & OFFCPU_F_LATE) ? (unsigned)UNWIND_Q_LATE : OFFCPU_QUALITY(f))
 
 /* One interval a thread spent off the CPU: from its switch-out to its
  * next switch-in. The stack is where it blocked (user and kernel). */
@@ -363,6 +398,9 @@ enum waker_kind {
  * (then neither thread nor stack: the interrupted thread did not wake
  * anyone). Followed by str comm: the name of a WAKER_OTHER thread, else
  * empty. Intervals without one were not ended by a recorded wake-up. */
+/* rec_waker.flags bit 0: as OFFCPU_F_LATE, for the waker's stack */
+#define WAKER_F_LATE 1u
+
 struct rec_waker {
 	uint64_t start;    /* the interval's start (switch-out time) */
 	uint64_t time;     /* of the wake-up */
@@ -370,7 +408,7 @@ struct rec_waker {
 	uint32_t waker_pid, waker_tid;  /* 0 for interrupts */
 	uint32_t stack;    /* the waker's stack, leaf node id (0: none) */
 	uint8_t kind;      /* enum waker_kind */
-	uint8_t flags;     /* bits 4-5 quality, 6-7 method of the stack */
+	uint8_t flags;     /* WAKER_F_LATE; bits 4-5 quality, 6-7 method of the stack */
 	uint16_t pad;
 	uint32_t pad2;
 } __attribute__((packed));

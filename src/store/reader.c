@@ -282,7 +282,7 @@ int store_reader_next(struct store_reader *r, struct store_chunk *c)
 			skip_damaged(r, off, next, h.raw_size, "checksum mismatch");
 			continue;
 		}
-		if (h.kind < CHUNK_DATA || h.kind > CHUNK_END) {
+		if (h.kind < CHUNK_DATA || h.kind > CHUNK_DATA_LATE) {
 			if (sum > 0)
 				return fail(r, "unsupported chunk kind %u at offset %zu (a newer stax wrote this"
 					    " file; read it with that stax)", h.kind, off);
@@ -299,14 +299,15 @@ int store_reader_next(struct store_reader *r, struct store_chunk *c)
 			skip_damaged(r, off, next, h.raw_size, why);
 			continue;
 		}
-		c->kind = (enum chunk_kind)h.kind;
+		c->late = h.kind == CHUNK_DATA_LATE;
+		c->kind = c->late ? CHUNK_DATA : (enum chunk_kind)h.kind;
 		c->data = r->raw.data;
 		c->size = h.raw_size;
 		c->offset = off;
 		c->file_size = sizeof(h) + h.comp_size;
 		r->off = next;
 		r->seq++;
-		if (h.kind == CHUNK_DATA)
+		if (c->kind == CHUNK_DATA)
 			r->data_bytes += c->file_size;
 		if (h.kind == CHUNK_END)
 			r->ended = true;

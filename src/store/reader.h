@@ -53,7 +53,8 @@ struct store_reader {
 };
 
 struct store_chunk {
-	enum chunk_kind kind;
+	enum chunk_kind kind; /* CHUNK_DATA_LATE is read as CHUNK_DATA, with late set */
+	bool late;            /* written as CHUNK_DATA_LATE: it holds late stacks */
 	const uint8_t *data;  /* decompressed records, valid until next call */
 	size_t size;
 	uint64_t offset;      /* file offset of the chunk header */

@@ -269,6 +269,7 @@ void store_put_waker(struct store_writer *w, const struct rec_waker *k, const ch
 	buf_add(&w->wakers, &h, sizeof(h));
 	buf_add(&w->wakers, k, sizeof(*k));
 	buf_add_str(&w->wakers, comm ? comm : "");
+	w->late |= (k->flags & WAKER_F_LATE) != 0;
 	while ((w->wakers.len - at) % 8)
 		buf_add_u8(&w->wakers, 0);
 	h.size = (uint32_t)(w->wakers.len - at);
@@ -331,11 +332,18 @@ void store_put_sample(struct store_writer *w, const struct rec_sample *s)
 {
 	buf_add(&w->samples, s, sizeof(*s));
 	w->nsamples++;
+	w->late |= (s->quality & SAMPLE_Q_LATE) != 0;
 }
 
 void store_put_offcpu(struct store_writer *w, const struct rec_offcpu *o)
 {
 	buf_add(&w->offcpu, o, sizeof(*o));
+	w->late |= (o->flags & OFFCPU_F_LATE) != 0;
+}
+
+void store_mark_late(struct store_writer *w)
+{
+	w->late = true;
 }
 
 /* Move pending nodes and samples into the raw buffer as batch records. */
@@ -393,6 +401,9 @@ int store_flush(struct store_writer *w, enum chunk_kind kind)
 	ret = store_sync(w);
 	if (!w->raw.len && kind != CHUNK_END)
 		return ret;
+	if (kind == CHUNK_DATA && w->late)
+		kind = CHUNK_DATA_LATE;
+	w->late = false;
 	if (ret || w->fd < 0)
 		return ret ? ret : -EBADF;
 	if (w->raw.len > STORE_MAX_RAW)
@@ -427,6 +438,8 @@ void store_set_offcpu_open(struct store_writer *w, uint64_t as_of,
 	buf_add(&w->open, o, len);
 	w->open_as_of = as_of;
 	w->open_dirty = true;
+	for (size_t i = 0; i < n; i++)
+		w->late |= (o[i].flags & OFFCPU_F_LATE) != 0;
 }
 
 /* What a flush would write now (the open set counts one when changed). */

@@ -34,6 +34,8 @@ struct store_writer {
 	struct buf metas;      /* every META record put, for store_repeat_meta() */
 	uint64_t open_as_of;
 	bool open_dirty;       /* open changed since it was last written */
+	bool late;             /* the chunk being built holds a late stack:
+				* written as CHUNK_DATA_LATE */
 	struct buf comp;
 	void *cctx;            /* ZSTD_CCtx */
 	int level;             /* zstd level of data chunks: 3, or -3 (fast) */
@@ -89,6 +91,11 @@ void store_put_task(struct store_writer *w, enum rec_type type, const struct rec
 /* Nodes must be put with consecutive ids starting at 1. */
 void store_put_node(struct store_writer *w, uint32_t id, const struct rec_node *n);
 void store_put_sample(struct store_writer *w, const struct rec_sample *s);
+/* The records of the chunk being built hold a late stack, put another
+ * way than by the functions below (a copy of a chunk): it is written as
+ * CHUNK_DATA_LATE. (store_put_sample, store_put_offcpu, store_put_waker
+ * and store_set_offcpu_open see the late flags themselves.) */
+void store_mark_late(struct store_writer *w);
 /* Off-CPU intervals are batched like samples (after them in a chunk). */
 void store_put_offcpu(struct store_writer *w, const struct rec_offcpu *o);
 /* The intervals still open as of as_of (their start, stack and reason;

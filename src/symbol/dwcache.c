@@ -415,7 +415,6 @@ static int dw_named(const char *name)
 int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t size)
 {
 	struct dwcache_header h;
-	struct safe_replace r;
 	uint8_t *head;
 	char name[2 * 64 + 1];
 	int dfd, ret = 0;
@@ -432,18 +431,9 @@ int sym_dwcache_store(const struct sym_dwcache_key *k, const void *image, size_t
 	h.image_sum = sym_dwcache_sum(image, size);
 	head = xcalloc(1, DWCACHE_IMAGE_OFF);
 	memcpy(head, &h, sizeof(h));
-	if ((ret = safe_replace_begin(&r, dfd, name, 0600, SAFE_REPLACE_OWN_DIR, NULL)))
-		goto out;
 	/* the header's page, then the image (from the caller's buffer) */
-	if (write_all(r.fd, head, DWCACHE_IMAGE_OFF) || write_all(r.fd, image, size)) {
-		safe_replace_abort(&r);
-		ret = -EIO;
+	if ((ret = safe_replace_write(dfd, name, (struct safe_piece[]){ { head, DWCACHE_IMAGE_OFF }, { image, size } }, 2)))
 		goto out;
-	}
-	if (safe_replace_commit(&r)) {
-		ret = -EIO;
-		goto out;
-	}
 	cache_dir_trim(dfd, DWCACHE_MAX_TOTAL, dw_named);
 out:
 	close(dfd);

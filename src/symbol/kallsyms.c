@@ -350,19 +350,13 @@ void sym_kallsyms_to_cache(const struct sym_kallsyms *k, uint64_t key, struct bu
  * through a link someone else put there. */
 static void cache_save(const struct sym_kallsyms *k, uint64_t key)
 {
-	struct safe_replace r;
 	struct buf b = BUF_INIT;
 	int dfd;
 
 	if (!k->table.nsyms || (dfd = sym_cache_dir(NULL, true)) < 0)
 		return;
 	cache_serialize(k, key, &b);
-	if (!safe_replace_begin(&r, dfd, CACHE_NAME, 0600, SAFE_REPLACE_OWN_DIR, NULL)) {
-		if (!write_all(r.fd, b.data, b.len))
-			safe_replace_commit(&r);
-		else
-			safe_replace_abort(&r);
-	}
+	safe_replace_write(dfd, CACHE_NAME, &(struct safe_piece){ b.data, b.len }, 1);
 	close(dfd);
 	buf_release(&b);
 }

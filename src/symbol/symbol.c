@@ -604,6 +604,23 @@ void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *
 	out->sym_offset = addr - e->start;
 }
 
+bool sym_kernel_function(struct sym_session *s, uint64_t addr, const char **name, uint64_t *start,
+			 uint64_t *end)
+{
+	const char *module;
+	struct sym_entry *e;
+
+	if (!s->kernel)
+		s->kernel = sym_kallsyms_load();
+	e = sym_kallsyms_find(s->kernel, addr, &module);
+	if (!e || e->end <= e->start)
+		return false;
+	*name = sym_kallsyms_name(s->kernel, e, s->demangle);
+	*start = e->start;
+	*end = e->end;
+	return true;
+}
+
 size_t sym_read_build_id(const char *path, uint8_t *out, size_t max)
 {
 	struct module *mod = module_get(path, NULL, 0);

@@ -94,6 +94,17 @@ void sym_lookup(struct sym_session *s, const struct module_ref *m,
  * Never fails: name is NULL when kallsyms is unreadable or hides
  * addresses; module is "[kernel.kallsyms]" (or "[modname]"). */
 void sym_lookup_kernel(struct sym_session *s, uint64_t addr, struct sym_result *out);
+/* The kernel function holding addr in this boot's /proc/kallsyms: its
+ * name (demangled as the session says), start and end (the next symbol's
+ * start). false when kallsyms names nothing there. */
+bool sym_kernel_function(struct sym_session *s, uint64_t addr, const char **name, uint64_t *start,
+			 uint64_t *end);
+/* len bytes of the running kernel's code at addr into buf (kcode.c):
+ * from /proc/kcore, or where the kernel has none, read by a BPF program
+ * (bpf_probe_read_kernel). *from says which ("/proc/kcore" or
+ * "the running kernel, read by BPF"). 0, or a negative code with err saying why
+ * (it needs root). */
+int sym_kernel_code(uint64_t addr, void *buf, size_t len, const char **from, struct err *err);
 
 /* Start reading kernel symbols on a thread of its own, for the first
  * sym_lookup_kernel() of any session to take (call it where kernel

@@ -454,6 +454,9 @@ struct copy {
 	/* words read at the sample beyond the copy (unwind_input.words) */
 	const struct unwind_words *words;
 	bool used_words;      /* the last read beyond the copy came from them */
+	bool late;            /* a word was read from the live process after
+			       * the sample (x): every frame from there on is
+			       * of a later moment (UNWIND_F_LATE) */
 	/* the addresses read (unwind_input.slots_out) */
 	uint64_t *slots, slots_from;
 	size_t nslots, slots_max;
@@ -476,25 +479,32 @@ static bool words_find(const struct unwind_words *w, uint64_t addr, uint64_t *v)
 	return false;
 }
 
+/* addr is a slot to ask the in-kernel reader for (unwind_input.slots_out):
+ * at or above slots_from, or below the copy (another stack) */
+static inline void note_slot(struct copy *c, uint64_t addr)
+{
+	if (c->slots && (addr >= c->slots_from || addr < c->base) && c->nslots < c->slots_max)
+		c->slots[c->nslots++] = addr;
+}
+
 static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
 {
 	if (addr >= c->base && addr <= c->end - 8 && c->end - c->base >= 8) {
 		memcpy(v, c->stack + (addr - c->base), 8);
-		if (c->slots && addr >= c->slots_from && c->nslots < c->slots_max)
-			c->slots[c->nslots++] = addr;
+		if (c->slots && addr >= c->slots_from)
+			note_slot(c, addr);
 		return true;
 	}
-	if (c->words && addr >= c->end && words_find(c->words, addr, v)) {
+	if (c->words && (addr >= c->end || addr < c->base) && words_find(c->words, addr, v)) {
 		c->used_words = true;
-		if (c->slots && addr >= c->slots_from && c->nslots < c->slots_max)
-			c->slots[c->nslots++] = addr;
+		note_slot(c, addr);
 		return true;
 	}
 	if (c->x && addr >= c->xbase && addr <= c->xend - 8 && c->xend - c->xbase >= 8) {
 		memcpy(v, c->x + (addr - c->xbase), 8);
 		c->used_words = false;
-		if (c->slots && addr >= c->slots_from && c->nslots < c->slots_max)
-			c->slots[c->nslots++] = addr;
+		c->late = true;
+		note_slot(c, addr);
 		return true;
 	}
 	/* Above the copy is where the stack goes on: truncated. Below it
@@ -539,6 +549,19 @@ static int xread(struct unwinder *u, const struct unwind_input *in, struct copy 
 	/* the slot's value as the sample had it: in the copy, or in an
 	 * earlier read checked the same way (the buffer is about to be
 	 * overwritten, so a copy of it) */
+	if (in->read_unchecked) {
+		/* (slots only: see unwind_input.read_unchecked) */
+		from = (addr & ~7ull) - MIN(addr & ~7ull, (uint64_t)XREAD_CHECK);
+		got = in->read_stack(in->find_arg, from, u->xbuf, XREAD_SIZE);
+		if (got < 0)
+			return (int)got;
+		if (got < 16)
+			return -EFAULT;
+		c->x = u->xbuf;
+		c->xbase = from;
+		c->xend = from + (uint64_t)got;
+		return 0;
+	}
 	if (deep && slot && !(slot & 7) && addr >= slot) {
 		if (slot >= c->base && slot + 8 <= c->end) {
 			memcpy(&slot_val, c->stack + (slot - c->base), 8);
@@ -900,7 +923,7 @@ static bool walk_start(struct walker *w, enum unwind_mode mode)
 	c->x = NULL;
 	c->xbase = c->xend = 0;
 	c->words = in->words && in->words->n ? in->words : NULL;
-	c->used_words = false;
+	c->used_words = c->late = false;
 	c->slots = in->slots_out;
 	c->slots_max = in->slots_out ? in->slots_max : 0;
 	c->slots_from = in->slots_from;
@@ -1260,7 +1283,8 @@ static void step_advance(struct walker *w, const struct step *s)
 	w->rbp = s->nrbp;
 	w->valid = s->nvalid | (1u << UNW_RIP) | (1u << UNW_RSP);
 	w->frames[w->n].pc = w->pc;
-	w->frames[w->n].flags = s->signal ? UNWIND_F_SIGNAL : s->injected || s->context ? 0 : UNWIND_F_RA;
+	w->frames[w->n].flags = (s->signal ? UNWIND_F_SIGNAL : s->injected || s->context ? 0 : UNWIND_F_RA) |
+				(w->c->late ? UNWIND_F_LATE : 0);
 	w->cfas[w->n] = s->nsp;
 	w->n++;
 	if (!(s->nsp - 8 >= w->c->base && s->nsp <= w->c->end)) {
@@ -1349,11 +1373,13 @@ static bool walk_splice(struct walker *w, const struct step *s)
 			break;
 		}
 		w->frames[w->n].pc = in->fp_chain[i];
-		w->frames[w->n].flags = exact ? 0 : UNWIND_F_RA;
+		/* after frames read later, where the chain joins was found
+		 * by them: no better than they are */
+		w->frames[w->n].flags = (exact ? 0 : UNWIND_F_RA) | (w->c->late ? UNWIND_F_LATE : 0);
 		w->n++;
 		if (!exact && context_at(m, in->fp_chain[i])) {
 			/* rbp above it is whatever the context began with */
-			w->frames[w->n - 1].flags = 0;
+			w->frames[w->n - 1].flags &= UNWIND_F_LATE;
 			i = in->fp_chain_len;
 			break;
 		}
@@ -1558,6 +1584,7 @@ const char *unwind_quality_name(enum unwind_quality q)
 	case UNWIND_Q_COMPLETE: return "complete";
 	case UNWIND_Q_TRUNCATED: return "truncated";
 	case UNWIND_Q_BROKEN: return "broken";
+	case UNWIND_Q_LATE: return "late";
 	}
 	return "?";
 }

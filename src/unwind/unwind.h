@@ -90,6 +90,11 @@ struct unwind_input {
 	 * caller, which knows whether it ran since). false: it stays
 	 * truncated. */
 	bool read_deep;
+	/* with read_stack: read it without checking that the thread is
+	 * still where the copy says (the outermost return address in its
+	 * slot): the frames are then not the sample's, and are for nothing
+	 * but finding the slots a stack of this shape reads (slots_out) */
+	bool read_unchecked;
 	/* The address space's version: when it equals the previous sample's
 	 * (and is not 0), the modules find() gave for that sample are used
 	 * again without asking; the caller must change it whenever a
@@ -99,10 +104,11 @@ struct unwind_input {
 	 * A read beyond the copy takes its word from here first; only a
 	 * word not here goes to read_stack (a later moment). */
 	const struct unwind_words *words;
-	/* optional: the addresses (>= slots_from) of the stack words the
-	 * walk read, from the copy, words or read_stack, in the order read
-	 * (repeats possible), up to slots_max into slots_out: what to ask
-	 * the in-kernel reader for at this thread's next samples. */
+	/* optional: the addresses of the stack words the walk read at or
+	 * above slots_from (from the copy, words or read_stack) or below
+	 * the copy (another stack, from words or read_stack), in the order
+	 * read (repeats possible), up to slots_max into slots_out: what to
+	 * ask the in-kernel reader for at this thread's next samples. */
 	uint64_t *slots_out;
 	size_t slots_max;
 	uint64_t slots_from;
@@ -113,6 +119,10 @@ struct unwind_input {
 #define UNWIND_F_SIGTRAMP 4u /* the signal return trampoline (__restore_rt):
 			      * the handler "returned" to it, but its exact pc
 			      * is the one to symbolize (UNWIND_F_RA unset) */
+#define UNWIND_F_LATE 8u    /* found with stack words read from the live
+			     * process after the sample (read_stack), as is
+			     * every frame after it: of a later moment, and
+			     * nothing proves it the sample's */
 
 /* unwind_sample() writes at most this many frames whatever max is. */
 #define UNWIND_MAX_DEPTH 1024

@@ -8,6 +8,12 @@
  * Source lines from DWARF (the innermost inlined function's line) are
  * printed above the instructions where they change, with the text of the
  * line when the source file is readable.
+ *
+ * A kernel function's bytes come from the running kernel (/proc/kcore, or
+ * a BPF program: sym_kernel_code(), root only), its range from
+ * /proc/kallsyms, when kallsyms
+ * names the same function at the sampled addresses (the recording is of
+ * this boot: with KASLR another boot's addresses name other code).
  */
 #include "view/view.h"
 #include "symbol/symbol.h"
@@ -122,22 +128,15 @@ static bool same_func(const struct prof_func *a, const struct prof_func *b)
 	       !strcmp(a->name, b->name) && !strcmp(a->module, b->module);
 }
 
-/* Pick the function: as callers and callees do (view_find_funcs), a
- * user-space one. The mapping with the most samples of it is the one
- * read. */
+/* Pick the function as callers and callees do (view_find_funcs). The
+ * mapping with the most samples of it is the one read. */
 static uint32_t find_target(const struct profile *p, const char *what, struct err *err)
 {
 	bool *set = xcalloc(p->nfuncs + 1, sizeof(*set));
 	uint32_t f = view_find_funcs(p, what, set, err);
-	const struct prof_func *fn = f ? profile_func(p, f) : NULL;
 
 	free(set);
-	if (fn && fn->kernel) {
-		err_set(err, -1, "%s is a kernel function (annotate reads user-space binaries)",
-			 fn->name);
-		return 0;
-	}
-	return fn ? f : 0;
+	return f;
 }
 
 /* size bytes at file offset off of mapping m's binary: its module's
@@ -225,7 +224,9 @@ static bool branch_target(const char *mnemonic, const char *ops, uint64_t *to)
  * text or JSON. */
 struct annotation {
 	const struct prof_func *func;     /* the target */
-	const struct prof_mapping *map;   /* the mapping with most of its samples */
+	const struct prof_mapping *map;   /* the mapping with most of its samples (NULL: kernel) */
+	bool kernel;                      /* a kernel function (sym_kernel_code) */
+	const char *path;                 /* the file read: map->path, or where the kernel's code came from */
 	struct module_ref ref;
 	struct sym_session *ss;
 	uint64_t fvaddr, fsize, foff;     /* its ELF address, size, file offset */
@@ -270,7 +271,8 @@ static int collect_hits(const struct profile *p, const struct view_filter *f, co
 		/* the leaf's own frame: skip the inline frames above it */
 		while (nd && (nd->flags & NODE_F_INLINE))
 			nd = profile_node(p, nd->parent);
-		if (!nd || (nd->flags & 0xff) != NODE_USER || !same_func(profile_func(p, nd->func), a->func))
+		if (!nd || (nd->flags & 0xff) != (a->kernel ? NODE_KERNEL : NODE_USER) ||
+		    !same_func(profile_func(p, nd->func), a->func))
 			continue;
 		nd = profile_node(p, s->stack);
 		GROW(a->hits, hitcap, a->nhits + 1);
@@ -282,10 +284,53 @@ static int collect_hits(const struct profile *p, const struct view_filter *f, co
 		if (per_map[i] > per_map[best_map])
 			best_map = (uint32_t)i;
 	free(per_map);
-	if (!best_map || !a->nhits)
+	if ((!best_map && !a->kernel) || !a->nhits)
 		return err_set(err, -1, "%s has no samples of its own here (it is only a caller; see stax top)",
 			       what);
-	a->map = &p->maps[best_map - 1];
+	if (!a->kernel) {
+		a->map = &p->maps[best_map - 1];
+		a->path = a->map->path;
+	}
+	return 0;
+}
+
+/* The kernel function a->func holding kernel address addr: its range
+ * from this boot's kallsyms and its bytes from /proc/kcore; a->hits
+ * outside it are counted apart (a->elsewhere). */
+static int locate_kernel(struct annotation *a, uint64_t addr, struct err *err)
+{
+	const char *name = NULL;
+	uint64_t end;
+	size_t i, j;
+
+	a->ss = sym_session_new();
+	if (!sym_kernel_function(a->ss, addr, &name, &a->fvaddr, &end)) {
+		struct sym_result r;
+		memset(&r, 0, sizeof(r));
+		sym_lookup_kernel(a->ss, addr, &r);
+		if (!r.source || strcmp(r.source, "kallsyms")) /* none: hidden or unreadable */
+			return err_set(err, -EACCES, "%s is a kernel function: /proc/kallsyms hides the kernel's "
+				       "addresses from this user, so its code cannot be found (run as root)",
+				       a->func->name);
+	}
+	if (!name || strcmp(name, a->func->name))
+		return err_set(err, -1, "%s is a kernel function of another boot: this boot's /proc/kallsyms "
+			       "names %s at 0x%" PRIx64 " (the code read is the running kernel's)",
+			       a->func->name, name ? name : "nothing", addr);
+	a->fsize = end - a->fvaddr;
+	if (a->fsize > MAX_FUNC_BYTES)
+		return err_set(err, -1, "%s: %" PRIu64 " bytes to the next kernel symbol, too many", a->func->name,
+			       a->fsize);
+	a->code = xmalloc(a->fsize);
+	if (sym_kernel_code(a->fvaddr, a->code, a->fsize, &a->path, err))
+		return -1;
+	for (i = 0; i < a->nhits; i++)
+		if (a->hits[i].addr < a->fvaddr || a->hits[i].addr >= end)
+			a->hits[i].addr = UINT64_MAX;
+	qsort(a->hits, a->nhits, sizeof(*a->hits), cmp_hit);
+	for (j = a->nhits; j > 0 && a->hits[j - 1].addr == UINT64_MAX; j--)
+		a->elsewhere++;
+	a->nhits = j;
 	return 0;
 }
 
@@ -299,6 +344,8 @@ static int locate(const struct profile *p, const char *what, struct annotation *
 	const struct prof_mapping *m = a->map;
 	size_t i, j;
 
+	if (a->kernel)
+		return locate_kernel(a, a->hits[0].addr, err);
 	a->ref = profile_mapping_ref(m);
 	a->ss = sym_session_new();
 	for (i = 0; i < a->nhits && a->hits[i].mapping != (uint64_t)(m - p->maps) + 1; i++)
@@ -363,7 +410,8 @@ static int disassemble(struct annotation *a, struct err *err)
 	bound = xmalloc(boundcap * sizeof(*bound));
 	for (i = 0; i < a->nhits; i++)
 		bound[i] = a->hits[i].addr;
-	nbound += sym_boundaries(a->ss, &a->ref, a->fvaddr, end, bound + nbound, MAX_BOUNDS);
+	if (!a->kernel)
+		nbound += sym_boundaries(a->ss, &a->ref, a->fvaddr, end, bound + nbound, MAX_BOUNDS);
 	sort_bounds(bound, &nbound);
 	for (at = a->fvaddr; at < end;) {
 		size_t got = cs_fn.disasm(cs, a->code + (at - a->fvaddr), end - at, at, 1, &insn);
@@ -423,7 +471,7 @@ static void count_rows(struct annotation *a)
 			r->count++;
 		in_func += r->count;
 		r->line_idx = -1;
-		if (sym_source_line(a->ss, &a->ref, r->vaddr, &r->file, &r->line)) {
+		if (!a->kernel && sym_source_line(a->ss, &a->ref, r->vaddr, &r->file, &r->line)) {
 			for (j = 0; j < a->nlines; j++)
 				if (a->lines[j].line == r->line && !strcmp(a->lines[j].file, r->file))
 					break;
@@ -457,7 +505,7 @@ static void annotate_json(const struct annotation *a, struct src_cache *sc, FILE
 	jw_begin(&w, out);
 	jw_str(&w, "function", a->func->name);
 	jw_str(&w, "module", a->func->module);
-	jw_str(&w, "path", a->map->path);
+	jw_str(&w, "path", a->path);
 	jw_addr(&w, "start", a->fvaddr);
 	jw_u64(&w, "size", a->fsize);
 	jw_u64(&w, "samples", a->total);
@@ -505,7 +553,7 @@ static void annotate_text(const struct annotation *a, bool color, struct src_cac
 	size_t i;
 
 	fprintf(out, "%s (%s, %s) at 0x%" PRIx64 ", %" PRIu64 " bytes: %" PRIu64 " samples (%.1f%% of %" PRIu64 ")\n",
-		tf->name, tf->module, a->map->path, a->fvaddr, a->fsize, a->total, share_of(a->total, a->kept),
+		tf->name, tf->module, a->path, a->fvaddr, a->fsize, a->total, share_of(a->total, a->kept),
 		a->kept);
 	if (a->elsewhere)
 		fprintf(out, "%" PRIu64 " of them at addresses outside this function's bytes (another function"
@@ -556,10 +604,121 @@ static int annotate_compute(const struct profile *p, const struct view_filter *f
 	memset(a, 0, sizeof(*a));
 	if (!target)
 		return -1;
-	a->func = profile_func(p, target);
+	if (!(a->func = profile_func(p, target)))
+		return err_set(err, -1, "no function %s", what);
+	a->kernel = a->func->kernel;
 	if (collect_hits(p, f, what, a, err) || locate(p, what, a, err) || disassemble(a, err))
 		return -1;
 	count_rows(a);
+	return 0;
+}
+
+/* ---- a Python function: samples per source line ---- */
+
+struct py_line {
+	const char *file;
+	uint32_t line;
+	uint64_t self, total;   /* innermost Python frame there; anywhere */
+};
+
+static int cmp_py_line(const void *a, const void *b)
+{
+	const struct py_line *x = a, *y = b;
+	int c = strcmp(x->file ? x->file : "", y->file ? y->file : "");
+	return c ? c : (x->line > y->line) - (x->line < y->line);
+}
+
+/* The lines of a Python function read from the interpreter (each frame
+ * carries its line): the samples whose innermost Python frame it is, at
+ * each line (self), and those it is anywhere in, at each line (total,
+ * once per sample and line). */
+static int annotate_python(const struct profile *p, const struct view_filter *f, uint32_t target, bool json,
+			   FILE *out)
+{
+	const struct prof_func *tf = profile_func(p, target);
+	struct py_line *v = NULL;
+	size_t n = 0, cap = 0, i, k;
+	uint64_t kept = 0, self = 0, total = 0;
+	struct src_cache sc = { 0 };
+	size_t seen[64];
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct rec_sample *s = &p->samples[i];
+		const struct prof_node *nd;
+		bool inner = true;
+		size_t nseen = 0;
+		if (!view_keep(p, f, s))
+			continue;
+		kept++;
+		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
+		     nd = profile_node(p, nd->parent)) {
+			const struct prof_func *fn = profile_func(p, nd->func);
+			struct py_line key = { nd->file, nd->line, 0, 0 };
+			size_t j;
+			if (!profile_func_is_python(fn))
+				continue;
+			if (same_func(fn, tf)) {
+				for (k = 0; k < n && cmp_py_line(&v[k], &key); k++)
+					;
+				if (k == n) {
+					GROW(v, cap, n + 1);
+					v[n++] = key;
+				}
+				v[k].self += inner;
+				self += inner;
+				/* total: once per sample and line (a recursion on
+				 * the same line counts once) */
+				for (j = 0; j < nseen && seen[j] != k; j++)
+					;
+				if (j == nseen && nseen < ARRAY_SIZE(seen)) {
+					seen[nseen++] = k;
+					v[k].total++;
+				}
+			}
+			inner = false;
+		}
+		total += nseen > 0;
+	}
+	qsort(v, n, sizeof(*v), cmp_py_line);
+	if (json) {
+		struct jw w;
+		jw_begin(&w, out);
+		jw_str(&w, "function", tf->name);
+		jw_str(&w, "module", tf->module);
+		jw_bool(&w, "python", true);
+		jw_u64(&w, "samples", self);
+		jw_u64(&w, "samples_total", total);
+		jw_u64(&w, "samples_kept", kept);
+		jw_array(&w, "lines");
+		for (i = 0; i < n; i++) {
+			jw_object(&w, NULL);
+			jw_str(&w, "file", v[i].file);
+			if (v[i].line)
+				jw_u64(&w, "line", v[i].line);
+			jw_u64(&w, "samples", v[i].self);
+			jw_u64(&w, "samples_total", v[i].total);
+			jw_double(&w, "percent", share_of(v[i].self, self), 2);
+			jw_str(&w, "source", src_line(&sc, v[i].file, v[i].line));
+			jw_object_end(&w);
+		}
+		jw_array_end(&w);
+		jw_end(&w);
+	} else {
+		fprintf(out, "%s (%s): the innermost Python frame of %" PRIu64 " samples (%.1f%% of %" PRIu64
+			"), in the stack of %" PRIu64 "; per line (the line each frame was at):\n", tf->name,
+			tf->module, self, share_of(self, kept), kept, total);
+		fprintf(out, "\n%8s %8s %8s  %s\n", "PERCENT", "SAMPLES", "TOTAL", "LINE");
+		for (i = 0; i < n; i++) {
+			const char *text = src_line(&sc, v[i].file, v[i].line);
+			fprintf(out, "%7.2f%% %8" PRIu64 " %8" PRIu64 "  %s:%u%s%s\n", share_of(v[i].self, self),
+				v[i].self, v[i].total, v[i].file ? path_base(v[i].file) : "?", v[i].line,
+				text ? "  " : "", text ? text : "");
+		}
+		if (!n)
+			fputs("(no samples of it)\n", out);
+	}
+	src_release(&sc);
+	free(v);
 	return 0;
 }
 
@@ -568,7 +727,16 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 {
 	struct annotation a;
 	struct src_cache sc = { 0 };
-	int ret = annotate_compute(p, f, what, &a, err);
+	uint32_t target;
+	int ret;
+
+	/* a Python frame read from the interpreter: its lines, not code */
+	target = find_target(p, what, err);
+	if (!target)
+		return -1;
+	if (!strcmp(profile_func(p, target)->module, PYFRAME_MODULE))
+		return annotate_python(p, f, target, json, out);
+	ret = annotate_compute(p, f, what, &a, err);
 
 	if (!ret && json)
 		annotate_json(&a, &sc, out);
@@ -590,6 +758,12 @@ static uint64_t node_vaddr(const struct profile *p, const struct prof_node *nd, 
 {
 	const struct prof_mapping *nm;
 	uint64_t addr, off;
+	if (!m) { /* the kernel's code: addresses as they are */
+		if ((nd->flags & 0xff) != NODE_KERNEL)
+			return UINT64_MAX;
+		addr = nd->addr - ((nd->flags & NODE_F_RA) && !start ? 1 : 0);
+		return addr >= fvaddr && addr - fvaddr < fsize ? addr : UINT64_MAX;
+	}
 	if ((nd->flags & 0xff) != NODE_USER || !nd->mapping || nd->mapping > p->nmaps)
 		return UINT64_MAX;
 	nm = &p->maps[nd->mapping - 1];
@@ -611,10 +785,13 @@ static int locate_node(const struct profile *p, const struct prof_node *nd, cons
 {
 	uint64_t v;
 	size_t i, hitcap = 0;
-	if ((nd->flags & 0xff) == NODE_KERNEL)
-		return err_set(err, -1, "%s is a kernel function: stax reads the code of user-space binaries "
-			       "only; its sampled addresses are shown, with their offsets where this boot's "
-			       "/proc/kallsyms names them", fn ? fn->name : "this");
+	if ((nd->flags & 0xff) == NODE_KERNEL && fn) {
+		a->func = fn;
+		a->kernel = true;
+		if (locate_kernel(a, nd->addr - ((nd->flags & NODE_F_RA) ? 1 : 0), err))
+			return -1;
+		goto hits;
+	}
 	if ((nd->flags & 0xff) != NODE_USER || !nd->mapping || nd->mapping > p->nmaps)
 		return err_set(err, -1, "%s is in no mapped file (JIT or anonymous code): no binary to read",
 			       fn ? fn->name : "this frame");
@@ -629,6 +806,8 @@ static int locate_node(const struct profile *p, const struct prof_node *nd, cons
 	if (read_bytes(a->map, a->foff, a->fsize, &a->code))
 		return err_set(err, -1, "cannot read %s from %s (the binary changed or is gone)",
 			       fn ? fn->name : "the function", a->map->path);
+	a->path = a->map->path;
+hits:
 	for (i = 0; i < p->nnodes; i++) {
 		v = node_vaddr(p, &p->nodes[i], a->map, a->fvaddr, a->fsize, a->foff, true);
 		if (v == UINT64_MAX)
@@ -654,11 +833,12 @@ int view_disasm(const struct profile *p, uint32_t node, struct view_disasm *d, s
 		return err_set(err, -1, "no such frame");
 	if (locate_node(p, nd, fn, &a, err) || disassemble(&a, err))
 		goto out;
-	d->path = a.map->path;
+	d->path = a.path;
 	d->start = a.fvaddr;
 	d->size = a.fsize;
 	d->file_offset = a.foff;
-	d->mapping = (uint32_t)(a.map - p->maps) + 1;
+	d->mapping = a.map ? (uint32_t)(a.map - p->maps) + 1 : 0;
+	d->kernel = a.kernel;
 	d->insns = xcalloc(a.nrows + 1, sizeof(*d->insns));
 	for (i = 0; i < a.nrows; i++) {
 		struct view_insn *in = &d->insns[i];
@@ -666,7 +846,7 @@ int view_disasm(const struct profile *p, uint32_t node, struct view_disasm *d, s
 		in->size = a.rows[i].size;
 		in->undecoded = a.rows[i].undecoded;
 		memcpy(in->text, a.rows[i].text, sizeof(in->text));
-		if (!sym_source_line(a.ss, &a.ref, in->addr, &in->file, &in->line))
+		if (a.kernel || !sym_source_line(a.ss, &a.ref, in->addr, &in->file, &in->line))
 			in->file = NULL, in->line = 0;
 	}
 	d->n = a.nrows;
@@ -684,9 +864,10 @@ long view_disasm_row(const struct profile *p, const struct view_disasm *d, uint3
 	const struct prof_node *nd = profile_node(p, node);
 	uint64_t v;
 	size_t lo = 0, hi = d->n;
-	if (!nd || !d->n || !d->mapping)
+	if (!nd || !d->n || (!d->mapping && !d->kernel))
 		return -1;
-	v = node_vaddr(p, nd, &p->maps[d->mapping - 1], d->start, d->size, d->file_offset, false);
+	v = node_vaddr(p, nd, d->kernel ? NULL : &p->maps[d->mapping - 1], d->start, d->size, d->file_offset,
+		       false);
 	if (v == UINT64_MAX)
 		return -1;
 	while (lo < hi) {

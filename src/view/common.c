@@ -157,6 +157,17 @@ uint32_t view_find_funcs(const struct profile *p, const char *what, bool *set, s
 	return first;
 }
 
+void view_json_pcts(struct jw *w, uint64_t self, uint64_t total, uint64_t all)
+{
+	jw_double(w, "self_pct", all ? 100.0 * self / all : 0.0, 2);
+	jw_double(w, "total_pct", all ? 100.0 * total / all : 0.0, 2);
+}
+
+void view_no_samples(const struct profile *p, FILE *out)
+{
+	fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+}
+
 void view_json_func(struct jw *w, const struct prof_func *fn)
 {
 	jw_str(w, "name", fn->name);

@@ -371,7 +371,8 @@ static void node_findings(const struct profile *p, const struct view_filter *flt
 
 /* What doctor learns from the samples the filter keeps. */
 struct doctor_counts {
-	uint64_t kept, rooted, q[4], cut;  /* cut: stacks a damaged chunk ended */
+	uint64_t kept, rooted, q[5], cut;  /* cut: stacks a damaged chunk ended;
+					    * q: by SAMPLE_VERDICT() */
 	uint64_t stops[UNWIND_NSTOPS];     /* stacks short of a root, by why */
 	struct mod_stat *mods;
 	size_t nmods;
@@ -388,7 +389,7 @@ static void count_stacks(const struct profile *p, const struct view_filter *flt,
 		if (!view_keep(p, flt, s))
 			continue;
 		c->kept++;
-		c->q[SAMPLE_Q(s->quality)]++;
+		c->q[SAMPLE_VERDICT(s->quality)]++;
 		for (nd = profile_node(p, s->stack); nd && (nd->flags & 0xff) != NODE_ROOT;
 		     nd = profile_node(p, nd->parent)) {
 			const struct prof_func *fn = profile_func(p, nd->func);
@@ -427,6 +428,32 @@ static void count_stacks(const struct profile *p, const struct view_filter *flt,
 			}
 		}
 	}
+}
+
+/* Stacks with frames read after their sample (the late verdict): why,
+ * and what reads them at the sample. */
+static void late_findings(const struct profile *p, struct findings *f, uint64_t late, uint64_t kept)
+{
+	const char *path = profile_meta(p, "moment"), *why = profile_meta(p, "moment_why");
+	double share = (double)late / (double)kept;
+
+	if (!late)
+		return;
+	if (path && !strcmp(path, "bpf")) {
+		add(f, share + 0.05, xasprintf("%" PRIu64 " stacks (%.1f%%) have frames read after their sample"
+			" (late): the in-kernel reader read the rest at the sample, but did not know yet what to"
+			" read for their thread (the first deep stack of a shape, the first samples of a Python"
+			" process). Nothing proves such frames the sample's; --no-late-frames leaves them out of"
+			" the views", late, 100 * share));
+		return;
+	}
+	add(f, share + 0.3, xasprintf("%" PRIu64 " stacks (%.1f%%) have frames read after their sample (late):"
+		" Python frames read from the interpreter, or the outer frames of a stack deeper than its"
+		" copy read from the process, when the program may have moved on, so they can show callers"
+		" that were not the sample's. The in-kernel reader reads them at the sample, and it was off"
+		" (%s): record as root, or with CAP_BPF and CAP_PERFMON, on a kernel with BTF, without"
+		" --no-bpf. Meanwhile --no-late-frames leaves those frames out of the views", late, 100 * share,
+		why && *why ? why : "the recording does not say why"));
 }
 
 /* Every finding, each with its weight (most important first once sorted). */
@@ -515,6 +542,7 @@ static void doctor_findings(const struct profile *p, const struct view_filter *f
 					" is named from /tmp/perf-PID.map", c->mods[i].frames));
 		python_findings(p, flt, f, c->kept);
 		node_findings(p, flt, f, c->kept);
+		late_findings(p, f, c->q[UNWIND_Q_LATE], c->kept);
 		if (kernel && !strcmp(kernel, "0"))
 			add(f, 0.01, xasprintf("kernel frames were not recorded, so time in system calls"
 				" shows as the calling user function: %s",

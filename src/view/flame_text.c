@@ -182,7 +182,7 @@ void view_flame(const struct profile *p, const struct view_filter *f, const stru
 			"WALL TIME BY THREAD (on and off the CPU, root first)" :
 			"OFF-CPU TIME (root first, longest first)");
 	else if (!kept)
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 	else
 		fprintf(out, "%7s %8s  %s\n", "TOTAL%", "SAMPLES", o->inverted ?
 			"INVERTED CALL TREE (running function first, then its callers)" :

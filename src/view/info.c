@@ -22,7 +22,8 @@ struct module_row {
  * by the filter; printed as text (info_text) or JSON (info_json). */
 struct info_summary {
 	uint64_t kept, weight, rooted;
-	uint64_t quality[4], method[3];
+	uint64_t rooted_late;    /* of rooted: through frames read after the sample */
+	uint64_t quality[5], method[3]; /* quality: by SAMPLE_VERDICT() */
 	uint64_t trimmed;        /* SAMPLE_Q_TRIMMED: the recorder fell behind */
 	uint64_t jit[4];         /* samples through: any JIT rule, trampoline, fp, jitdump CFI */
 	uint64_t nread;          /* samples with frames read from the live process */
@@ -232,10 +233,10 @@ static void count_offcpu(const struct profile *p, const struct view_filter *f, s
 		s->off_n++;
 		s->off_ns += o->duration;
 		s->off_reason[o->reason < OFFCPU_NREASONS ? o->reason : 0] += o->duration;
-		s->off_complete += OFFCPU_QUALITY(o->flags) == UNWIND_Q_COMPLETE;
+		s->off_complete += OFFCPU_VERDICT(o->flags) == UNWIND_Q_COMPLETE;
 		if (o->reason != OFFCPU_PREEMPT) {
 			s->off_stacked++;
-			s->off_stacked_complete += OFFCPU_QUALITY(o->flags) == UNWIND_Q_COMPLETE;
+			s->off_stacked_complete += OFFCPU_VERDICT(o->flags) == UNWIND_Q_COMPLETE;
 		}
 	}
 }
@@ -292,8 +293,14 @@ static void count_samples(const struct profile *p, const struct view_filter *f, 
 		 * said of the frames beyond it; truncated and broken are the
 		 * stacks that stop short of one. A stack cut where a damaged
 		 * chunk's frames are missing (it ends in "[damaged]") is
-		 * truncated. */
-		q = root ? UNWIND_Q_COMPLETE : cut ? UNWIND_Q_TRUNCATED : SAMPLE_Q(r->quality);
+		 * truncated. A stack with frames read after the sample is
+		 * late, wherever it ends: nothing proves it the sample's. */
+		if (r->quality & SAMPLE_Q_LATE) {
+			q = UNWIND_Q_LATE;
+			s->rooted_late += root;
+		} else {
+			q = root ? UNWIND_Q_COMPLETE : cut ? UNWIND_Q_TRUNCATED : SAMPLE_Q(r->quality);
+		}
 		s->quality[q]++;
 		/* where stacks stop, for the unwinder's reasons (not the damage) */
 		if (outer != SIZE_MAX && !cut && (q == UNWIND_Q_TRUNCATED || q == UNWIND_Q_BROKEN)) {
@@ -371,6 +378,54 @@ static void info_compute(const struct profile *p, const struct view_filter *f, s
 	s->nstops = stop_modules(s->mods, s->nmods, s->stops);
 }
 
+/* Which way what lies outside a sample (Python frames, the stack past
+ * its copy) was read: at the sample by the in-kernel reader, or after
+ * it; nothing for a recording that does not say (older, perf.data). */
+static void moment_text(const struct profile *p, const struct info_summary *s, FILE *out)
+{
+	const char *path = profile_meta(p, "moment");
+	uint64_t late = s->quality[UNWIND_Q_LATE];
+
+	if (!path)
+		return;
+	if (!strcmp(path, "bpf")) {
+		uint64_t py = profile_meta_u64(p, "python_moment"), deep = profile_meta_u64(p, "deep_stacks_words");
+		fputs("  moment:    read at the sample by the in-kernel reader (BPF)", out);
+		if (py)
+			fprintf(out, ": Python frames of %" PRIu64 " samples", py);
+		if (deep)
+			fprintf(out, "%s %" PRIu64 " stacks completed past the copy by the stack words it read",
+				py ? "," : ":", deep);
+		if (late)
+			fprintf(out, "; %" PRIu64 " late (read after the sample: before the reader knew what to"
+				" read for the thread)", late);
+		fputc('\n', out);
+		return;
+	}
+	fprintf(out, "  moment:    read after the sample, not by the in-kernel reader (%s): %" PRIu64
+		" stack%s late (frames read later, not proven the sample's; --no-late-frames leaves"
+		" them out)\n", meta_or(p, "moment_why", "why not recorded"), late, late == 1 ? "" : "s");
+}
+
+static void moment_json(const struct profile *p, const struct info_summary *s, struct jw *w)
+{
+	jw_object(w, "moment");
+	jw_str(w, "path", profile_meta(p, "moment"));
+	jw_str(w, "why", profile_meta(p, "moment_why"));
+	jw_u64(w, "late", s->quality[UNWIND_Q_LATE]);
+	jw_u64(w, "python_at_sample", profile_meta_u64(p, "python_moment"));
+	jw_u64(w, "python_late", profile_meta_u64(p, "python_late"));
+	jw_u64(w, "deep_words", profile_meta_u64(p, "deep_stacks_words"));
+	jw_u64(w, "records", profile_meta_u64(p, "moment_records"));
+	jw_u64(w, "joined", profile_meta_u64(p, "moment_joined"));
+	jw_u64(w, "dropped", profile_meta_u64(p, "moment_dropped"));
+	if (profile_meta(p, "moment_runs")) {
+		uint64_t runs = profile_meta_u64(p, "moment_runs");
+		jw_double(w, "ns_per_sample", runs ? (double)profile_meta_u64(p, "moment_run_ns") / (double)runs : 0, 1);
+	}
+	jw_object_end(w);
+}
+
 static void info_json(const struct profile *p, const struct info_summary *s, FILE *out)
 {
 	struct prof_warning warn[PROF_WARNINGS_MAX];
@@ -392,6 +447,7 @@ static void info_json(const struct profile *p, const struct info_summary *s, FIL
 	jw_u64(&w, "throttled", p->throttles);
 	jw_u64(&w, "processes", s->npids);
 	jw_u64(&w, "reached_root", s->rooted);
+	jw_u64(&w, "reached_root_late", s->rooted_late);
 	jw_object(&w, "lost_by_cause");
 	jw_u64(&w, "ring", p->lost_records);
 	jw_u64(&w, "kernel_samples", p->lost_samples - p->lost_queue);
@@ -418,7 +474,9 @@ static void info_json(const struct profile *p, const struct info_summary *s, FIL
 	jw_u64(&w, "complete", s->quality[1]);
 	jw_u64(&w, "truncated", s->quality[2]);
 	jw_u64(&w, "broken", s->quality[3]);
+	jw_u64(&w, "late", s->quality[4]);
 	jw_object_end(&w);
+	moment_json(p, s, &w);
 	jw_object(&w, "method");
 	jw_u64(&w, "fp", s->method[0]);
 	jw_u64(&w, "dwarf", s->method[1]);
@@ -537,11 +595,15 @@ static void stacks_text(const struct profile *p, const struct info_summary *s, F
 	size_t i;
 
 	fprintf(out, "unwinding:   %s\n", meta_or(p, "unwind", "fp"));
-	fprintf(out, "stacks:      %" PRIu64 " of %" PRIu64 " (%.1f%%) reach main or a thread start function\n",
+	fprintf(out, "stacks:      %" PRIu64 " of %" PRIu64 " (%.1f%%) reach main or a thread start function",
 		s->rooted, s->kept, s->kept ? 100.0 * s->rooted / s->kept : 0.0);
-	fprintf(out, "  verdict:   complete %" PRIu64 ", truncated %" PRIu64 ", broken %" PRIu64
+	if (s->rooted_late)
+		fprintf(out, ", %" PRIu64 " of them through frames read after the sample", s->rooted_late);
+	fputc('\n', out);
+	fprintf(out, "  verdict:   complete %" PRIu64 ", truncated %" PRIu64 ", broken %" PRIu64 ", late %" PRIu64
 		", unverified frame-pointer chains %" PRIu64 "\n", s->quality[1], s->quality[2], s->quality[3],
-		s->quality[0]);
+		s->quality[4], s->quality[0]);
+	moment_text(p, s, out);
 	fprintf(out, "  method:    fp %" PRIu64 ", dwarf %" PRIu64 ", spliced %" PRIu64 "\n",
 		s->method[0], s->method[1], s->method[2]);
 	if (s->nread)
@@ -585,12 +647,16 @@ static void stacks_text(const struct profile *p, const struct info_summary *s, F
 static void info_text(const struct profile *p, const struct info_summary *s, FILE *out)
 {
 	size_t i;
+	int w = 28; /* the module column: as wide as the longest name */
 
 	head_text(p, s, out);
 	stacks_text(p, s, out);
-	fprintf(out, "modules:     %-28s %10s %12s  %s\n", "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
 	for (i = 0; i < s->nmods; i++)
-		fprintf(out, "             %-28s %10" PRIu64 " %11.1f%%  %s\n", s->mods[i].module, s->mods[i].frames,
+		if (strlen(s->mods[i].module) > (size_t)w && strlen(s->mods[i].module) < 200)
+			w = (int)strlen(s->mods[i].module);
+	fprintf(out, "modules:     %-*s %10s %12s  %s\n", w, "MODULE", "FRAMES", "UNSYMBOLIZED", "SYMBOLS FROM");
+	for (i = 0; i < s->nmods; i++)
+		fprintf(out, "             %-*s %10" PRIu64 " %11.1f%%  %s\n", w, s->mods[i].module, s->mods[i].frames,
 			s->mods[i].frames ? 100.0 * s->mods[i].unknown / s->mods[i].frames : 0.0,
 			module_source(p, s->mods[i].module));
 	for (i = 0; i < s->nmods; i++)

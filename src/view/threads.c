@@ -162,7 +162,7 @@ void view_threads(const struct profile *p, const struct view_filter *f, bool jso
 		jw_array_end(&w);
 		jw_end(&w);
 	} else if (!n) {
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 	} else {
 		fprintf(out, "%8s %8s  %-16s %8s %7s %10s\n", "TID", "PID", "NAME", "SAMPLES", "PCT", "CPU_MS");
 		for (i = 0; i < n; i++)

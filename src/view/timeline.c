@@ -126,7 +126,7 @@ void view_timeline(const struct profile *p, const struct view_filter *f, const s
 		goto out;
 	}
 	if (!kept) {
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 		goto out;
 	}
 	fprintf(out, "%zu buckets of %.3f s from the start of the recording; each mark: samples in that"

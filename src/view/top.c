@@ -45,8 +45,7 @@ static void print_offcpu(const struct profile *p, const struct top_row *rows, si
 			view_json_func(&w, profile_func(p, r->func));
 			jw_double(&w, "self_ms", r->self / 1000.0, 3);
 			jw_double(&w, "total_ms", r->total / 1000.0, 3);
-			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
-			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			view_json_pcts(&w, r->self, r->total, kept);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -183,8 +182,7 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 				jw_u64(&w, "tid", r->tid);
 			jw_u64(&w, "self", r->self);
 			jw_u64(&w, "total", r->total);
-			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
-			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			view_json_pcts(&w, r->self, r->total, kept);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -192,7 +190,7 @@ static void view_top_by(const struct profile *p, const struct view_filter *f, co
 		goto out;
 	}
 	if (!kept) {
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 		goto out;
 	}
 	fprintf(out, "%7s %8s %7s %8s  %s\n", "SELF%", "SELF", "TOTAL%", "TOTAL", what[o->by]);
@@ -235,7 +233,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 	struct top_row *rows = xcalloc(p->nfuncs + 1, sizeof(*rows));
 	uint64_t *stamp = xcalloc(p->nfuncs + 1, sizeof(*stamp));
 	uint32_t *frames = xmalloc(MAX_DEPTH * sizeof(*frames));
-	struct prof_frame *pf = o->off_cpu ? xmalloc(MAX_DEPTH * sizeof(*pf)) : NULL;
+	struct prof_frame *pf = xmalloc(MAX_DEPTH * sizeof(*pf)); /* off-CPU stacks */
 	uint64_t kept = 0;
 	size_t i, j, n = 0, limit;
 
@@ -292,8 +290,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 			view_json_func(&w, profile_func(p, r->func));
 			jw_u64(&w, "self", r->self);
 			jw_u64(&w, "total", r->total);
-			jw_double(&w, "self_pct", kept ? 100.0 * r->self / kept : 0.0, 2);
-			jw_double(&w, "total_pct", kept ? 100.0 * r->total / kept : 0.0, 2);
+			view_json_pcts(&w, r->self, r->total, kept);
 			jw_object_end(&w);
 		}
 		jw_array_end(&w);
@@ -301,7 +298,7 @@ void view_top(const struct profile *p, const struct view_filter *f, const struct
 		goto out;
 	}
 	if (!kept) {
-		fprintf(out, "no samples%s\n", p->nsamples ? " match the filter" : " in this recording");
+		view_no_samples(p, out);
 		goto out;
 	}
 	fprintf(out, "%7s %8s %7s %8s  %-40s %s\n", "SELF%", "SELF", "TOTAL%", "TOTAL", "FUNCTION", "MODULE");

@@ -98,7 +98,8 @@ struct view_disasm {
 	struct view_insn *insns;   /* by address */
 	size_t n;
 	uint64_t file_offset;      /* of start */
-	uint32_t mapping;          /* the mapping read */
+	uint32_t mapping;          /* the mapping read (0 for the kernel's code) */
+	bool kernel;               /* a kernel function: its code from /proc/kcore */
 	struct sym_session *ss;
 };
 int view_disasm(const struct profile *p, uint32_t node, struct view_disasm *d, struct err *err);
@@ -146,6 +147,12 @@ const char *view_func_name(const struct profile *p, uint32_t func);
  * frame), "kernel". */
 struct jw;
 void view_json_func(struct jw *w, const struct prof_func *fn);
+/* "self_pct" and "total_pct": self and total as shares of all, two
+ * decimals (0 when all is 0). */
+void view_json_pcts(struct jw *w, uint64_t self, uint64_t total, uint64_t all);
+/* The line a view prints when it has no samples to show: "no samples
+ * match the filter", or "no samples in this recording". */
+void view_no_samples(const struct profile *p, FILE *out);
 /* The function a user names on the command line (annotate, callers,
  * callees): by name (or label), or by 0xADDRESS of one of its frames.
  * Marks in set[] (p->nfuncs + 1 entries) the ids of that name in its

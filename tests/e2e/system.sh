@@ -121,6 +121,19 @@ else
 	fail "record -a --off-cpu: sleepy-fp asleep about 600 ms (>= 480), >= 90% of its waits with a reason, in main;sleep_phase" "$sl ms, $s%, stacks $k%: $(tr '\n' '|' <"$T/off.threads" | cut -c1-300)"
 fi
 
+# -a with --off-cpu while threads exit: a thread's last switch-out,
+# after its exit, names it tid -1 (the kernel's number for a task no
+# longer alive); that is its death, not a wait of a thread 4294967295
+stax record -a -q --off-cpu -F 99 -o "$T/ex.data" -- "$PROG/manythreads-fp" 50 0.3 >/dev/null 2>"$T/ex.err"
+stax threads -i "$T/ex.data" >"$T/ex.threads" 2>&1
+n=$(grep -c '^ *[0-9]' "$T/ex.threads")
+bad=$(awk '$1 == 4294967295 || $2 == 4294967295' "$T/ex.threads" | wc -l)
+if [ "$n" -gt 50 ] && [ "$bad" -eq 0 ]; then
+	ok "record -a --off-cpu while 50 threads exit: no thread or process 4294967295 among $n"
+else
+	fail "record -a --off-cpu while 50 threads exit: no thread or process 4294967295" "$bad of $n rows: $(awk '$1 == 4294967295 || $2 == 4294967295' "$T/ex.threads" | head -2 | tr '\n' '|')"
+fi
+
 # refused without privileges
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 && id nobody >/dev/null 2>&1 &&
    [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ]; then

@@ -10,7 +10,9 @@
 #     (truncated); --unwind fp loses leaf_caller and deep(0).
 #   unwind_recurse-nofp: the same depth without frame pointers: the
 #     frames beyond the copy are read from the process (the recursion
-#     stays in place while the leaf runs); with --no-read-stack nothing
+#     stays in place while the leaf runs, marked late), or with the
+#     in-kernel reader taken from the words it read at the sample
+#     (complete); with --no-read-stack nothing
 #     can recover them, so the stacks must be reported truncated (never
 #     complete), and what is shown is right.
 #   unwind_far-nofp: the recursion below a 512 KiB frame: the read far
@@ -82,17 +84,28 @@ else
 	fail "deep hybrid: the spliced stacks start at _start;__libc_start_main" "$p% of $n; roots: $(cut -d';' -f2 "$T/deep.folded" | sort | uniq -c | tr '\n' '|')"
 fi
 
-# dwarf alone reads the stack beyond the copy from the process
-rec deepdr dwarf "$PROG/unwind_deep" 0.5
+# dwarf alone, without the in-kernel reader, reads the stack beyond the
+# copy from the process (after the sample: late)
+REC_OPTS=--no-bpf rec deepdr dwarf "$PROG/unwind_deep" 0.5
 hl=$(samples "$T/deepdr.folded" ";hot_leaf$K")
 gn=$(gone "$T/deepdr.info")
 f=$(lpct "$(samples "$T/deepdr.folded" "$FULL")" "$hl" "$gn")
 rd=$(awk '/^ *read:/ { print $2 }' "$T/deepdr.info")
 if [ "$hl" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((hl / 4)) ] && between "$f" 95 100 &&
 	[ "${rd:-0}" -ge $(((hl - gn) * 9 / 10)) ]; then
-	ok "deep dwarf: main;deep x71;leaf_caller;hot_leaf in $f% of $hl hot_leaf stacks ($gn unwound after the program exited), $rd read on from the process"
+	ok "deep dwarf, --no-bpf: main;deep x71;leaf_caller;hot_leaf in $f% of $hl hot_leaf stacks ($gn unwound after the program exited), $rd read on from the process"
 else
-	fail "deep dwarf: the stack beyond the copy read from the process" "full in $f% of $hl less $gn exited, read '$rd': $(grep -E 'verdict|read|deep:' "$T/deepdr.info" | tr '\n' ' ')"
+	fail "deep dwarf, --no-bpf: the stack beyond the copy read from the process" "full in $f% of $hl less $gn exited, read '$rd': $(grep -E 'verdict|read|deep:' "$T/deepdr.info" | tr '\n' ' ')"
+fi
+# with the reader: the words beyond the copy read at the sample
+rec deepdm dwarf "$PROG/unwind_deep" 0.5
+hl=$(samples "$T/deepdm.folded" ";hot_leaf$K")
+f=$(pct "$(samples "$T/deepdm.folded" "$FULL")" "$hl")
+wd=$(sed -n 's/^  moment: .* \([0-9][0-9]*\) stacks completed past the copy.*/\1/p' "$T/deepdm.info")
+if [ "$hl" -gt 0 ] && between "$f" 95 100 && [ "${wd:-0}" -ge $((hl * 9 / 10)) ]; then
+	ok "deep dwarf: main;deep x71;leaf_caller;hot_leaf in $f% of $hl hot_leaf stacks, $wd completed by the words read at the sample"
+else
+	fail "deep dwarf: the stack beyond the copy from the words read at the sample" "full in $f% of $hl, words '$wd': $(grep -E 'verdict|moment|read|deep:' "$T/deepdm.info" | tr '\n' ' ')"
 fi
 
 # a 512 KiB frame between main and the recursion (unwind_far-nofp): the
@@ -177,9 +190,10 @@ else
 	fail "recurse-nofp: doctor on stacks deeper than any copy" "$b beyond: $(grep -i 'stack copy' "$T/rnofp.doctor" | cut -c1-300)"
 fi
 
-# without --no-read-stack, the frames beyond the copy are read from the
-# process: complete, and every leaf stack is main;recurse x71;leaf
-rec rnofpr hybrid "$PROG/unwind_recurse-nofp"
+# without --no-read-stack (and without the in-kernel reader), the frames
+# beyond the copy are read from the process: every leaf stack is
+# main;recurse x71;leaf (late: read after the sample)
+REC_OPTS=--no-bpf rec rnofpr hybrid "$PROG/unwind_recurse-nofp"
 n=$(samples "$T/rnofpr.folded" ";leaf$K")
 g=$(samples "$T/rnofpr.folded" ";main;$(rep recurse 71)leaf$K")
 rd=$(awk '/^ *read:/ { print $2 }' "$T/rnofpr.info")
@@ -189,6 +203,18 @@ if [ "$n" -gt 0 ] && [ -n "$gn" ] && [ "$gn" -lt $((n / 4)) ] && between "$(lpct
 	ok "recurse-nofp read on: main;recurse x71;leaf in $(lpct "$g" "$n" "$gn")% of $n less $gn unwound after the program exited, $rd read from the process"
 else
 	fail "recurse-nofp read on: complete stacks from the process's memory" "$g of $n less $gn exited, read '$rd': $(grep -E 'verdict|read|deep:' "$T/rnofpr.info" | tr '\n' ' ')"
+fi
+# with the in-kernel reader: from the words read at the sample, complete
+rec rnofpm hybrid "$PROG/unwind_recurse-nofp"
+n=$(samples "$T/rnofpm.folded" ";leaf$K")
+g=$(samples "$T/rnofpm.folded" ";main;$(rep recurse 71)leaf$K")
+wd=$(sed -n 's/^  moment: .* \([0-9][0-9]*\) stacks completed past the copy.*/\1/p' "$T/rnofpm.info")
+cp=$(sed -n 's/^  verdict: *complete \([0-9]*\),.*/\1/p' "$T/rnofpm.info")
+if [ "$n" -gt 0 ] && between "$(pct "$g" "$n")" 95 100 && [ "${wd:-0}" -ge $((n * 9 / 10)) ] &&
+	[ "${cp:-0}" -ge $((n * 9 / 10)) ]; then
+	ok "recurse-nofp: main;recurse x71;leaf in $(pct "$g" "$n")% of $n, $wd completed by the words read at the sample, $cp complete"
+else
+	fail "recurse-nofp: complete stacks from the words read at the sample" "$g of $n, words '$wd', complete '$cp': $(grep -E 'verdict|moment|read|deep:' "$T/rnofpm.info" | tr '\n' ' ')"
 fi
 
 # the same recursion with frame pointers: spliced and complete

@@ -44,11 +44,15 @@ if [ "$other" -eq 0 ]; then
 else
 	fail "no other callers of rust_psm_on_stack" "$(grep ';hot' "$T/s.folded" | grep -Ev "$FULL" | head -n 2 | cut -c1-200 | tr '\n' '|')"
 fi
+# the caller's stack: read at the sample by the in-kernel reader (the
+# words of the slots its first such stack used), or read from the process
+# after it (the first, or without the reader)
 read_n=$(sed -n 's/^  read: *\([0-9]*\) .*/\1/p' "$T/s.info")
-if [ -n "$read_n" ] && [ "$read_n" -ge "$full" ]; then
-	ok "info counts the $read_n samples read from the process"
+words=$(sed -n 's/^  moment: .* \([0-9][0-9]*\) stacks completed past the copy.*/\1/p' "$T/s.info")
+if [ -n "$read_n$words" ] && [ $((${read_n:-0} + ${words:-0})) -ge "$full" ]; then
+	ok "info counts the stacks that crossed: ${words:-0} by the words read at the sample, ${read_n:-0} read from the process after it"
 else
-	fail "info counts samples read from the process" "read '$read_n', full stacks $full"
+	fail "info counts the stacks that crossed" "read '$read_n', words '$words', full stacks $full"
 fi
 
 # a signal handled on an alternate stack (sigaltstack): the interrupted

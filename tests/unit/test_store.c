@@ -267,6 +267,54 @@ int main(void)
 		profile_release(&p);
 		unlink(path2);
 	}
+	/* a chunk with a late stack is written as CHUNK_DATA_LATE (which
+	 * stax before it refuses, as a newer stax's) and read as data */
+	{
+		char path3[] = "/tmp/stax-test-store-late-XXXXXX";
+		struct store_writer w;
+		struct store_reader r;
+		struct store_chunk c;
+		struct rec_sample ok1 = { 1, 1, 42, 42, 0, 0, UNWIND_Q_COMPLETE, 0 };
+		struct rec_sample late = { 2, 1, 42, 42, 0, 0, SAMPLE_Q_LATE, 0 };
+		int kinds[4] = { 0 }, lates = 0, got;
+		close(mkstemp(path3));
+		store_writer_open(&w, path3);
+		store_put_sample(&w, &ok1);
+		store_flush(&w, CHUNK_DATA);
+		store_put_sample(&w, &late);
+		store_flush(&w, CHUNK_DATA);
+		store_put_sample(&w, &ok1);
+		store_writer_close(&w);
+		if (store_reader_open(&r, path3) == 0) {
+			while ((got = store_reader_next(&r, &c)) == 1) {
+				kinds[c.kind & 3]++;
+				lates += c.late;
+			}
+			store_reader_close(&r);
+		}
+		CHECK(kinds[CHUNK_DATA] == 3 && lates == 1, "the chunk with a late sample is read as data, marked late");
+		CHECK(profile_load_err(&p, path3, NULL) == 0 && p.nsamples == 3 &&
+		      SAMPLE_VERDICT(p.samples[1].quality) == UNWIND_Q_LATE &&
+		      SAMPLE_VERDICT(p.samples[0].quality) == UNWIND_Q_COMPLETE, "late samples read back late");
+		profile_release(&p);
+		{
+			/* its kind in the file: what a stax before it refuses */
+			FILE *f = fopen(path3, "rb");
+			uint8_t buf[4096];
+			size_t len = f ? fread(buf, 1, sizeof(buf), f) : 0, off = 16;
+			int k4 = 0;
+			if (f)
+				fclose(f);
+			while (off + sizeof(struct store_chunk_header) <= len) {
+				struct store_chunk_header h;
+				memcpy(&h, buf + off, sizeof(h));
+				k4 += h.kind == CHUNK_DATA_LATE;
+				off += sizeof(h) + h.comp_size;
+			}
+			CHECK(k4 == 1, "one chunk of kind CHUNK_DATA_LATE in the file");
+		}
+		unlink(path3);
+	}
 	memcpy(copy, data, n);
 	copy[8] = 9;
 	CHECK(profile_load_mem(&p, "v9", copy, n, &err) == -1 && strstr(err.msg, "version 9"),

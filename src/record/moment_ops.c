@@ -1,0 +1,251 @@
+/* moment_ops.c - the in-kernel reader (moment.h) in a recording session
+ * (recorder-private.h): opened unless --no-bpf, attached to the sampling
+ * and switch-out events, its ring read before the samples it describes
+ * are ingested, and the callbacks through which the ingester takes a
+ * sample's record and tells it what to read (struct ingest_moment_ops).
+ *
+ * Any failure of the reader costs only the reader: one warning, and the
+ * recording goes on with what is read after the samples (marked late).
+ */
+#include "record/recorder-private.h"
+#include "record/moment.h"
+#include "lib/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* perf_event_x86_regs of REGS_MASK (recorder.c) in a sample: SP, IP */
+#define REG_SP 7
+#define REG_IP 8
+
+static uint64_t sample_reg(const struct perf_sample *s, int idx)
+{
+	uint64_t v = 0;
+	if (s->regs_abi && s->regs && (size_t)__builtin_popcountll(s->regs_mask) > (size_t)idx)
+		memcpy(&v, s->regs + 8 * idx, 8);
+	return v;
+}
+
+static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *out)
+{
+	struct recorder *r = arg;
+	const struct moment_rec *rec;
+	size_t i, n = 0;
+
+	rec = moment_take(r->moment, s->tid, s->time, sample_reg(s, REG_IP), sample_reg(s, REG_SP));
+	if (!rec)
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->flags = rec->flags;
+	out->py = moment_rec_pyframes(rec);
+	out->npy = out->py ? rec->npy : 0;
+	/* the words, sorted by address (the ranges come in the order of
+	 * the list asked for: sorted, apart) */
+	for (i = 0; i < rec->nranges; i++) {
+		const uint8_t *data;
+		const struct moment_range_hdr *h = moment_rec_range(rec, i, &data);
+		uint32_t o;
+		if (!h || h->err)
+			continue;
+		for (o = 0; o + 8 <= h->len && n < MOMENT_WORDS_MAX; o += 8) {
+			r->mwords_addr[n] = h->addr + o;
+			memcpy(&r->mwords_val[n], data + o, 8);
+			n++;
+		}
+	}
+	for (i = 1; i < n; i++) {
+		uint64_t a = r->mwords_addr[i], v = r->mwords_val[i];
+		size_t j = i;
+		for (; j > 0 && r->mwords_addr[j - 1] > a; j--) {
+			r->mwords_addr[j] = r->mwords_addr[j - 1];
+			r->mwords_val[j] = r->mwords_val[j - 1];
+		}
+		r->mwords_addr[j] = a;
+		r->mwords_val[j] = v;
+	}
+	out->words.addr = r->mwords_addr;
+	out->words.val = r->mwords_val;
+	out->words.n = n;
+	return true;
+}
+
+/* The slots as ranges of up to MOMENT_MAX_RANGE bytes, as many as one
+ * record holds (MOMENT_MAX_RANGES, MOMENT_SLOT_BYTES with their
+ * headers): false when they do not all fit (then the first ones, from
+ * the lowest address, are asked). */
+static bool slots(void *arg, uint32_t tid, const uint64_t *addr, size_t n)
+{
+	struct recorder *r = arg;
+	struct moment_range rg[MOMENT_MAX_RANGES];
+	/* (the program stops at a range that might not fit: keep a range's
+	 * worth of room) */
+	const size_t room = MOMENT_SLOT_BYTES - MOMENT_MAX_RANGE;
+	size_t i, k = 0, bytes = 0;
+	bool fit = true;
+
+	for (i = 0; i < n && fit; i++) {
+		if (k && addr[i] >= rg[k - 1].addr && addr[i] + 8 <= rg[k - 1].addr + MOMENT_MAX_RANGE) {
+			/* within reach of the range: it grows to cover it (a
+			 * gap of a few words is cheaper read than a range) */
+			uint64_t end = rg[k - 1].addr + rg[k - 1].len;
+			size_t grow = addr[i] + 8 > end ? (size_t)(addr[i] + 8 - end) : 0;
+			if (bytes + grow <= room) {
+				rg[k - 1].len += (uint32_t)grow;
+				bytes += grow;
+			} else {
+				fit = false;
+			}
+			continue;
+		}
+		if (k == MOMENT_MAX_RANGES || bytes + sizeof(struct moment_range_hdr) + 8 > room) {
+			fit = false;
+			continue;
+		}
+		rg[k].addr = addr[i];
+		rg[k].len = 8;
+		rg[k].pad = 0;
+		bytes += sizeof(struct moment_range_hdr) + 8;
+		k++;
+	}
+	if (moment_set_slots(r->moment, tid, rg, k, ++r->slots_gen))
+		r->moment_map_errors++;
+	return fit;
+}
+
+static void python(void *arg, uint32_t pid, const struct pyf_layout *l, uint64_t code_type)
+{
+	struct recorder *r = arg;
+	struct moment_pyproc pp;
+	if (!l) {
+		moment_set_python(r->moment, pid, NULL);
+		return;
+	}
+	if (moment_pyproc_from_layout(l, code_type, &pp) || moment_set_python(r->moment, pid, &pp))
+		r->moment_map_errors++;
+}
+
+static void exited(void *arg, uint32_t pid, uint32_t tid)
+{
+	struct recorder *r = arg;
+	moment_forget_thread(r->moment, tid);
+	if (pid == tid)
+		moment_set_python(r->moment, pid, NULL);
+}
+
+static void put_tstate(void *arg, uint32_t tid, uint64_t ts)
+{
+	struct recorder *r = arg;
+	if (moment_set_tstate(r->moment, tid, ts))
+		r->moment_map_errors++;
+}
+
+/* moment_opts.need_tstate: every thread state of the interpreter */
+static void need_tstate(void *arg, uint32_t pid, uint32_t tid)
+{
+	struct recorder *r = arg;
+	(void)tid;
+	if (r->ing.py.reader)
+		pyframes_each_tstate(r->ing.py.reader, pid, put_tstate, r);
+}
+
+void rec_moment_open(struct recorder *r)
+{
+	const struct record_opts *o = r->o;
+	struct moment_opts mo;
+	const char *stats;
+
+	if (o->no_bpf) {
+		err_set(&r->moment_why, -1, "--no-bpf");
+		return;
+	}
+	if (o->unwind == UNWIND_MODE_FP && o->no_python_frames) {
+		err_set(&r->moment_why, -1, "nothing to read at the sample (--unwind fp and --no-python-frames)");
+		return;
+	}
+	memset(&mo, 0, sizeof(mo));
+	/* slots within the smallest stack copy of the events are not read:
+	 * with -a, switch-outs copy less than samples */
+	mo.stack_user = o->unwind == UNWIND_MODE_FP ? 0 :
+			o->off_cpu && o->system_wide ? MIN(o->stack_size, r->swattr.sample_stack_user) :
+			o->stack_size;
+	mo.need_tstate = need_tstate;
+	mo.arg = r;
+	if (moment_open(&r->moment, &mo, &r->moment_why)) {
+		r->moment = NULL;
+		return;
+	}
+	stats = getenv("STAX_BPF_STATS");
+	if (stats && !strcmp(stats, "1") && moment_count_time(r->moment))
+		warn("STAX_BPF_STATS=1: cannot count the in-kernel reader's run time");
+	r->mops.take = take;
+	r->mops.slots = slots;
+	r->mops.python = python;
+	r->mops.exited = exited;
+	r->mops.arg = r;
+	r->ing.moment = &r->mops;
+}
+
+/* The reader goes, with why; the recording goes on without it. */
+static void drop(struct recorder *r)
+{
+	r->ing.moment = NULL;
+	moment_free(r->moment);
+	r->moment = NULL;
+}
+
+void rec_moment_attach(struct recorder *r, size_t first_fd)
+{
+	size_t i;
+	for (i = first_fd; r->moment && i < r->nfds; i++)
+		if (moment_attach(r->moment, r->fds[i], &r->moment_why)) {
+			warn("%s (recording on, reading what lies outside the samples after them)",
+			     r->moment_why.msg);
+			drop(r);
+		}
+}
+
+void rec_moment_poll(struct recorder *r)
+{
+	if (r->moment)
+		moment_poll(r->moment);
+}
+
+void rec_moment_expire(struct recorder *r, uint64_t done)
+{
+	if (r->moment && done > MOMENT_JOIN_NS)
+		moment_expire(r->moment, done - MOMENT_JOIN_NS);
+}
+
+void rec_moment_put_meta(struct recorder *r, bool end)
+{
+	struct moment_stats st;
+	if (!end) {
+		store_put_meta(&r->w, "moment", r->moment ? "bpf" : "late");
+		if (!r->moment)
+			store_put_meta(&r->w, "moment_why", r->moment_why.msg);
+		return;
+	}
+	store_put_meta(&r->w, "moment", r->moment ? "bpf" : "late");
+	if (!r->moment) {
+		store_put_meta(&r->w, "moment_why", r->moment_why.msg);
+		return;
+	}
+	moment_get_stats(r->moment, &st);
+	store_put_meta_u64(&r->w, "moment_records", st.read);
+	store_put_meta_u64(&r->w, "moment_joined", r->ing.moment_samples);
+	store_put_meta_u64(&r->w, "moment_unmatched", st.unmatched);
+	store_put_meta_u64(&r->w, "moment_dropped", st.dropped);
+	store_put_meta_u64(&r->w, "moment_slot_lists", r->ing.us.slot_lists);
+	store_put_meta_u64(&r->w, "moment_slots_cut", r->ing.us.slots_cut);
+	store_put_meta_u64(&r->w, "moment_map_errors", r->moment_map_errors);
+	if (st.run_cnt) {
+		store_put_meta_u64(&r->w, "moment_run_ns", st.run_ns);
+		store_put_meta_u64(&r->w, "moment_runs", st.run_cnt);
+	}
+}
+
+void rec_moment_close(struct recorder *r)
+{
+	drop(r);
+}
