@@ -11,6 +11,8 @@
 #   make check-sanitize  build stax and the unit tests with AddressSanitizer
 #                 and UndefinedBehaviorSanitizer (build-san/) and run every
 #                 test against that build
+#   make check-arm64  build stax and the test programs for arm64 (cross)
+#                 and run the arm64 tests in an arm64 guest (qemu)
 #   make test-deps  install what the tests use (make check runs it first)
 #   make install / uninstall  PREFIX=/usr/local DESTDIR= BINDIR MANDIR
 #   make deb      build a Debian package (build/deb/stax_VERSION_ARCH.deb)
@@ -52,13 +54,13 @@ LIBOBJ := $(filter-out $(B)/src/main.o $(B)/src/cmd/%,$(OBJ))
 UNIT_SRC := $(wildcard tests/unit/*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(B)/unit/%)
 
-.PHONY: all deps build-deps test-deps run check check-sanitize bench fuzz clean programs unit FORCE
+.PHONY: all deps build-deps test-deps run check check-sanitize check-arm64 arm64 bench fuzz clean programs unit FORCE
 all: $(BIN)
 
 # plain make only checks (and names the apt-get install line); make run,
 # make check and make test-deps install what is missing when root
 deps:
-	@sh scripts/deps.sh --check
+	@CC='$(CC)' sh scripts/deps.sh --check
 
 build-deps:
 	@sh scripts/deps.sh
@@ -155,6 +157,26 @@ check-sanitize: test-deps
 	sh tests/run.sh; rc=$$?; \
 	if [ -d "$$logs/seen" ]; then echo "sanitizer reports: $$logs/seen"; else rm -rf "$$logs"; fi; exit $$rc
 
+# make check-arm64: the tests of tests/arm64 in a real arm64 kernel
+# (Debian 12's under qemu-system-aarch64 -cpu max, made from Debian's
+# packages and cached in build/arm64/ by scripts/arm64-guest.sh), against
+# stax and the test programs built cross into build-arm64/ with the
+# guest's root as sysroot; then tests/arm64-host on this machine
+# (scripts/check-arm64.sh). Last line "arm64: N passed, N failed".
+A64_ROOT = $(CURDIR)/build/arm64/root
+A64_CC = aarch64-linux-gnu-gcc --sysroot=$(A64_ROOT)
+A64_CLANG = clang --target=aarch64-linux-gnu --sysroot=$(A64_ROOT)
+check-arm64: test-deps arm64
+	@$(MAKE) --no-print-directory all programs
+	@sh scripts/check-arm64.sh
+
+# make arm64: the guest (cached), stax and the test programs for arm64
+# (make check-arm64 and make bench's arm64 section use them)
+arm64:
+	@sh scripts/arm64-guest.sh build
+	@$(MAKE) --no-print-directory B=build-arm64 BIN=build-arm64/stax CC='$(A64_CC)' build-arm64/stax
+	@$(MAKE) -s -C tests/programs B=build-arm64 GCC='$(A64_CC)' CLANG='$(A64_CLANG)' arm64
+
 bench:
 	@sh scripts/deps.sh --bench
 	@$(MAKE) --no-print-directory all programs
@@ -206,17 +228,30 @@ analyze: deps $(B)/bpf/moment.skel.h $(B)/bpf/kread.skel.h
 
 # make deb: stax built with Debian's flags (dpkg-buildflags, all hardening)
 # in build/deb/obj, packaged by scripts/deb.sh into build/deb/
+# For another machine (make deb CC="aarch64-linux-gnu-gcc --sysroot=DIR":
+# the Debian architecture of the compiler's target, arm64) the flags are
+# that architecture's, and Depends comes from the same sources built for
+# this machine (build/deb/native, linked --as-needed as Debian's cross
+# compilers link: the same libraries, whose Debian 12 package names and
+# shlibs are those of every architecture; deb.sh checks that both
+# binaries need the same ones).
 DEB = $(B)/deb
-DEB_FLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+DEB_ARCH = $(shell dpkg-architecture -qDEB_HOST_ARCH -t$$($(CC) -dumpmachine 2>/dev/null) 2>/dev/null)
+DEB_BUILD_ARCH = $(shell dpkg-architecture -qDEB_BUILD_ARCH 2>/dev/null)
+DEB_FLAGS = DEB_HOST_ARCH=$(DEB_ARCH) DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
 .PHONY: deb
 deb: $(B)/stax.1
 	@command -v dpkg-buildflags >/dev/null || { echo "stax: error: make deb needs dpkg-dev (apt-get install -y dpkg-dev)" >&2; exit 1; }
 	@$(MAKE) --no-print-directory B=$(DEB)/obj BIN=$(DEB)/obj/stax \
 		CFLAGS="$$($(DEB_FLAGS) CFLAGS)" CPPFLAGS="$$($(DEB_FLAGS) CPPFLAGS)" \
 		LDFLAGS="$$($(DEB_FLAGS) LDFLAGS)" $(DEB)/obj/stax
-	@sh scripts/deb.sh $(DEB)/obj/stax $(B)/stax.1 $(VERSION_STRING) $(DEB)
+	@if [ "$(DEB_ARCH)" != "$(DEB_BUILD_ARCH)" ]; then \
+		$(MAKE) --no-print-directory B=$(DEB)/native BIN=$(DEB)/native/stax CC=cc \
+			LDFLAGS=-Wl,--as-needed $(DEB)/native/stax && \
+		DEB_HOST_ARCH=$(DEB_ARCH) SHLIBS_BIN=$(DEB)/native/stax sh scripts/deb.sh $(DEB)/obj/stax $(B)/stax.1 $(VERSION_STRING) $(DEB); \
+	else sh scripts/deb.sh $(DEB)/obj/stax $(B)/stax.1 $(VERSION_STRING) $(DEB); fi
 
 clean:
-	rm -rf $(B) $(SAN) build-clang stax tests/programs/build
+	rm -rf $(B) $(SAN) build-clang build-arm64 stax tests/programs/build tests/programs/build-arm64
 
 -include $(OBJ:.o=.d)

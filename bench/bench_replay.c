@@ -479,7 +479,7 @@ static int lu_access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp
 {
 	const struct rsample *s = arg;
 	/* libunwind's x86-64 numbers are the DWARF ones, as stax's */
-	if (write || reg < 0 || reg >= UNW_NREGS || !(s->in.regs.valid & (1u << reg)))
+	if (write || reg < 0 || reg >= UNW_NREGS || !(s->in.regs.valid & (1ull << reg)))
 		return -UNW_EBADREG;
 	*valp = s->in.regs.r[reg];
 	return 0;

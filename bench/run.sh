@@ -15,8 +15,10 @@
 # BENCH_STAX=PATH measures that stax binary instead of ./stax.
 # BENCH_ONLY=LIST (comma-separated) runs only some sections: record (1, 2,
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
-# long (10), crash (11), real (12, 12b), page (13), moment (14); section 6
-# comes with record or answer. Example:
+# long (10), crash (11), real (12, 12b), page (13), moment (14), arm64 (15:
+# the arm64 guest of make check-arm64, which make arm64 builds; QUICK=1
+# runs it only when BENCH_ONLY names it); section 6 comes with record or
+# answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -50,8 +52,8 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | page | moment) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, page, moment)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | page | moment | arm64) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, page, moment, arm64)" ;; esac
 done
 [ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
@@ -1338,6 +1340,41 @@ cat "$W/rows14" >>"$TSV"
 why14=$(cat "$W"/s14.*.stax.why 2>/dev/null | grep . | head -n 1)
 tsv N 14 "At 999 Hz, cpu-clock, $MO_REPS interleaved repetitions of $MO_S s (medians). reader ns/sample: the BPF program's run time over its runs (kernel.bpf_stats through BPF_ENABLE_STATS, turned on by STAX_BPF_STATS=1 for that recording: it adds a clock read to every BPF program's run, which the stax row's CPU time includes); it runs at every sample of the recorded threads and reads only for the threads it was asked about (callgraph-nofp: it is asked nothing, the cost of the lookup alone). profiler cpu us/sample: user+system CPU time of the whole command less the workload's own (inner benchrun), per sample: the recorder's whole cost (unwinding, the reader's user side, writing), and for perf record -g its own; vs perf -g: that against perf record -g on the same workload. Workloads: python: $PY $W/moment.py (json.dumps and re.findall in a loop: the reader reads its frame chain at each sample); deep: moment_deep-nofp (two call paths 100 KiB deep: the reader reads the stack slots past the 32 KiB copy); callgraph-nofp.${why14:+ The reader did not load: $why14.}"
 fi # moment
+
+# --- 15: arm64 ----------------------------------------------------------------
+# In the arm64 guest (make arm64: scripts/arm64-guest.sh, Debian 12's
+# arm64 kernel under qemu-system-aarch64 -cpu max, which has pointer
+# authentication), bench/arm64.sh records the same programs with stax,
+# perf -g and perf --call-graph dwarf, one after the other, in one boot.
+# (QUICK=1 leaves it out unless BENCH_ONLY names it: make check's quick
+# bench builds no guest)
+if want arm64 && { [ "$QUICK" = 0 ] || [ -n "$ONLY" ]; }; then
+say "arm64: the guest and the arm64 build (make arm64)"
+tsv S 15 "15. arm64 (issue 31)"
+A64_SC=1
+[ "$QUICK" = 1 ] && A64_SC=0.2
+: >"$W/arm64.out"
+if make --no-print-directory arm64 >"$W/arm64.build.log" 2>&1; then
+	say "arm64: recording in the guest (about 5 minutes)"
+	sh scripts/arm64-guest.sh run -t 3600 "sh bench/arm64.sh $(pwd)/build-arm64/stax $(pwd)/tests/programs/build-arm64 /tmp/bench-arm64 $A64_SC" \
+		>"$W/arm64.out" 2>"$W/arm64.err" || say "arm64: the guest run failed: $(tail -n 2 "$W/arm64.err" | tr '\n' ' ')"
+else
+	say "arm64: make arm64 failed: $(tail -n 2 "$W/arm64.build.log" | tr '\n' ' ')"
+fi
+m15=0 n15=0
+for wl in callgraph-nofp callgraph-cc callgraph-pac unwind_twopaths-cc unwind_recurse-nofp; do
+	# a64 TOOL FIELD: the field (4 good %, 5 samples, 6 bytes/sample) of TOOL's row
+	a64() { awk -F '\t' -v w="$wl" -v t="$1" -v f="$2" '$1 == "R" && $2 == w && $3 == t { print $f }' "$W/arm64.out"; }
+	st=$(a64 stax 4) v=-
+	n15=$((n15 + 1))
+	if awk -v p="${st:-0}" 'BEGIN { exit !(p + 0 >= 99) }'; then v=met; m15=$((m15 + 1)); else v="not met (< 99%)"; fi
+	tsv R 15 "$wl" "${st:--}" "$(a64 perf-g 4)" "$(a64 perf-dw 4)" "$(a64 stax-on-dw 4)" "$(a64 stax 5)" \
+		"$(a64 stax 6)" "$(a64 perf-g 6)" "$(a64 perf-dw 6)" "$v"
+done
+tsv T 15 "stax record (defaults) in an arm64 kernel: at least 99% of the hot samples carry the known stack, root to leaf, on every program (frame pointers or not, pac-ret+leaf, two alternating 100 KiB paths, a 71 KiB recursion without frame pointers)" "$(verdict "$m15" "$n15")"
+tsv C 15 workload:s "stax %:n" "perf -g %:n" "perf dwarf %:n" "stax on perf dwarf %:n" "stax samples:n" "stax B/sample:n" "perf -g B/sample:n" "perf dwarf B/sample:n" verdict:s
+tsv N 15 "Recorded in the arm64 guest of make check-arm64 (Debian 12's $(ls build/arm64/root/lib/modules 2>/dev/null | head -n 1) kernel, qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on, TCG on this machine, 2 vCPUs) by bench/arm64.sh at scale $A64_SC, one after the other in one boot: stax record; perf record -e cpu-clock -F 999 -g; perf record -e cycles -F 999 --call-graph dwarf (perf 6.1 asks for the SVE VG register with dwarf, which software events refuse on this cpu: EOPNOTSUPP). The % columns: of the samples whose leaf is the program's hot function, those with the known stack from _start to the leaf (callgraph: main;a;b;leaf_b or main;a;c;leaf_c; twopaths: main;path_X;deep x97;leaf_X, the path of its leaf; recurse: main;recurse x71;leaf), as perf script unwinds them (perf's own: libdw for dwarf) and as stax reads them (stax on perf dwarf: stax's unwinder on perf's 8 KiB copies, which perf records without the user frame chain to splice). Times under TCG say nothing of a real arm64 machine: none are given."
+fi # arm64
 
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"

@@ -21,6 +21,11 @@
 # Recommends (capstone: annotate; libmicrohttpd: serve) and Suggests
 # (libdebuginfod: only with DEBUGINFOD_URLS), by the packages that hold
 # their sonames here. Then lintian, when it is installed: an error fails.
+# A binary for another architecture (make deb with a cross compiler):
+# DEB_HOST_ARCH names it (arm64), its strip is the cross binutils', and
+# SHLIBS_BIN is the same sources built for this machine, which
+# dpkg-shlibdeps reads instead (this machine's dpkg knows none of the
+# other architecture's libraries; both must need the same ones).
 set -eu
 bin=$1 man=$2 version=$3 out=$4
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +37,19 @@ for tool in dpkg-deb dpkg-shlibdeps dpkg-architecture; do
 	}
 done
 debver=$version-1
-arch=$(dpkg-architecture -qDEB_HOST_ARCH)
+arch=${DEB_HOST_ARCH:-$(dpkg-architecture -qDEB_HOST_ARCH)}
+strip=strip
+if [ "$arch" != "$(dpkg-architecture -qDEB_BUILD_ARCH)" ]; then
+	strip=$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_TYPE 2>/dev/null)-strip
+	command -v "$strip" >/dev/null 2>&1 || {
+		echo "stax: error: make deb for $arch needs $strip (apt-get install -y binutils-$(dpkg-architecture -a"$arch" -qDEB_HOST_GNU_TYPE 2>/dev/null | tr _ -))" >&2
+		exit 1
+	}
+	[ -n "${SHLIBS_BIN:-}" ] || {
+		echo "stax: error: deb.sh for $arch needs SHLIBS_BIN, the same sources built for this machine (make deb sets it)" >&2
+		exit 1
+	}
+fi
 maint="stax maintainers <maintainers@users.noreply.a-seed-b2ff89ce.example>"
 root=$out/root
 rm -rf "$root" "$out/src"
@@ -41,7 +58,7 @@ mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/lib/sy
 	"$root/usr/share/doc/stax"
 
 install -m 755 "$bin" "$root/usr/bin/stax"
-strip --remove-section=.comment --remove-section=.note --strip-unneeded "$root/usr/bin/stax"
+"$strip" --remove-section=.comment --remove-section=.note --strip-unneeded "$root/usr/bin/stax"
 gzip -9n <"$man" >"$root/usr/share/man/man1/stax.1.gz"
 install -m 644 "$top/completion/stax.bash" "$root/usr/share/bash-completion/completions/stax"
 install -m 644 "$top/completion/_stax" "$root/usr/share/zsh/vendor-completions/_stax"
@@ -100,7 +117,17 @@ chmod 644 "$root/usr/share/doc/stax/copyright"
 # Depends: dpkg-shlibdeps wants a debian/control beside it
 mkdir -p "$out/src/debian"
 printf 'Source: stax\n\nPackage: stax\nArchitecture: any\n' >"$out/src/debian/control"
-depends=$(cd "$out/src" && dpkg-shlibdeps -O "$root/usr/bin/stax" | sed -n 's/^shlibs:Depends=//p')
+shbin=$root/usr/bin/stax
+if [ -n "${SHLIBS_BIN:-}" ]; then
+	# (ld.so is libc6's, which every binary depends on)
+	needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v '^ld-linux' | sort; }
+	if [ "$(needed "$shbin")" != "$(needed "$SHLIBS_BIN")" ]; then
+		echo "stax: error: $bin and $SHLIBS_BIN do not need the same libraries: no Depends for $arch" >&2
+		exit 1
+	fi
+	shbin=$(cd "$(dirname "$SHLIBS_BIN")" && pwd)/$(basename "$SHLIBS_BIN")
+fi
+depends=$(cd "$out/src" && dpkg-shlibdeps -O "$shbin" | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || {
 	echo "stax: error: dpkg-shlibdeps gave no Depends for $bin" >&2
 	exit 1

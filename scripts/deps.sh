@@ -36,6 +36,12 @@ libbpf-dev:/usr/include/bpf/libbpf.h
 bpftool:/usr/sbin/bpftool
 libclang-rt-14-dev:/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a
 "
+# --test: the last five are for make check-arm64 (scripts/arm64-guest.sh:
+# the arm64 guest under qemu, its userland unpacked by mmdebstrap, its
+# init in a cpio initramfs; the cross compiler). qemu-user-static is for
+# running an arm64 binary here by hand (qemu-aarch64-static -L
+# build/arm64/root ...): no test needs it, as the guest's packages are
+# unpacked, not configured (no binfmt_misc needed)
 [ "${1:-}" = "--test" ] && need="$need
 lintian:/usr/bin/lintian
 cppcheck:/usr/bin/cppcheck
@@ -59,19 +65,50 @@ iproute2:/bin/ss
 groff-base:/usr/bin/groff
 zsh:/usr/bin/zsh
 strace:/usr/bin/strace
+qemu-system-arm:/usr/bin/qemu-system-aarch64
+mmdebstrap:/usr/bin/mmdebstrap
+cpio:/usr/bin/cpio
+gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc
+qemu-user-static:/usr/bin/qemu-aarch64-static
 "
-# make bench: perf is the reference, libunwind the unwinder to compare with
+# make bench: perf is the reference, libunwind the unwinder to compare
+# with; section 13 runs in the arm64 guest (as make check-arm64)
 [ "${1:-}" = "--bench" ] && need="$need
 linux-perf:/usr/bin/perf
 xz-utils:/usr/bin/xz
 libunwind-dev:/usr/include/x86_64-linux-gnu/libunwind.h
+qemu-system-arm:/usr/bin/qemu-system-aarch64
+mmdebstrap:/usr/bin/mmdebstrap
+cpio:/usr/bin/cpio
+gcc-aarch64-linux-gnu:/usr/bin/aarch64-linux-gnu-gcc
 "
+# A cross build (make CC="aarch64-linux-gnu-gcc --sysroot=DIR"): --check
+# looks for the headers in the compiler's sysroot, and names the packages
+# for its machine (the host's tools are not the build's business then).
+sysroot=""
+if [ "${1:-}" = "--check" ] && [ -n "${CC:-}" ]; then
+	sysroot=$($CC -print-sysroot 2>/dev/null)
+	[ "$sysroot" = / ] && sysroot=""
+fi
+if [ -n "$sysroot" ]; then
+	march=$($CC -dumpmachine 2>/dev/null)
+	case $march in aarch64*) darch=arm64 ;; x86_64*) darch=amd64 ;; *) darch=${march%%-*} ;; esac
+	need=$(echo "$need" | grep '/include/' | sed "s|:|:$darch:$sysroot|")
+fi
 missing=""
 for item in $need; do
 	pkg=${item%%:*}
 	file=${item#*:}
+	if [ -n "$sysroot" ]; then
+		pkg=$pkg:${file%%:*}
+		file=${file#*:}
+	fi
 	[ -e "$file" ] || missing="$missing $pkg"
 done
+if [ -n "$missing" ] && [ -n "$sysroot" ]; then
+	echo "stax: error: missing build dependencies in the sysroot $sysroot (install them there:$missing; sh scripts/arm64-guest.sh build makes one with them)" >&2
+	exit 1
+fi
 if [ -n "$missing" ]; then
 	if [ "${1:-}" = "--check" ]; then
 		sudo=sudo

@@ -29,7 +29,7 @@
 #
 # usage: sh tests/run.sh [PATTERN]   PATTERN limits the run to tests whose
 #                                    file name contains it
-# Another build (make check-sanitize): STAX=/abs/path/stax is the stax
+# Another build (make check-sanitize, make check-arm64): STAX=/abs/path/stax is the stax
 # the e2e tests run, STAX_UNIT_DIR=DIR holds the unit test binaries, and
 # STAX_SANITIZER_LOGS=DIR is where ASAN_OPTIONS/UBSAN_OPTIONS log_path
 # write their reports: each test gets a directory of its own there, and
@@ -158,10 +158,13 @@ for t in "$unit_dir"/*; do
 	[ -f "$t" ] && [ -x "$t" ] || continue
 	list "unit/$(basename "$t")" "$t"
 done
-for t in tests/e2e/*.sh; do
+# STAX_E2E_DIR=DIR: the end-to-end tests of DIR instead (the arm64
+# guest's: tests/arm64, make check-arm64)
+e2e_dir=${STAX_E2E_DIR:-tests/e2e}
+for t in "$e2e_dir"/*.sh; do
 	[ -f "$t" ] || continue
 	[ "$(basename "$t")" = lib.sh ] && continue
-	list "e2e/$(basename "$t" .sh)" sh "$t"
+	list "$(basename "$e2e_dir")/$(basename "$t" .sh)" sh "$t"
 done
 
 # names and commands hold no blanks (file names of this tree); the

@@ -1,9 +1,11 @@
 /* record.c - stax record: sample a command or running processes. */
 #include "cmd/cmd.h"
+#include "record/events.h"
 #include "record/recorder.h"
 #include "record/ring.h"
 #include "lib/util.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +48,9 @@ enum {
 };
 
 static const struct opt record_opts[] = {
-	{ 'F', "freq", "HZ", "samples per second per thread (default 999; at most\n"
-	  "kernel.perf_event_max_sample_rate)", NULL },
+	{ 'F', "freq", "HZ", "samples per second per thread (default 999, or\n"
+	  "kernel.perf_event_max_sample_rate when that is lower; at\n"
+	  "most kernel.perf_event_max_sample_rate)", NULL },
 	{ 'c', "count", "COUNT", "a sample every COUNT events instead of -F, as perf's\n"
 	  "-c: for cpu-clock and task-clock COUNT is nanoseconds of\n"
 	  "CPU time (-c 1000000 is one sample per ms), for other\n"
@@ -361,6 +364,20 @@ int cmd_record(int argc, char **argv)
 		    tids ? "-t TID" : "-p PID");
 	if (!o.argv && !o.npids && !o.system_wide)
 		die("record: nothing to record (give a command after --, or -p PID; see 'stax help record')");
+	/* The default rate above what the kernel allows now: it lowers
+	 * kernel.perf_event_max_sample_rate when sampling interrupts take
+	 * long (an emulated machine: qemu's TCG; a busy one) and stays
+	 * there until the next boot. Sample at its limit, as perf does; a
+	 * rate given with -F stays an error. */
+	if (!freq_set && !o.period) {
+		long max = sysctl_read("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+		if (max > 0 && o.freq > (uint64_t)max) {
+			warn("sampling at %ld Hz, not %" PRIu64 ": kernel.perf_event_max_sample_rate"
+			     " is %ld here (the kernel lowers it when sampling costs too much)",
+			     max, o.freq, max);
+			o.freq = (uint64_t)max;
+		}
+	}
 	if (record_run(&o, &status, &e)) {
 		if (e.msg[0])
 			error("%s", e.msg);

@@ -31,6 +31,12 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	hmap_init(&g->missing);
 }
 
+void ingest_set_arch(struct ingest *g, enum unwind_arch a)
+{
+	if (g->unwinder)
+		unwinder_set_arch(g->unwinder, a);
+}
+
 void ingest_release(struct ingest *g)
 {
 	if (g->unwinder)

@@ -285,6 +285,10 @@ bool ingest_module_of(const struct state_mapping *m, struct module_ref *out);
 /* mode FP ignores registers and stack copies; DWARF and HYBRID unwind
  * samples that carry them. */
 void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode);
+/* The machine the records come from (a perf.data file's header says;
+ * the host's by default): its registers and unwinding rules. Before the
+ * first sample. */
+void ingest_set_arch(struct ingest *g, enum unwind_arch a);
 void ingest_release(struct ingest *g);
 /* Read Python frames from live CPython processes (the recorder, when the
  * targets can be read): see pyframes.h. */

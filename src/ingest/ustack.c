@@ -11,10 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+/* The unwinder sees the part of the mapping still mapped around pc (its
+ * start and file offset moved alike, so the load bias is the same): a
+ * mapping cut by a later one must not claim the addresses now another's
+ * (arm64: the vDSO in ld.so's hole). */
 static bool find_module(void *arg, uint64_t pc, struct module_ref *out)
 {
 	struct ingest *g = arg;
-	return ingest_module_of(state_mapping(&g->st, state_find(&g->st, g->cur_pid, pc)), out);
+	uint64_t start = 0, end = 0;
+	uint32_t id = state_find_part(&g->st, g->cur_pid, pc, &start, &end);
+
+	if (!ingest_module_of(state_mapping(&g->st, id), out))
+		return false;
+	if (start > out->start && start < out->end) {
+		out->pgoff += start - out->start;
+		out->start = start;
+	}
+	if (end > out->start && end < out->end)
+		out->end = end;
+	return true;
 }
 
 
@@ -45,14 +60,6 @@ static long read_stack(void *arg, uint64_t addr, uint8_t *buf, size_t len)
 		return errno == EACCES ? -EPERM : -errno;
 	return r ? (long)r : -EFAULT;
 }
-
-/* perf_event_x86_regs numbering (AX BX CX DX SI DI BP SP IP FLAGS CS SS DS
- * ES FS GS R8..R15) to DWARF numbering; 0xff = not used for unwinding. */
-static const uint8_t perf_to_dwarf[24] = {
-	UNW_RAX, UNW_RBX, UNW_RCX, UNW_RDX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP, UNW_RIP,
-	0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
-};
 
 /* Thread tid's slot in g->us.tails (a new one is zeroed). */
 static struct ingest_tail *tail_slot(struct ingest *g, uint32_t tid)
@@ -269,22 +276,14 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	struct unwind_input in;
 	struct unwind_result res;
 	size_t k = 0;
-	int bit;
 
 	if (!s->regs_abi || !s->regs)
 		return false;
 	memset(&in, 0, sizeof(in));
-	for (bit = 0; bit < 64; bit++) {
-		uint64_t v;
-		if (!(s->regs_mask & (1ull << bit)))
-			continue;
-		memcpy(&v, s->regs + 8 * k++, 8);
-		if (bit < 24 && perf_to_dwarf[bit] != 0xff) {
-			in.regs.r[perf_to_dwarf[bit]] = v;
-			in.regs.valid |= 1u << perf_to_dwarf[bit];
-		}
-	}
-	if (!(in.regs.valid & (1u << UNW_RIP)) || !(in.regs.valid & (1u << UNW_RSP)))
+	/* in perf's order for the recording's machine (unwind/arch.h) */
+	unwind_regs_from_perf(unwinder_arch(g->unwinder), s->regs_mask, s->regs,
+			      (size_t)__builtin_popcountll(s->regs_mask), &in.regs);
+	if (!(in.regs.valid & (1u << UNW_PC)) || !(in.regs.valid & (1u << UNW_SP)))
 		return false;
 	in.stack = s->stack;
 	in.stack_size = s->stack ? (size_t)s->stack_dyn_size : 0;
@@ -304,13 +303,13 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 		 * lower) */
 		in.slots_out = g->us.slots;
 		in.slots_max = INGEST_MAX_SLOTS;
-		in.slots_from = in.regs.r[UNW_RSP] + in.stack_size - MIN(in.stack_size, (size_t)4096);
+		in.slots_from = in.regs.r[UNW_SP] + in.stack_size - MIN(in.stack_size, (size_t)4096);
 	}
 	g->cur_pid = s->pid;
 	unwind_sample(g->unwinder, g->mode, &in, g->frames, INGEST_MAX_FRAMES, &res);
 	if (switch_out && res.quality != UNWIND_Q_COMPLETE && res.stop == UNWIND_STOP_COPY &&
 	    s->stack_dyn_size == s->stack_size && in.stack_size) {
-		size_t n = extend_stack(g, s, in.regs.r[UNW_RSP]), first = res.n;
+		size_t n = extend_stack(g, s, in.regs.r[UNW_SP]), first = res.n;
 		if (n) {
 			in.stack = g->us.xstack;
 			in.stack_size = n;
@@ -341,7 +340,7 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	g->us.deep_reads += res.deep == 1;
 	g->us.deep_stale += res.deep == 2;
 	g->us.deep_gone += res.deep == 3;
-	stack_depth(g, s->tid, in.regs.r[UNW_RSP], &res);
+	stack_depth(g, s->tid, in.regs.r[UNW_SP], &res);
 	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;

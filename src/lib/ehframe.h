@@ -24,6 +24,9 @@ struct cfi_section {
 	uint64_t datarel;     /* .eh_frame_hdr address (datarel base), or 0 */
 	uint64_t textrel;     /* .text address (textrel base), or 0 */
 	bool is_eh;           /* .eh_frame (true) or .debug_frame (false) */
+	/* Columns cfi_run() tracks (0: CFI_NREGS): the machine's (x86-64
+	 * 17, aarch64 33); a row's rules from reg[ncols] on are not set. */
+	unsigned ncols;
 	/* Where parsing failed (set on -EINVAL): the section offset of
 	 * the first bad byte, and the reader's source file and line */
 	const char *err_file;

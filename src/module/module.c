@@ -10,6 +10,7 @@
 #include <gelf.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
@@ -294,6 +295,33 @@ static bool same_build(struct module *m, Elf *e)
 	return ok;
 }
 
+/* The copy perf's build-id cache keeps of build bid, as perf record and
+ * perf archive leave it ($PERF_BUILDID_DIR, else ~/.debug:
+ * .build-id/XX/REST/elf, or vdso for a vDSO), or NULL: how a perf.data
+ * file recorded on another machine finds its binaries here. */
+static Elf *buildid_cache_open(const uint8_t *bid, size_t n, bool vdso, int *fd)
+{
+	const char *dir = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+	char hex[2 * MODULE_MAX_BUILD_ID + 1];
+	char *path;
+	Elf *e;
+
+	if (!n || n > MODULE_MAX_BUILD_ID)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bid[i]);
+	if (dir && *dir)
+		path = xasprintf("%s/.build-id/%.2s/%s/%s", dir, hex, hex + 2, vdso ? "vdso" : "elf");
+	else if (home && *home)
+		path = xasprintf("%s/.debug/.build-id/%.2s/%s/%s", home, hex, hex + 2,
+				 vdso ? "vdso" : "elf");
+	else
+		return NULL;
+	e = elf_file_open(path, fd);
+	free(path);
+	return e;
+}
+
 Elf *module_open(struct module *m, int *fd)
 {
 	Elf *e;
@@ -301,6 +329,14 @@ Elf *module_open(struct module *m, int *fd)
 	*fd = -1;
 	e = m->is_file ? elf_file_open(m->path, fd) : vdso_open();
 	if (e && !same_build(m, e)) {
+		elf_file_close(e, *fd);
+		*fd = -1;
+		e = NULL;
+	}
+	/* not here (a recording of another machine): perf's cache of it */
+	if (!e && m->bid_given && (e = buildid_cache_open(m->bid, m->bid_size,
+							  !strcmp(m->path, MODULE_VDSO), fd)) &&
+	    !same_build(m, e)) {
 		elf_file_close(e, *fd);
 		*fd = -1;
 		e = NULL;

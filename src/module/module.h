@@ -77,8 +77,12 @@ bool module_is_file(const struct module *m);
 size_t module_build_id(struct module *m, const uint8_t **bid);
 
 /* The binary itself opened as ELF, or NULL when it is missing, is not a
- * regular ELF file, or is another build than the module's build-id. *fd
- * is its descriptor (-1 for the vDSO's image in memory). Close with
+ * regular ELF file, or is another build than the module's build-id. Where
+ * the path does not hold that build (a perf.data file recorded on another
+ * machine, or the vDSO of another kernel), perf's build-id cache is looked
+ * in: $PERF_BUILDID_DIR, else ~/.debug (.build-id/XX/REST/elf, or vdso),
+ * which perf record fills and perf archive packs. *fd is its descriptor
+ * (-1 for this process's vDSO image in memory). Close with
  * module_close(). */
 Elf *module_open(struct module *m, int *fd);
 /* Its separate debug file of kind k, or NULL: looked for once per

@@ -15,16 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* perf_event_x86_regs of REGS_MASK (recorder.c) in a sample: SP, IP */
-#define REG_SP 7
-#define REG_IP 8
-
-static uint64_t sample_reg(const struct perf_sample *s, int idx)
+/* A sample's user pc and stack pointer (0 when it has none), in this
+ * machine's perf register order (unwind/arch.h). */
+static void sample_pc_sp(const struct perf_sample *s, uint64_t *pc, uint64_t *sp)
 {
-	uint64_t v = 0;
-	if (s->regs_abi && s->regs && (size_t)__builtin_popcountll(s->regs_mask) > (size_t)idx)
-		memcpy(&v, s->regs + 8 * idx, 8);
-	return v;
+	struct unwind_regs regs;
+	*pc = *sp = 0;
+	if (!s->regs_abi || !s->regs)
+		return;
+	unwind_regs_from_perf(unwind_arch_host(), s->regs_mask, s->regs,
+			      (size_t)__builtin_popcountll(s->regs_mask), &regs);
+	if (regs.valid & (1ull << UNW_PC))
+		*pc = regs.r[UNW_PC];
+	if (regs.valid & (1ull << UNW_SP))
+		*sp = regs.r[UNW_SP];
 }
 
 static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *out)
@@ -32,8 +36,10 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
 	struct recorder *r = arg;
 	const struct moment_rec *rec;
 	size_t i, n = 0;
+	uint64_t pc, sp;
 
-	rec = moment_take(r->moment, s->tid, s->time, sample_reg(s, REG_IP), sample_reg(s, REG_SP));
+	sample_pc_sp(s, &pc, &sp);
+	rec = moment_take(r->moment, s->tid, s->time, pc, sp);
 	if (!rec)
 		return false;
 	memset(out, 0, sizeof(*out));

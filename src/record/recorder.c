@@ -94,9 +94,6 @@ static void restore_signals(void)
  * lost switch records). */
 #define SYSTEM_SWITCH_STACK_BYTES 8192u
 
-/* perf_event_x86_regs numbering: AX BX CX DX SI DI BP SP IP FLAGS CS SS
- * DS ES FS GS R8..R15. We ask for AX..IP and R8..R15 (bits 0-8, 16-23). */
-#define REGS_MASK 0xff01ffull
 /* ---- records ---- */
 
 static int cmp_ref(const void *a, const void *b)
@@ -619,7 +616,8 @@ static int prepare(struct recorder *r)
 		r->srings = r->rings + r->ncpus;
 
 	event_attr(attr, r->ev, o->freq, r->kernel, o->argv != NULL && !o->system_wide,
-		   o->unwind != UNWIND_MODE_FP ? REGS_MASK : 0, o->stack_size);
+		   o->unwind != UNWIND_MODE_FP ? unwind_perf_regs_mask(unwind_arch_host()) : 0,
+		   o->stack_size);
 	if (o->system_wide || o->thread_only)
 		attr->inherit = 0;
 	if (o->period) {

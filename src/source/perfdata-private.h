@@ -35,7 +35,7 @@ enum {
 
 /* feature bits (perf's HEADER_*) we read */
 enum {
-	FEAT_BUILD_ID = 2, FEAT_HOSTNAME = 3, FEAT_NRCPUS = 7, FEAT_CMDLINE = 11,
+	FEAT_BUILD_ID = 2, FEAT_HOSTNAME = 3, FEAT_ARCH = 6, FEAT_NRCPUS = 7, FEAT_CMDLINE = 11,
 	FEAT_EVENT_DESC = 12,
 };
 
@@ -120,6 +120,7 @@ struct pd {
 	struct hmap bid_index;        /* hash of path -> index */
 
 	char *cmdline, *hostname;
+	char *arch;                   /* HEADER_ARCH: uname -m of the recording machine */
 
 	struct pd_event *q;
 	size_t nq, qcap;

@@ -258,12 +258,36 @@ static void enqueue(struct pd *pd, uint32_t a, struct perf_event_header *rec, ui
 	}
 }
 
+/* The machine the file was recorded on: its HEADER_ARCH (uname -m), else
+ * (a file without features) told by the user registers sampled: perf
+ * asks for aarch64's x0-x30, sp and pc (bits 0-32) and never for bit 32
+ * on x86-64 (an xmm register). NONE (with a warning) for a machine stax
+ * does not unwind: its stacks are imported as the kernel's chains. */
+static enum unwind_arch recording_arch(struct pd *pd, const struct perf_event_attr *a)
+{
+	enum unwind_arch arch;
+
+	if (pd->arch) {
+		arch = unwind_arch_by_name(pd->arch);
+		if (arch == UNWIND_ARCH_NONE && !pd->o->quiet &&
+		    (a->sample_type & PERF_SAMPLE_REGS_USER))
+			pd_warn(pd, "recorded on %s, whose stacks stax does not unwind: using the"
+				" kernel's frame-pointer chains", pd->arch);
+		return arch;
+	}
+	if ((a->sample_type & PERF_SAMPLE_REGS_USER) && ((a->sample_regs_user >> 32) & 1))
+		return UNWIND_ARCH_AARCH64;
+	return (a->sample_type & PERF_SAMPLE_REGS_USER) && a->sample_regs_user ?
+	       UNWIND_ARCH_X86_64 : unwind_arch_host();
+}
+
 /* The first kernel record: every event is known. Choose the event to
  * import, start ingest in the right unwinding mode, write the header META. */
 int pd_start(struct pd *pd, uint64_t off)
 {
 	const struct perf_event_attr *a;
 	enum unwind_mode mode = UNWIND_MODE_FP;
+	enum unwind_arch arch;
 	size_t i;
 
 	if (!pd->nattrs)
@@ -299,12 +323,16 @@ int pd_start(struct pd *pd, uint64_t off)
 		pd_warn(pd, "its %zu events carry no sample ids: importing all their samples as %s",
 			pd->nattrs, pd->attrs[pd->ev].name);
 	a = &pd->attrs[pd->ev].attr;
+	arch = recording_arch(pd, a);
 	if ((a->sample_type & PERF_SAMPLE_REGS_USER) && (a->sample_type & PERF_SAMPLE_STACK_USER) &&
-	    !pd->o->no_binaries)
+	    !pd->o->no_binaries && arch != UNWIND_ARCH_NONE)
 		mode = UNWIND_MODE_HYBRID;
 	pd->ordered = (a->sample_type & PERF_SAMPLE_TIME) != 0;
 	pd->g = xcalloc(1, sizeof(*pd->g));
 	ingest_init(pd->g, pd->w, mode);
+	/* its registers and stacks are the recording machine's, whatever
+	 * this one is */
+	ingest_set_arch(pd->g, arch);
 	pd->started = true;
 	pd->st->event = pd->attrs[pd->ev].name;
 	pd->st->unwind = mode == UNWIND_MODE_HYBRID ? "hybrid" : "fp";

@@ -230,6 +230,12 @@ int pd_feature(struct pd *pd, unsigned id, const uint8_t *p, size_t n, uint64_t 
 			pd->hostname = xstrndup(s, len);
 		}
 		break;
+	case FEAT_ARCH:
+		if (read_string(&c, &s, &len)) {
+			free(pd->arch);
+			pd->arch = xstrndup(s, len);
+		}
+		break;
 	case FEAT_NRCPUS:
 		cur_u32(&c);
 		pd->st->nrcpus = cur_u32(&c);

@@ -114,7 +114,7 @@ static int read_features(struct pd *pd, const struct file_header *fh)
 			return pd_fail(pd, table + 16ull * k, "cannot read the feature table");
 		k++;
 		if (bit != FEAT_BUILD_ID && bit != FEAT_HOSTNAME && bit != FEAT_NRCPUS &&
-		    bit != FEAT_CMDLINE && bit != FEAT_EVENT_DESC)
+		    bit != FEAT_CMDLINE && bit != FEAT_EVENT_DESC && bit != FEAT_ARCH)
 			continue;
 		if (read_section(pd, &s, table + 16ull * (k - 1), "feature", &data))
 			return -1;
@@ -270,6 +270,7 @@ static void release(struct pd *pd)
 	hmap_release(&pd->bid_index);
 	free(pd->cmdline);
 	free(pd->hostname);
+	free(pd->arch);
 	if (pd->warm)
 		sym_session_free(pd_warm_finish(pd));
 	if (pd->g) {

@@ -200,6 +200,13 @@ uint64_t state_gen(struct state *s, uint32_t pid)
 
 uint32_t state_find(struct state *s, uint32_t pid, uint64_t addr)
 {
+	uint64_t start, end;
+	return state_find_part(s, pid, addr, &start, &end);
+}
+
+uint32_t state_find_part(struct state *s, uint32_t pid, uint64_t addr, uint64_t *start,
+			 uint64_t *end)
+{
 	uint32_t idx;
 	const struct state_proc *p;
 	size_t lo = 0, hi;
@@ -214,8 +221,11 @@ uint32_t state_find(struct state *s, uint32_t pid, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (lo < p->nranges && p->ranges[lo].start <= addr && addr < p->ranges[lo].end)
+	if (lo < p->nranges && p->ranges[lo].start <= addr && addr < p->ranges[lo].end) {
+		*start = p->ranges[lo].start;
+		*end = p->ranges[lo].end;
 		return p->ranges[lo].id;
+	}
 	return 0;
 }
 

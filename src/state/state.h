@@ -72,6 +72,11 @@ void state_fork(struct state *s, uint32_t pid, uint32_t ppid);
 void state_exec(struct state *s, uint32_t pid);
 /* Mapping id holding addr in pid, 0 when none. */
 uint32_t state_find(struct state *s, uint32_t pid, uint64_t addr);
+/* The same, and the part [*start, *end) of the mapping that is still
+ * mapped around addr: a later mapping over part of it (arm64's kernel
+ * puts the vDSO in the hole of ld.so's first, larger mapping) cuts it. */
+uint32_t state_find_part(struct state *s, uint32_t pid, uint64_t addr, uint64_t *start,
+			 uint64_t *end);
 /* The generation of pid's address space: equal for two calls only when
  * nothing changed its mappings in between (never 0; 0 for an unknown
  * pid). Lets an unwinder keep what it looked up for the last sample. */

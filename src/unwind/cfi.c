@@ -8,6 +8,7 @@
 #include "unwind/cfi.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #define CORRUPT(p) CFI_CORRUPT(sec, (p))
@@ -26,6 +27,7 @@ struct run {
 	struct cfi_section *sec;
 	const struct cfi_cie *cie;
 	const struct cfi_fde *fde;
+	unsigned ncols;            /* columns tracked (sec->ncols) */
 	struct cfi_row row;        /* current */
 	struct cfi_row init;       /* after the CIE instructions */
 	struct cfi_row stack[STATE_STACK];
@@ -37,6 +39,18 @@ struct run {
 	bool found;
 };
 
+/* Copy a row's rules up to reg[r->ncols]: a row with x86-64's 17
+ * columns by a fixed-size copy (inlined: a row is copied at every FDE,
+ * and at every remember/restore_state), else whole. */
+#define ROW_SIZE(n) (offsetof(struct cfi_row, reg) + (n) * sizeof(struct cfi_rule))
+static inline void row_copy(const struct run *r, struct cfi_row *dst, const struct cfi_row *src)
+{
+	if (r->ncols <= 17)
+		memcpy(dst, src, ROW_SIZE(17));
+	else
+		*dst = *src;
+}
+
 /* The row [row.loc, newloc) is complete. Returns 1 to stop (target found
  * or emit asked), 0 to continue, <0 on error. */
 static int close_row(struct run *r, uint64_t newloc)
@@ -47,7 +61,7 @@ static int close_row(struct run *r, uint64_t newloc)
 		return 0;
 	r->row.end = newloc;
 	if (r->target != UINT64_MAX && r->target >= r->row.loc && r->target < newloc) {
-		*r->out = r->row;
+		row_copy(r, r->out, &r->row);
 		r->found = true;
 		return 1;
 	}
@@ -62,6 +76,8 @@ static int close_row(struct run *r, uint64_t newloc)
 static struct cfi_rule *reg_rule(struct run *r, uint64_t reg)
 {
 	static __thread struct cfi_rule sink;
+	/* (columns from ncols on are written and never read: a constant
+	 * bound here, as this runs for every rule of every row) */
 	if (reg < CFI_NREGS)
 		return &r->row.reg[reg];
 	return &sink; /* columns we do not track */
@@ -96,7 +112,7 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 		} else if (hi == 0xc0) {
 			if (in_cie)
 				return CORRUPT(at);
-			if (lo < CFI_NREGS)
+			if (lo < r->ncols)
 				r->row.reg[lo] = r->init.reg[lo];
 			continue;
 		} else {
@@ -141,7 +157,7 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 			case 0x06: /* restore_extended */
 				if (in_cie || !cfi_rd_uleb(&p, end, &reg))
 					return CORRUPT(at);
-				if (reg < CFI_NREGS)
+				if (reg < r->ncols)
 					r->row.reg[reg] = r->init.reg[reg];
 				continue;
 			case 0x07: /* undefined */
@@ -163,13 +179,13 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 			case 0x0a: /* remember_state */
 				if (r->depth >= STATE_STACK)
 					return CORRUPT(at);
-				r->stack[r->depth++] = r->row;
+				row_copy(r, &r->stack[r->depth++], &r->row);
 				continue;
 			case 0x0b: { /* restore_state */
 				if (r->depth <= 0)
 					return CORRUPT(at);
 				uint64_t loc = r->row.loc;
-				r->row = r->stack[--r->depth];
+				row_copy(r, &r->row, &r->stack[--r->depth]);
 				r->row.loc = loc;
 				continue;
 			}
@@ -248,7 +264,9 @@ static int exec(struct run *r, const uint8_t *p, const uint8_t *end, bool in_cie
 				*reg_rule(r, reg) = (struct cfi_rule){ .kind = CFI_R_OFFSET,
 					.off = wrap_mul((int64_t)(0 - u), cie->data_align) };
 				continue;
-			case 0x2d: /* GNU_window_save / aarch64 negate_ra_state */
+			case 0x2d: /* aarch64 negate_ra_state (GNU_window_save
+				    * on SPARC, which stax does not unwind) */
+				r->row.ra_signed = !r->row.ra_signed;
 				continue;
 			default:
 				return CORRUPT(at);
@@ -291,14 +309,19 @@ int cfi_run(struct cfi_section *sec, const struct cfi_cie *cie,
 	r.emit = emit;
 	r.arg = arg;
 	r.found = false;
-	memset(&r.row, 0, sizeof(r.row));
+	/* only the machine's columns: a row is copied at every FDE */
+	r.ncols = sec && sec->ncols && sec->ncols < CFI_NREGS ? sec->ncols : CFI_NREGS;
+	if (r.ncols <= 17)
+		memset(&r.row, 0, ROW_SIZE(17));
+	else
+		memset(&r.row, 0, sizeof(r.row));
 	r.row.loc = fde->pc_begin;
 	r.row.cfa_reg = 255;
 
 	rc = exec(&r, cie->insn, cie->insn_end, true);
 	if (rc < 0)
 		return rc;
-	r.init = r.row;
+	row_copy(&r, &r.init, &r.row);
 	r.depth = 0;
 	rc = exec(&r, fde->insn, fde->insn_end, false);
 	if (rc < 0)
@@ -316,7 +339,7 @@ int cfi_run(struct cfi_section *sec, const struct cfi_cie *cie,
 /* ---- DWARF expressions ---- */
 
 int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
-		  uint32_t valid, bool push_cfa, uint64_t cfa,
+		  uint64_t valid, bool push_cfa, uint64_t cfa,
 		  cfi_read_fn read, void *arg, uint64_t *out)
 {
 	uint64_t st[64];
@@ -342,7 +365,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 			unsigned reg = op - 0x70;
 			if (!cfi_rd_sleb(&p, end, &s))
 				return -EINVAL;
-			if (reg >= 32 || !(valid & (1u << reg)))
+			if (!(valid & (1ull << reg)))
 				return -EFAULT;
 			PUSH(regs[reg] + (uint64_t)s);
 			continue;
@@ -436,7 +459,7 @@ int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
 		}
 		case 0x92: /* bregx */
 			if (!cfi_rd_uleb(&p, end, &u) || !cfi_rd_sleb(&p, end, &s)) return -EINVAL;
-			if (u >= 32 || !(valid & (1u << u)))
+			if (u >= 64 || !(valid & (1ull << u)))
 				return -EFAULT;
 			PUSH(regs[u] + (uint64_t)s);
 			break;

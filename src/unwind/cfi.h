@@ -18,9 +18,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Registers the interpreter tracks: DWARF 0..16 on x86-64 (rax..r15, rip).
- * Rules for higher columns (xmm, st, ...) are parsed and ignored. */
-#define CFI_NREGS 17
+/* Columns the interpreter tracks: DWARF 0..16 on x86-64 (rax..r15, rip:
+ * 17..32 are xmm0-15, tracked and never read), 0..32 on aarch64 (x0..x30,
+ * sp, pc). Rules for higher columns (vector registers, ...) are parsed
+ * and ignored. */
+#define CFI_NREGS 33
 
 enum cfi_rule_kind {
 	CFI_R_UNSPEC = 0,   /* not mentioned: ABI default */
@@ -50,6 +52,10 @@ struct cfi_row {
 	int64_t cfa_off;
 	const uint8_t *cfa_expr;
 	size_t cfa_expr_len;
+	/* aarch64: the return address is signed here (pointer
+	 * authentication): DW_CFA_AARCH64_negate_ra_state toggles it (the
+	 * RA_SIGN_STATE pseudo-register's bit 0) */
+	bool ra_signed;
 	struct cfi_rule reg[CFI_NREGS];
 };
 
@@ -68,14 +74,14 @@ int cfi_run(struct cfi_section *sec, const struct cfi_cie *cie,
  * false when the 8 bytes at addr are not available. */
 typedef bool (*cfi_read_fn)(void *arg, uint64_t addr, uint64_t *val);
 
-/* Evaluate a DWARF expression with the register values regs (valid is a
- * bitmask of known registers) and an initial stack value (push_cfa: the
+/* Evaluate a DWARF expression with the register values regs, indexed by
+ * column (valid is a bitmask of known columns, 0..63) and an initial stack value (push_cfa: the
  * CFA is pushed first, as for DW_CFA_expression rules). Bounded: at most
  * 64 stack entries and 1000 operations. Returns 0 and *out, -EINVAL on a
  * malformed or unsupported expression, -EFAULT on an unavailable read or
  * an unknown register. */
 int cfi_eval_expr(const uint8_t *p, size_t len, const uint64_t *regs,
-		  uint32_t valid, bool push_cfa, uint64_t cfa,
+		  uint64_t valid, bool push_cfa, uint64_t cfa,
 		  cfi_read_fn read, void *arg, uint64_t *out);
 
 #endif

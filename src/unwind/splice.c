@@ -3,12 +3,13 @@
 
 #include <string.h>
 
-/* The kernel (arch/x86/events/core.c, perf_callchain_user) stores the
- * sampled ip, then for fp = rbp: the return address at fp+8, fp = *fp,
- * until a read fails or the depth limit. We redo that walk where the
+/* The kernel (arch/x86/events/core.c, perf_callchain_user; on aarch64
+ * arch/arm64/kernel/perf_callchain.c from x29) stores the sampled ip,
+ * then for fp = rbp: the return address at fp+8, fp = *fp, until a read
+ * fails or the depth limit. We redo that walk where the
  * bytes are in the copy and check every return address against the
  * chain, so a chain that does not belong to this copy is never spliced. */
-void splice_prepare(const struct unwind_input *in, struct splice *s)
+void splice_prepare(const struct unwind_input *in, uint64_t ra_mask, struct splice *s)
 {
 	const uint64_t base = in->regs.r[UNW_RSP];
 	const uint64_t end = base + in->stack_size;
@@ -24,7 +25,8 @@ void splice_prepare(const struct unwind_input *in, struct splice *s)
 		if (fp < base || fp > end || end - fp < 16)
 			break; /* this record is outside the copy */
 		memcpy(&ra, in->stack + (fp - base) + 8, 8);
-		if (ra != in->fp_chain[i])
+		/* the kernel strips aarch64's signatures (a no-op elsewhere) */
+		if ((ra & ra_mask) != in->fp_chain[i])
 			return; /* not the chain of this stack: never splice */
 		uint64_t next;
 		memcpy(&next, in->stack + (fp - base), 8);

@@ -2,13 +2,15 @@
  *
  * Build: walk every FDE of the section (linear walk, so .eh_frame_hdr is
  * not needed), sort the FDEs by start address, run each FDE's program
- * once and turn every row into a dictionary rule (x86_64.c). Consecutive
- * rows with the same rule merge; a gap row (UR_FP) closes every FDE.
+ * once and turn every row into a dictionary rule (by the file's machine:
+ * x86_64.c, aarch64.c). Consecutive rows with the same rule merge; a gap
+ * row (UR_FP) closes every FDE.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "unwind/table.h"
+#include "unwind/arch.h"
 #include "unwind/roots.h"
 #include "lib/elfguard.h"
 #include "unwind/tcache.h"
@@ -47,6 +49,7 @@ struct builder {
 	bool fde_slow;
 	const struct cfi_cie *cie;
 	const struct cfi_fde *fde;
+	void (*compile_row)(const struct cfi_row *row, bool signal, struct urule *out);
 };
 
 static uint64_t rule_key(const struct urule *r)
@@ -102,7 +105,7 @@ static int emit_row(void *arg, const struct cfi_row *row)
 	struct builder *b = arg;
 	struct urule r;
 
-	x86_compile_row(row, b->cie->signal, &r);
+	b->compile_row(row, b->cie->signal, &r);
 	uint16_t idx = r.kind == UR_SLOW ? UR_SLOW : rule_index(b, &r);
 	if (idx == UR_SLOW) {
 		b->fde_slow = true;
@@ -204,6 +207,11 @@ int utable_compile(struct utable *t, struct cfi_section *secs, int nsecs)
 
 	if (nsecs > UTABLE_MAX_SECS)
 		nsecs = UTABLE_MAX_SECS;
+	if (t->arch == UNWIND_ARCH_NONE)
+		t->arch = unwind_arch_host();
+	b.compile_row = arch_of(t->arch)->compile_row;
+	for (int s = 0; s < nsecs; s++)
+		secs[s].ncols = arch_of(t->arch)->ncols;
 	hmap_init(&b.dict);
 	if (!t->rules)
 		init_commands(t, &b.cap_rules);
@@ -375,7 +383,7 @@ int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
 	fde.insn_end = fde.insn + s->fde_len;
 	struct cfi_section sec = {
 		.data = fde.insn, .size = s->fde_len, .vaddr = s->fde_insn_vaddr,
-		.is_eh = true,
+		.is_eh = true, .ncols = arch_of(t->arch)->ncols,
 	};
 	return cfi_run(&sec, cie, &fde, vaddr, row, NULL, NULL);
 }
@@ -426,8 +434,10 @@ static void read_loads(Elf *elf, struct utable *t)
 	GElf_Phdr ph;
 
 	GElf_Ehdr eh;
-	if (gelf_getehdr(elf, &eh))
+	if (gelf_getehdr(elf, &eh)) {
 		t->entry = eh.e_entry;
+		t->arch = unwind_arch_by_elf(eh.e_machine);
+	}
 	if (elf_getphdrnum(elf, &n) < 0)
 		return;
 	for (size_t i = 0; i < n && t->nload < (int)ARRAY_SIZE(t->load); i++) {
@@ -807,6 +817,119 @@ static void add_init_fini(Elf *elf, struct utable *t)
 		insert_ranges(t, x, nx);
 }
 
+/* aarch64's PLT stubs have no CFI (GNU ld writes none): they jump on with
+ * x16 and x17 and leave sp and the link register alone, so the return
+ * address is in the link register, CFA = sp. Rows for .plt and .iplt
+ * where no CFI covers them. */
+static void add_plt_a64(Elf *elf, struct utable *t)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	struct xrange x[2];
+	int nx = 0;
+	struct urule r = { .kind = UR_LEAF, .cfa_reg = UNW_SP, .rbp = URBP_SAME, .rbx = URBP_SAME,
+			   .flags = UR_F_RA_LR };
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn)) && nx < 2) {
+		const char *name;
+		long i0, i1;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
+		    sh.sh_addr > UINT64_MAX - sh.sh_size ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    (strcmp(name, ".plt") && strcmp(name, ".iplt")))
+			continue;
+		/* in a gap of the CFI, whole */
+		i0 = utable_row_index(t, sh.sh_addr);
+		i1 = utable_row_index(t, sh.sh_addr + sh.sh_size - 1);
+		if (t->nrows && (i0 != i1 || (i0 >= 0 && t->rule[i0] != UR_FP)))
+			continue;
+		if (nx && (x[0].end > sh.sh_addr && x[0].start < sh.sh_addr + sh.sh_size))
+			continue;
+		x[nx++] = (struct xrange){ sh.sh_addr, sh.sh_addr + sh.sh_size, rule_add(t, &r) };
+	}
+	if (nx == 2 && x[0].start > x[1].start) {
+		struct xrange tmp = x[0];
+		x[0] = x[1];
+		x[1] = tmp;
+	}
+	if (nx)
+		insert_ranges(t, x, nx);
+}
+
+/* aarch64's signal return trampoline, "mov x8, #139 (rt_sigreturn); svc
+ * #0": the vDSO's __kernel_rt_sigreturn, which has no CFI since Linux
+ * 5.x (its directives are commented out so that libgcc recognises it by
+ * these bytes and reads the sigcontext), and musl's __restore_rt. */
+static const uint8_t a64_sigreturn[8] = { 0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4 };
+
+/* Does code (4-byte instructions) make a frame anywhere: store x29 and x30
+ * as a pair (a frame record) or move sp (sub or add with sp as
+ * destination)? */
+static bool a64_makes_frames(const uint8_t *code, size_t len)
+{
+	for (size_t i = 0; i + 4 <= len; i += 4) {
+		uint32_t in;
+		memcpy(&in, code + i, 4);
+		if ((in & 0xfc407fffu) == 0xa8007bfdu || /* stp x29, x30, [sp...] */
+		    (in & 0x7f80001fu) == 0x5100001fu || /* sub sp, Xn, #imm */
+		    (in & 0x7f80001fu) == 0x1100001fu)   /* add sp, Xn, #imm */
+			return true;
+	}
+	return false;
+}
+
+/* aarch64 code without CFI: the signal return trampolines (rule SIGNAL,
+ * from the byte before, as the handler "returns" to their first byte),
+ * and, in a file with no CFI at all whose code makes no frame (the
+ * vDSO: Linux's arm64 vDSO has no .eh_frame, and its functions are
+ * leaves that touch neither sp nor x29), a leaf rule for the whole code:
+ * CFA = sp, the return address in the link register. */
+static void add_code_a64(Elf *elf, struct utable *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	struct xrange x[12];
+	int nx = 0;
+	bool leaf = t->nrows == 0;
+	struct urule r = { .kind = UR_LEAF, .cfa_reg = UNW_SP, .rbp = URBP_SAME, .rbx = URBP_SAME,
+			   .flags = UR_F_RA_LR };
+	uint16_t leaf_rule = 0;
+
+	while ((scn = elf_nextscn(elf, scn)) && nx + 3 <= (int)ARRAY_SIZE(x)) {
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !(d = elf_getdata(scn, NULL)) || !d->d_buf ||
+		    d->d_size < 8 || d->d_size > UINT64_MAX - sh.sh_addr || sh.sh_addr < 1)
+			continue;
+		const uint8_t *buf = d->d_buf, *p = buf, *end = buf + d->d_size;
+		bool whole = leaf && !a64_makes_frames(buf, d->d_size);
+		uint64_t from = sh.sh_addr;
+		if (whole && !leaf_rule)
+			leaf_rule = rule_add(t, &r);
+		while (nx + 3 <= (int)ARRAY_SIZE(x) && p < end &&
+		       (p = memmem(p, (size_t)(end - p), a64_sigreturn, sizeof(a64_sigreturn)))) {
+			uint64_t a = sh.sh_addr + (uint64_t)(p - buf);
+			p += 4;
+			if ((a & 3) || a - 1 < from || utable_find(t, a)->kind != UR_FP ||
+			    utable_find(t, a - 1)->kind != UR_FP)
+				continue;
+			if (whole && a - 1 > from)
+				x[nx++] = (struct xrange){ from, a - 1, leaf_rule };
+			x[nx++] = (struct xrange){ a - 1, a + sizeof(a64_sigreturn), UR_SIGNAL };
+			from = a + sizeof(a64_sigreturn);
+			t->nsignal_tramp++;
+		}
+		if (whole && from < sh.sh_addr + d->d_size)
+			x[nx++] = (struct xrange){ from, sh.sh_addr + d->d_size, leaf_rule };
+	}
+	if (nx && !insert_ranges(t, x, nx))
+		t->nsignal_tramp = 0;
+}
+
 /* Record where the functions of roots.h's list are (roots, and stack
  * switches). Returns false when elf has no .symtab to look in. */
 static bool find_root_callers(Elf *elf, struct utable *t)
@@ -913,6 +1036,12 @@ struct utable *utable_build(struct module *m)
 		}
 	}
 	read_loads(elf, t);
+	if (t->arch == UNWIND_ARCH_NONE) {
+		/* a machine stax does not unwind (32-bit code, ...): no
+		 * rules, every frame there falls back to frame pointers */
+		t->err = -ENOEXEC;
+		goto out;
+	}
 	/* .eh_frame first; .debug_frame only fills what it leaves uncovered
 	 * (code built with -fno-asynchronous-unwind-tables), from the file
 	 * itself or else from its separate debug file. */
@@ -955,8 +1084,13 @@ struct utable *utable_build(struct module *m)
 	} else if (!t->err) {
 		t->err = r < 0 ? r : -ENOENT;
 	}
-	add_trampolines(elf, t);
-	add_init_fini(elf, t);
+	if (t->arch == UNWIND_ARCH_X86_64) {
+		add_trampolines(elf, t);
+		add_init_fini(elf, t);
+	} else {
+		add_code_a64(elf, t);
+		add_plt_a64(elf, t);
+	}
 	/* Distribution libraries keep local symbols (__libc_start_call_main,
 	 * start_thread) only in their separate debug files. */
 	if (!find_root_callers(elf, t) && fd >= 0) {

@@ -12,8 +12,10 @@
  *          (undefined return address: _start, clone), SIGNAL (a signal
  *          return trampoline: registers come from the ucontext on the
  *          stack) and SLOW (run the CFI interpreter for this pc); the rest
- *          are PLT and NORMAL rules: CFA = rsp|rbp + cfa_off, RA at
- *          CFA + ra_off, rbp (and rbx) unchanged / at CFA + off / undefined.
+ *          are PLT and NORMAL rules (aarch64: LEAF and PAC, NORMAL
+ *          with the return address in the link register, or signed):
+ *          CFA = sp|fp + cfa_off, RA at CFA + ra_off, fp (and x86-64's
+ *          rbx) unchanged / at CFA + off / undefined.
  *
  * A lookup is a page index load, a binary search over a few rows and a
  * rule load: no allocation, no interpretation. Tables are immutable after
@@ -27,6 +29,7 @@
 #include <stdint.h>
 
 #include "unwind/cfi.h"
+#include "unwind/unwind.h"
 
 enum urule_kind {
 	UR_FP = 0,      /* no CFI covers the pc */
@@ -35,13 +38,15 @@ enum urule_kind {
 	UR_SLOW,        /* interpret the FDE at unwind time */
 	UR_PLT,         /* CFA = rsp + cfa_off + ((pc & 15) >= plt_thresh ? 8 : 0) */
 	UR_NORMAL,
+	UR_LEAF,        /* aarch64: NORMAL, the return address in the link register */
+	UR_PAC,         /* aarch64: NORMAL, the return address signed (stripped) */
 };
 
 enum { URBP_SAME = 0, URBP_CFA, URBP_UNDEF };
 
 struct urule {
 	uint8_t kind;       /* enum urule_kind */
-	uint8_t cfa_reg;    /* UNW_RSP or UNW_RBP */
+	uint8_t cfa_reg;    /* UNW_SP or UNW_FP */
 	uint8_t rbp;        /* URBP_* */
 	uint8_t plt_thresh;
 	int32_t cfa_off;
@@ -51,9 +56,18 @@ struct urule {
 	 * rbx (ld.so's lazy-binding trampoline defines its CFA by rbx) is
 	 * redone keeping it (unwind.c) */
 	uint8_t rbx;
-	uint8_t pad;
+	uint8_t flags;      /* UR_F_* (aarch64; 0 on x86-64) */
 	int16_t rbx_off;
 };
+
+/* The return address is in the link register (UNW_LR), not at CFA +
+ * ra_off: a leaf, a prologue before the store, a PLT stub (aarch64; kind
+ * UR_LEAF). */
+#define UR_F_RA_LR 1u
+/* The return address is signed (pointer authentication) here: the CFI's
+ * DW_CFA_AARCH64_negate_ra_state (kind UR_PAC, or UR_LEAF, whose link
+ * register is stripped whatever the CFI says). */
+#define UR_F_RA_SIGNED 2u
 _Static_assert(sizeof(struct urule) == 16, "urule is packed in 16 bytes");
 
 #define UTABLE_MAX_SECS 3
@@ -71,6 +85,7 @@ struct uslow {
 };
 
 struct utable {
+	enum unwind_arch arch;  /* the machine of the rules: the ELF file's */
 	uint64_t base;
 	uint32_t nrows;
 	uint32_t *addr;
@@ -128,7 +143,8 @@ void utable_free(struct utable *t);
 
 /* Compile the CFI sections secs[0..nsecs) (.eh_frame or .debug_frame, in
  * order of preference: an FDE of a later section is used only where the
- * earlier ones have none) into t, which holds no rows yet. Damage in a
+ * earlier ones have none) into t, which holds no rows yet, by the rules of
+ * machine t->arch (NONE: the host's, which t->arch then says). Damage in a
  * section keeps what precedes it and sets t->err / t->err_sec (the
  * section's err_line/err_off say where). Returns 0, or <0 when no table
  * could be made. Exposed for tests and fuzzing. */
@@ -187,9 +203,5 @@ static inline bool utable_in_root_caller(const struct utable *t, uint64_t vaddr)
 {
 	return utable_root_kind(t, vaddr) == 1;
 }
-
-/* x86_64.c: turn one interpreted CFI row into a rule (kind UR_NORMAL,
- * UR_PLT, UR_STOP, UR_SIGNAL or UR_SLOW). */
-void x86_compile_row(const struct cfi_row *row, bool signal, struct urule *out);
 
 #endif

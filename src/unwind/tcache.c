@@ -34,10 +34,11 @@
 #include "lib/buf.h"
 #include "lib/util.h"
 
-/* Change TCACHE_VERSION when table.c/x86_64.c compile other rows or
- * rules, or the payload's layout changes: older entries are then
- * rebuilt. */
-#define TCACHE_VERSION 4
+/* Change TCACHE_VERSION when table.c/x86_64.c/aarch64.c compile other
+ * rows or rules, or the payload's layout changes: older entries are then
+ * rebuilt. 4: signal-trampoline rows in address order (table.c); 5: the
+ * machine of the rules (t->arch); 6: aarch64's rule kinds LEAF and PAC. */
+#define TCACHE_VERSION 6
 
 static struct cache_kind kind = {
 	.dir = "unwind", .magic = "STAXUTC1", .version = TCACHE_VERSION,
@@ -81,6 +82,7 @@ void tcache_image(const struct utable *t, struct buf *b)
 	put_u32(b, t->nfde);
 	put_u32(b, t->nslow_rows);
 	put_u32(b, t->nsignal_tramp);
+	put_u32(b, (uint32_t)t->arch);
 	for (int i = 0; i < UTABLE_MAX_SECS; i++)
 		put_u32(b, t->nfde_sec[i]);
 	put_u32(b, plen);
@@ -175,16 +177,17 @@ static bool rule_ok(const struct urule *u, uint32_t i)
 	if (u->kind == UR_STOP || u->kind == UR_SIGNAL)
 		return true;
 	/* the register the unwinder takes the CFA from */
-	return (u->kind == UR_PLT || u->kind == UR_NORMAL) &&
-	       (u->cfa_reg == UNW_RSP || u->cfa_reg == UNW_RBP) &&
-	       u->rbp <= URBP_UNDEF && u->rbx <= URBP_UNDEF;
+	return (u->kind == UR_PLT || u->kind == UR_NORMAL || u->kind == UR_LEAF || u->kind == UR_PAC) &&
+	       (u->cfa_reg == UNW_SP || u->cfa_reg == UNW_FP) &&
+	       u->rbp <= URBP_UNDEF && u->rbx <= URBP_UNDEF &&
+	       !(u->flags & ~(UR_F_RA_LR | UR_F_RA_SIGNED));
 }
 
 /* borrow: the rows point into p (a mapping the table keeps), not copies */
 static int parse(const uint8_t *p, size_t n, struct utable *t, bool borrow)
 {
 	struct rd r = { p, p, p + n };
-	uint32_t nrows, nrules, nslow, blob_len, nload, nroots, src, err, err_sec, plen;
+	uint32_t nrows, nrules, nslow, blob_len, nload, nroots, src, err, err_sec, plen, arch;
 	uint64_t v;
 	int ret = -EINVAL;
 
@@ -193,8 +196,10 @@ static int parse(const uint8_t *p, size_t n, struct utable *t, bool borrow)
 	    !get_u32(&r, &blob_len) || !get_u32(&r, &nload) || !get_u32(&r, &nroots) ||
 	    !get_u32(&r, &src) || !get_u32(&r, &err) || !get_u32(&r, &err_sec) ||
 	    !get_u32(&r, &t->nfde) || !get_u32(&r, &t->nslow_rows) ||
-	    !get_u32(&r, &t->nsignal_tramp))
+	    !get_u32(&r, &t->nsignal_tramp) || !get_u32(&r, &arch) ||
+	    (arch != UNWIND_ARCH_X86_64 && arch != UNWIND_ARCH_AARCH64))
 		return -EINVAL;
+	t->arch = (enum unwind_arch)arch;
 	for (int i = 0; i < UTABLE_MAX_SECS; i++)
 		if (!get_u32(&r, &t->nfde_sec[i]))
 			return -EINVAL;

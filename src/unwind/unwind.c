@@ -20,10 +20,10 @@
 #include "lib/hash.h"
 #include "lib/util.h"
 #include "module/module.h"
+#include "unwind/arch.h"
 #include "unwind/roots.h"
 #include "unwind/splice.h"
 #include "unwind/table.h"
-#include "unwind/x86_64.h"
 
 /* Mappings cached: MOD_SETS sets of MOD_WAYS, the least recently found
  * way replaced. Direct-mapped, two mappings a program moves between in
@@ -43,10 +43,6 @@
  * it). Asking for its first bytes at once overlaps those misses (about
  * 2 ns/frame of 15 on recorded xz and CPython stacks, bench_replay). */
 #define STACK_PREFETCH 1024
-/* Registers a call may change (the System V ABI's caller-saved ones). */
-#define CALLER_SAVED ((1u << UNW_RAX) | (1u << UNW_RDX) | (1u << UNW_RCX) | (1u << UNW_RSI) | \
-		      (1u << UNW_RDI) | (1u << UNW_R8) | (1u << UNW_R9) | (1u << UNW_R10) | \
-		      (1u << UNW_R11))
 
 /* A mapping seen recently, with its table and load bias. */
 struct umod {
@@ -100,6 +96,7 @@ struct prefetch {
 
 struct unwinder {
 	struct rule_slot cache[RULE_CACHE];
+	const struct arch *arch;    /* the machine of the samples */
 	/* The mappings the last samples of address space `space` went
 	 * through (unwind_input.space): slots of the cache below. A slot
 	 * may be refilled meanwhile, but only with a mapping of the same
@@ -125,11 +122,22 @@ struct unwinder {
 struct unwinder *unwinder_new(void)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
+	u->arch = arch_of(UNWIND_ARCH_NONE);
 	hmap_init(&u->by_key);
 	pthread_mutex_init(&u->pf.lock, NULL);
 	pthread_cond_init(&u->pf.cv, NULL);
 	hmap_init(&u->pf.asked);
 	return u;
+}
+
+void unwinder_set_arch(struct unwinder *u, enum unwind_arch a)
+{
+	u->arch = arch_of(a);
+}
+
+enum unwind_arch unwinder_arch(const struct unwinder *u)
+{
+	return u->arch->id;
 }
 
 static void *table_build(struct module *m, void *arg);
@@ -422,7 +430,11 @@ static const struct umod *module_for(struct unwinder *u, const struct unwind_inp
 	}
 	s->stamp = u->epoch;
 	s->t = table_get(u, &m, &s->ti);
-	if (!utable_bias(s->t, m.start, m.pgoff, &s->bias))
+	/* a table of another machine's file says nothing of these samples
+	 * (the host's vDSO read for a recording of another machine) */
+	if (s->t->nrows && s->t->arch != u->arch->id)
+		s->t = NULL;
+	else if (!utable_bias(s->t, m.start, m.pgoff, &s->bias))
 		s->t = NULL;
 	s->ctx_lo = s->ctx_hi = 0;
 	for (int i = 0; s->t && i < s->t->nroots; i++)
@@ -709,11 +721,12 @@ enum { NOCFI_BROKEN = 0, NOCFI_TRAMPOLINE, NOCFI_FP, NOCFI_FAULT };
  * a file's code without CFI the frame pointer is the only rule.
  * Sets *cfa (0 when unknown), *ra and *nrbp. */
 static int nocfi_frame(struct unwinder *u, const struct unwind_input *in, struct copy *c,
-		       uint64_t pc, uint64_t sp, uint64_t rbp, uint32_t valid, bool exact,
+		       uint64_t pc, uint64_t sp, uint64_t rbp, uint64_t valid, bool exact,
 		       bool anon, uint64_t *cfa, uint64_t *ra, uint64_t *nrbp)
 {
-	int k = tramp_cfa(in, pc, exact);
-	bool fp_ok = (valid & (1u << UNW_RBP)) && rbp >= sp && rbp < UINT64_MAX - 16;
+	/* the trampoline is x86-64 code */
+	int k = u->arch->id == UNWIND_ARCH_X86_64 ? tramp_cfa(in, pc, exact) : 0;
+	bool fp_ok = (valid & (1u << UNW_FP)) && rbp >= sp && rbp < UINT64_MAX - 16;
 
 	*cfa = 0;
 	*nrbp = rbp;
@@ -732,9 +745,13 @@ static int nocfi_frame(struct unwinder *u, const struct unwind_input *in, struct
 	}
 	if (!fp_ok)
 		return NOCFI_BROKEN;
+	/* a frame record: the caller's frame pointer, then the return
+	 * address (on aarch64 the caller's stack pointer is at or above
+	 * CFA: rbp + 16 is its lowest possible value) */
 	*cfa = rbp + 16;
 	if (!copy_read(c, rbp + 8, ra) || !copy_read(c, rbp, nrbp))
 		return NOCFI_FAULT;
+	*ra &= u->arch->ra_mask;
 	return NOCFI_FP;
 }
 
@@ -791,7 +808,7 @@ static const struct umod *seen_module(struct unwinder *u, const struct unwind_in
  * walk from the sampled rbp reaches it inside the copy. Else rbp where a
  * rule restored it (valid has UNW_RBP), else 0. */
 static uint64_t switch_rbp(const struct unwind_input *in, struct copy *c, uint64_t sp,
-			   uint64_t rbp, uint32_t valid)
+			   uint64_t rbp, uint64_t valid)
 {
 	uint64_t fp = in->regs.r[UNW_RBP], next;
 
@@ -815,6 +832,7 @@ static uint64_t switch_rbp(const struct unwind_input *in, struct copy *c, uint64
  * are known) and what the steps so far found out. */
 struct walker {
 	struct unwinder *u;
+	const struct arch *arch;  /* the unwinder's */
 	const struct unwind_input *in;
 	struct unwind_frame *frames;
 	struct unwind_result *res;
@@ -826,8 +844,10 @@ struct walker {
 	struct copy *c;
 	struct splice *sp_info;
 	uint64_t *cfas;           /* cfas[i]: the CFA that gave frame i */
-	uint32_t valid;
-	uint64_t pc, sp, rbp;
+	uint64_t valid;           /* bit i: slot i of regs is known (UNW_FP, UNW_SP
+				   * and UNW_PC: rbp, sp and pc below) */
+	uint64_t pc, sp, rbp;     /* rbp: the frame pointer (aarch64's x29) */
+	uint64_t ra_mask;         /* the arch's */
 	const struct umod *mod;   /* the module pc was last found in */
 	bool exact;               /* look up pc itself, not pc-1 */
 	bool rbp_by_rule;         /* rbp was restored by a rule (else it is the
@@ -853,9 +873,11 @@ struct step {
 				   * the stack-switch rule) */
 	/* the caller's frame */
 	uint64_t cfa, ra, nsp, nrbp;
-	uint32_t nvalid;
+	uint64_t nvalid;
 	const struct umod *nmod;  /* the module of ra */
 	bool cfa_known, signal, switched;
+	bool ra_lr;               /* ra is the link register's (aarch64): the
+				   * frame stored nothing, its CFA may be sp */
 	bool injected;            /* pc is in a function the runtime made
 				   * look called (ROOT_K_INJECTED): ra is the
 				   * exact pc it interrupted */
@@ -913,7 +935,11 @@ static bool walk_start(struct walker *w, enum unwind_mode mode)
 		res->stop = UNWIND_STOP_NO_REGS;
 		return false;
 	}
-	memcpy(w->regs, in->regs.r, UNW_NREGS * sizeof(*w->regs));
+	/* x86-64 has 17 slots, aarch64 33: two fixed-size copies */
+	if (w->arch->nregs <= UNW_NREGS_X86)
+		memcpy(w->regs, in->regs.r, UNW_NREGS_X86 * sizeof(*w->regs));
+	else
+		memcpy(w->regs, in->regs.r, UNW_NREGS * sizeof(*w->regs));
 	c->stack = in->stack;
 	c->base = w->regs[UNW_RSP];
 	c->end = in->stack ? c->base + in->stack_size : c->base;
@@ -932,7 +958,7 @@ static bool walk_start(struct walker *w, enum unwind_mode mode)
 		for (size_t o = 0; o < MIN(in->stack_size, (size_t)STACK_PREFETCH); o += 64)
 			__builtin_prefetch(in->stack + o);
 	if (mode == UNWIND_MODE_HYBRID)
-		splice_prepare(in, w->sp_info);
+		splice_prepare(in, w->ra_mask, w->sp_info);
 	else
 		w->sp_info->valid = false;
 
@@ -1009,7 +1035,7 @@ static enum step_end step_switch(struct walker *w, struct step *s)
 	}
 	if (rk == ROOT_K_SWITCH_CFI && !w->exact)
 		s->switched = w->offstack = true; /* its CFI goes to the other stack */
-	if (rk == ROOT_K_SWITCH && (!w->exact || w->n == 1) &&
+	if (rk == ROOT_K_SWITCH && w->arch->record_at_cfa && (!w->exact || w->n == 1) &&
 	    !(w->n <= 2 && w->rbp > w->sp && w->rbp - w->sp <= 4096)) {
 		/* pc returns into a function that ran its callee on
 		 * another stack (Go's systemstack, mcall, morestack):
@@ -1042,9 +1068,17 @@ static enum step_end step_switch(struct walker *w, struct step *s)
 	return STEP_NEXT;
 }
 
-/* A compiled rule (UR_NORMAL, UR_PLT): the CFA from rsp or rbp, the
- * return address and rbp (and rbx with track_rbx) from slots at it. */
-static enum step_end step_cfi(struct walker *w, struct step *s)
+/* How step_rule_cfi() takes the return address: from the slot at
+ * CFA + ra_off (UR_NORMAL, UR_PLT), from the link register (UR_LEAF), or
+ * from the slot and signed (UR_PAC). */
+enum ra_how { RA_SLOT, RA_LR, RA_SIGNED };
+
+/* A compiled rule (UR_NORMAL, UR_PLT; aarch64's UR_LEAF, UR_PAC): the
+ * CFA from sp or the frame pointer, the return address (a slot at it, or
+ * the link register) and rbp (and rbx with track_rbx) from slots at it.
+ * Inlined once per kind, so that x86-64's rules run no aarch64 test. */
+static inline __attribute__((always_inline)) enum step_end
+step_rule_cfi(struct walker *w, struct step *s, enum ra_how how)
 {
 	const struct urule *r = s->r;
 	uint64_t sp = w->sp, rbp = w->rbp;
@@ -1059,8 +1093,21 @@ static enum step_end step_cfi(struct walker *w, struct step *s)
 		s->cfa = rbp + (uint64_t)(int64_t)r->cfa_off;
 	}
 	s->cfa_known = true;
-	if (!copy_read(w->c, s->cfa + (uint64_t)(int64_t)r->ra_off, &s->ra))
+	if (how == RA_LR) {
+		/* aarch64: the return address is still in the link
+		 * register, known in the sampled frame and in one a signal
+		 * interrupted only; maybe signed */
+		if (!(w->valid & (1ull << UNW_LR)))
+			return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_REG);
+		s->ra = w->regs[UNW_LR] & w->ra_mask;
+		s->ra_lr = true;
+	} else if (!copy_read(w->c, s->cfa + (uint64_t)(int64_t)r->ra_off, &s->ra)) {
 		return STEP_FAULT;
+	}
+	/* where the CFI says it is signed (negate_ra_state): pointer
+	 * authentication's signature off */
+	if (how == RA_SIGNED)
+		s->ra &= w->ra_mask;
 	if (r->rbp == URBP_CFA) {
 		uint64_t slot = s->cfa + (uint64_t)(int64_t)r->rbp_off;
 		/* In an epilogue gcc's CFI still says "saved at
@@ -1097,11 +1144,28 @@ static enum step_end step_cfi(struct walker *w, struct step *s)
 	return STEP_NEXT;
 }
 
+static enum step_end step_cfi(struct walker *w, struct step *s)
+{
+	return step_rule_cfi(w, s, RA_SLOT);
+}
+
+/* aarch64's two (not inlined into the walk: x86-64's loop stays as it
+ * was, measured with callgrind on a recorded xz) */
+static __attribute__((noinline)) enum step_end step_leaf(struct walker *w, struct step *s)
+{
+	return step_rule_cfi(w, s, RA_LR);
+}
+
+static __attribute__((noinline)) enum step_end step_pac(struct walker *w, struct step *s)
+{
+	return step_rule_cfi(w, s, RA_SIGNED);
+}
+
 /* A signal frame: every register from the saved context. */
 static enum step_end step_signal(struct walker *w, struct step *s)
 {
 	uint64_t nr[UNW_NREGS];
-	if (x86_signal_regs(w->sp, copy_read_cb, w->c, nr, &s->nvalid) < 0) {
+	if (w->arch->signal_regs(w->sp, copy_read_cb, w->c, nr, &s->nvalid) < 0) {
 		s->cfa_known = false;
 		return STEP_FAULT;
 	}
@@ -1124,7 +1188,7 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 	struct cfi_row row;
 	struct cfi_cie cie;
 	uint64_t nr[UNW_NREGS];
-	int e;
+	int e, k;
 
 	w->regs[UNW_RIP] = w->pc;
 	w->regs[UNW_RSP] = w->sp;
@@ -1132,7 +1196,8 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 	if (utable_slow_row(s->rt, s->lookup - s->rbias, &row, &cie) < 0)
 		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_BAD_CFI);
 	s->cfa = 0;
-	e = x86_apply_row(&row, w->regs, w->valid, copy_read_cb, w->c, nr, &s->nvalid, &s->cfa);
+	e = arch_apply_row(w->arch, &row, w->regs, w->valid, copy_read_cb, w->c, nr, &s->nvalid,
+			   &s->cfa);
 	if (e == -ENODATA && w->n == 2 && (w->first_kind == UR_NORMAL || w->first_kind == UR_PLT)) {
 		/* OpenSSL's assembly (aesni_gcm_encrypt) defines its CFA by a
 		 * caller-saved register (rax) across calls to its own code
@@ -1141,13 +1206,13 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 		 * an unspecified register as the same value find it. Only
 		 * one frame up from the sample, and only through a compiled
 		 * rule, which restores none of these registers. */
-		uint32_t cs = CALLER_SAVED & w->in->regs.valid & ~w->valid;
+		uint64_t cs = w->arch->caller_saved & w->in->regs.valid & ~w->valid;
 		for (int i = 0; i < UNW_NREGS; i++)
-			if (cs & (1u << i))
+			if (cs & (1ull << i))
 				w->regs[i] = w->in->regs.r[i];
 		if (cs)
-			e = x86_apply_row(&row, w->regs, w->valid | cs, copy_read_cb, w->c, nr,
-					  &s->nvalid, &s->cfa);
+			e = arch_apply_row(w->arch, &row, w->regs, w->valid | cs, copy_read_cb, w->c,
+					   nr, &s->nvalid, &s->cfa);
 	}
 	s->cfa_known = s->cfa != 0;
 	if (e == -ENOENT) {
@@ -1162,6 +1227,10 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 		return step_stop(w, UNWIND_Q_BROKEN, e == -ENODATA ? UNWIND_STOP_REG : UNWIND_STOP_BAD_CFI);
 	memcpy(w->regs, nr, sizeof(nr));
 	s->ra = nr[UNW_RIP];
+	/* aarch64: a row that leaves the return address in the link
+	 * register stored nothing (the CFA may be sp) */
+	k = row.reg[w->arch->ra_col].kind;
+	s->ra_lr = !w->arch->record_at_cfa && (k == CFI_R_UNSPEC || k == CFI_R_SAME);
 	s->nsp = (s->nvalid & (1u << UNW_RSP)) ? nr[UNW_RSP] : s->cfa;
 	s->nvalid |= 1u << UNW_RSP;
 	s->nrbp = nr[UNW_RBP];
@@ -1222,6 +1291,10 @@ static enum step_end step_by_rule(struct walker *w, struct step *s)
 	case UR_NORMAL:
 	case UR_PLT:
 		return step_cfi(w, s);
+	case UR_LEAF:
+		return step_leaf(w, s);
+	case UR_PAC:
+		return step_pac(w, s);
 	case UR_STOP:
 		w->res->quality = UNWIND_Q_COMPLETE;
 		return STEP_DONE;
@@ -1238,8 +1311,10 @@ static enum step_end step_by_rule(struct walker *w, struct step *s)
 /* Is the caller's frame a real one? */
 static enum step_end step_check(struct walker *w, struct step *s)
 {
-	if (!s->signal && !s->switched && s->nsp <= w->sp)
-		/* The stack pointer must move towards the caller. */
+	if (!s->signal && !s->switched && s->nsp <= w->sp && !(s->ra_lr && s->nsp == w->sp))
+		/* The stack pointer must move towards the caller (but
+		 * for a frame that stored nothing: its return address was
+		 * in the link register, which no later frame has). */
 		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_SP);
 	if (s->ra == 0) {
 		/* A zero return address ends a chain by convention. */
@@ -1277,7 +1352,7 @@ static void step_advance(struct walker *w, const struct step *s)
 		w->first_kind = s->kind;
 	w->exact = s->signal || s->injected || s->context;
 	w->rbp_by_rule |= s->nrbp != w->rbp || (s->nvalid & ~w->valid & (1u << UNW_RBP)) ||
-			  (s->kind == UR_NORMAL && s->r->rbp == URBP_CFA) || s->kind == UR_SLOW;
+			  (s->kind >= UR_NORMAL && s->r->rbp == URBP_CFA) || s->kind == UR_SLOW;
 	w->pc = s->ra;
 	w->sp = s->nsp;
 	w->rbp = s->nrbp;
@@ -1342,7 +1417,9 @@ static bool walk_splice(struct walker *w, const struct step *s)
 	bool not_code = false, exact;
 
 	if (!(((w->c->fault == FAULT_BEYOND || s->switched || w->back) && s->cfa_known &&
-	       splice_matches(w->sp_info, s->cfa)) ||
+	       (w->arch->record_at_cfa ? splice_matches(w->sp_info, s->cfa)
+				       : w->c->fault == FAULT_BEYOND &&
+					 splice_matches_ra(w->sp_info, w->c->fault_addr))) ||
 	      (w->back && w->exact && w->n > 1 && (w->valid & (1u << UNW_RBP)) && w->sp_info->valid &&
 	       w->rbp == w->sp_info->frame)))
 		return false;
@@ -1495,6 +1572,8 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 	struct splice sp_info;
 
 	w.u = u;
+	w.arch = u->arch;
+	w.ra_mask = u->arch->ra_mask;
 	w.regs = regs;
 	w.cfas = cfas;
 	w.c = &c;
@@ -1526,7 +1605,7 @@ static void walk(struct unwinder *u, enum unwind_mode mode,
 		s.nrbp = w.rbp;
 		s.nvalid = w.valid;
 		s.nmod = NULL;
-		s.cfa_known = s.signal = s.switched = s.injected = s.context = false;
+		s.cfa_known = s.signal = s.switched = s.ra_lr = s.injected = s.context = false;
 		step_rule(&w, &s);
 		if ((e = step_switch(&w, &s)) != STEP_NEXT || (e = step_by_rule(&w, &s)) != STEP_NEXT)
 			goto end;

@@ -1,4 +1,4 @@
-/* unwind.h - user-space stack unwinding at record time (x86-64).
+/* unwind.h - user-space stack unwinding at record time (x86-64, aarch64).
  *
  * The recorder hands each sample's registers, the copy of the top of the
  * user stack and the kernel's frame-pointer chain to unwind_sample(). It
@@ -6,6 +6,13 @@
  * lazily, once per module, cached by build-id), and where the copy ends
  * before the root it continues with the kernel's frame-pointer chain
  * (hybrid mode). Raw stack bytes never leave this module.
+ *
+ * The machine whose samples are unwound is the unwinder's (unwinder_set_arch):
+ * the host's for a live recording, the recording machine's for a
+ * perf.data file, so a file recorded on aarch64 is unwound with aarch64
+ * rules on x86-64. What differs between machines (registers, perf's
+ * register order, CFI columns, the signal frame, return addresses) is in
+ * unwind/arch.h, one file per machine (x86_64.c, aarch64.c).
  *
  * Ownership: an unwinder owns its module tables; unwind_sample() writes
  * into caller-provided arrays and allocates nothing on the warm path.
@@ -23,17 +30,48 @@
  * written into the recording: they are defined in store/format.h. */
 #include "store/format.h"
 
-/* Registers in DWARF numbering for x86-64. */
+/* The machines whose stacks stax unwinds (0: none known). */
+enum unwind_arch { UNWIND_ARCH_NONE = 0, UNWIND_ARCH_X86_64, UNWIND_ARCH_AARCH64 };
+
+/* The machine this stax was built for. */
+enum unwind_arch unwind_arch_host(void);
+/* By uname's machine name ("x86_64", "aarch64"; "arm64" too), as
+ * perf.data's HEADER_ARCH holds it; NONE when unknown. */
+enum unwind_arch unwind_arch_by_name(const char *name);
+/* By an ELF header's e_machine; NONE when unknown. */
+enum unwind_arch unwind_arch_by_elf(unsigned e_machine);
+/* uname's name of the machine ("x86_64", "aarch64"; "unknown"). */
+const char *unwind_arch_name(enum unwind_arch a);
+
+/* Registers, in slots numbered alike on every machine for the parts they
+ * play in a walk: the pc, the stack pointer and the frame pointer sit in
+ * the slots of x86-64's DWARF numbers for rip, rsp and rbp (so on x86-64
+ * every slot is its register's DWARF number). On aarch64 the slots are
+ * the DWARF numbers (x0-x30 0-30, sp 31, pc 32) with three pairs swapped
+ * so that x29 (fp), sp and pc land there: x6<->x29, x7<->sp, x16<->pc
+ * (aarch64.c, a64_slot()). */
 enum {
 	UNW_RAX = 0, UNW_RDX, UNW_RCX, UNW_RBX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP,
 	UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
-	UNW_RIP, UNW_NREGS
+	UNW_RIP, UNW_NREGS_X86 = 17,
+	UNW_FP = UNW_RBP, UNW_SP = UNW_RSP, UNW_PC = UNW_RIP,
+	UNW_LR = 30,            /* aarch64's x30, the link register */
+	UNW_NREGS = 33          /* the most any machine uses (aarch64) */
 };
 
 struct unwind_regs {
 	uint64_t r[UNW_NREGS];
-	uint32_t valid;        /* bit i set when r[i] is known */
+	uint64_t valid;        /* bit i set when r[i] is known */
 };
+
+/* The user registers to ask perf_event_open for (sample_regs_user) on
+ * machine a: every one the unwinder reads. */
+uint64_t unwind_perf_regs_mask(enum unwind_arch a);
+/* A sample's user registers (PERF_SAMPLE_REGS_USER: one u64 for each bit
+ * of mask, in bit order, n values at vals) of machine a into *out (the
+ * registers the unwinder does not use are left out). */
+void unwind_regs_from_perf(enum unwind_arch a, uint64_t mask, const uint8_t *vals, size_t n,
+			   struct unwind_regs *out);
 
 enum unwind_mode { UNWIND_MODE_FP = 0, UNWIND_MODE_DWARF, UNWIND_MODE_HYBRID };
 
@@ -69,7 +107,7 @@ struct unwind_words {
 
 struct unwind_input {
 	struct unwind_regs regs;       /* user registers at the sample */
-	const uint8_t *stack;          /* copy of user memory starting at regs RSP */
+	const uint8_t *stack;          /* copy of user memory starting at regs SP */
 	size_t stack_size;             /* valid bytes in stack (dyn_size) */
 	const uint64_t *fp_chain;      /* kernel's user callchain: pc, ret, ret, ... */
 	size_t fp_chain_len;
@@ -157,7 +195,12 @@ struct unwind_result {
 
 struct unwinder;
 
+/* An unwinder of the host's stacks. */
 struct unwinder *unwinder_new(void);
+/* Unwind the stacks of machine a instead (NONE: the host's), from the
+ * next sample on: a perf.data file's (its header says which). */
+void unwinder_set_arch(struct unwinder *u, enum unwind_arch a);
+enum unwind_arch unwinder_arch(const struct unwinder *u);
 void unwinder_free(struct unwinder *u);
 /* A file was just mapped executable: when it is big (16 MiB or more:
  * librustc_driver's table takes 150-250 ms to compile, LLVM's as long),

@@ -1,42 +1,55 @@
-/* x86_64.c - x86-64 register rules: compiling rows, the signal frame and
- * the full rule application for SLOW rows. */
+/* x86_64.c - the x86-64 machine: its registers (slots are DWARF numbers),
+ * perf's register order, compiling CFI rows into rules and the signal
+ * frame. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "unwind/x86_64.h"
+#include "unwind/arch.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/ucontext.h>
 
-#include "unwind/table.h"
-#include "unwind/unwind.h"
-
-/* DWARF register -> index in mcontext gregs. */
-static const int greg_of_dwarf[UNW_NREGS] = {
-	[UNW_RAX] = REG_RAX, [UNW_RDX] = REG_RDX, [UNW_RCX] = REG_RCX,
-	[UNW_RBX] = REG_RBX, [UNW_RSI] = REG_RSI, [UNW_RDI] = REG_RDI,
-	[UNW_RBP] = REG_RBP, [UNW_RSP] = REG_RSP, [UNW_R8] = REG_R8,
-	[UNW_R9] = REG_R9, [UNW_R10] = REG_R10, [UNW_R11] = REG_R11,
-	[UNW_R12] = REG_R12, [UNW_R13] = REG_R13, [UNW_R14] = REG_R14,
-	[UNW_R15] = REG_R15, [UNW_RIP] = REG_RIP,
+/* The kernel's rt_sigframe on x86-64: the handler returns (ret pops
+ * pretcode) to __restore_rt with the stack pointer at the ucontext; its
+ * uc_mcontext (struct sigcontext) starts with the general registers in
+ * the kernel's order: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp,
+ * rip. Checked against <sys/ucontext.h> where it is x86-64's. */
+#define X86_UC_MCONTEXT 40
+enum {
+	G_R8 = 0, G_R9, G_R10, G_R11, G_R12, G_R13, G_R14, G_R15, G_RDI, G_RSI, G_RBP,
+	G_RBX, G_RDX, G_RAX, G_RCX, G_RSP, G_RIP
 };
 
+/* DWARF register -> index in the sigcontext's registers. */
+static const int greg_of_dwarf[UNW_NREGS_X86] = {
+	[UNW_RAX] = G_RAX, [UNW_RDX] = G_RDX, [UNW_RCX] = G_RCX,
+	[UNW_RBX] = G_RBX, [UNW_RSI] = G_RSI, [UNW_RDI] = G_RDI,
+	[UNW_RBP] = G_RBP, [UNW_RSP] = G_RSP, [UNW_R8] = G_R8,
+	[UNW_R9] = G_R9, [UNW_R10] = G_R10, [UNW_R11] = G_R11,
+	[UNW_R12] = G_R12, [UNW_R13] = G_R13, [UNW_R14] = G_R14,
+	[UNW_R15] = G_R15, [UNW_RIP] = G_RIP,
+};
+
+#ifdef __x86_64__
+#include <sys/ucontext.h>
 _Static_assert(offsetof(ucontext_t, uc_mcontext) == X86_UC_MCONTEXT,
 	       "uc_mcontext offset in the rt_sigframe's ucontext");
 _Static_assert(offsetof(mcontext_t, gregs) == 0, "gregs first in mcontext");
-_Static_assert(REG_RIP == 16 && REG_RSP == 15 && REG_RBP == 10,
+_Static_assert(REG_R8 == (int)G_R8 && REG_RDI == (int)G_RDI && REG_RBP == (int)G_RBP &&
+	       REG_RAX == (int)G_RAX && REG_RSP == (int)G_RSP && REG_RIP == (int)G_RIP,
 	       "kernel sigcontext order");
+#endif
 
 int x86_signal_regs(uint64_t sp, cfi_read_fn read, void *arg,
-		    uint64_t *regs, uint32_t *valid)
+		    uint64_t *regs, uint64_t *valid)
 {
 	uint64_t g = sp + X86_UC_MCONTEXT;
-	for (int r = 0; r < UNW_NREGS; r++)
+	for (int r = 0; r < UNW_NREGS_X86; r++)
 		if (!read(arg, g + 8 * (uint64_t)greg_of_dwarf[r], &regs[r]))
 			return -EFAULT;
-	*valid = (1u << UNW_NREGS) - 1;
+	*valid = (1ull << UNW_NREGS_X86) - 1;
 	return 0;
 }
 
@@ -128,99 +141,36 @@ void x86_compile_row(const struct cfi_row *row, bool signal, struct urule *out)
 }
 
 /* Callee-saved registers keep their value without a rule (SysV ABI). */
-#define CALLEE_SAVED ((1u << UNW_RBX) | (1u << UNW_RBP) | (1u << UNW_R12) | \
-		      (1u << UNW_R13) | (1u << UNW_R14) | (1u << UNW_R15))
+#define CALLEE_SAVED ((1ull << UNW_RBX) | (1ull << UNW_RBP) | (1ull << UNW_R12) | \
+		      (1ull << UNW_R13) | (1ull << UNW_R14) | (1ull << UNW_R15))
+/* Registers a call may change (the System V ABI's caller-saved ones). */
+#define CALLER_SAVED ((1ull << UNW_RAX) | (1ull << UNW_RDX) | (1ull << UNW_RCX) | \
+		      (1ull << UNW_RSI) | (1ull << UNW_RDI) | (1ull << UNW_R8) | (1ull << UNW_R9) | \
+		      (1ull << UNW_R10) | (1ull << UNW_R11))
 
-int x86_apply_row(const struct cfi_row *row, const uint64_t *regs, uint32_t valid,
-		  cfi_read_fn read, void *arg, uint64_t *out, uint32_t *out_valid,
-		  uint64_t *cfa_out)
-{
-	uint64_t cfa;
-	uint32_t ov = 0;
-	int r;
-
-	*cfa_out = 0;
-	if (row->cfa_kind == CFI_CFA_REG_OFF) {
-		if (row->cfa_reg >= UNW_NREGS)
-			return -EINVAL;
-		if (!(valid & (1u << row->cfa_reg)))
-			return -ENODATA;
-		cfa = regs[row->cfa_reg] + (uint64_t)row->cfa_off;
-	} else {
-		r = cfi_eval_expr(row->cfa_expr, row->cfa_expr_len, regs, valid,
-				  false, 0, read, arg, &cfa);
-		if (r < 0)
-			return r;
-	}
-	*cfa_out = cfa;
-	if (row->reg[UNW_RIP].kind == CFI_R_UNDEF)
-		return -ENOENT;
-	for (int i = 0; i < UNW_NREGS; i++) {
-		const struct cfi_rule *x = &row->reg[i];
-		uint64_t v = 0;
-		switch (x->kind) {
-		case CFI_R_UNSPEC:
-			if (i == UNW_RSP) {
-				v = cfa;
-				break;
-			}
-			if (!(CALLEE_SAVED & (1u << i)) || !(valid & (1u << i)))
-				continue;
-			v = regs[i];
-			break;
-		case CFI_R_SAME:
-			if (!(valid & (1u << i)))
-				continue;
-			v = regs[i];
-			break;
-		case CFI_R_UNDEF:
-			continue;
-		case CFI_R_OFFSET:
-			/* A save slot below the stack pointer was popped
-			 * already (epilogue): the register holds its value. */
-			if ((valid & (1u << UNW_RSP)) && cfa + (uint64_t)x->off < regs[UNW_RSP]) {
-				if (!(valid & (1u << i)))
-					continue;
-				v = regs[i];
-				break;
-			}
-			if (!read(arg, cfa + (uint64_t)x->off, &v))
-				return -EFAULT;
-			break;
-		case CFI_R_VAL_OFFSET:
-			v = cfa + (uint64_t)x->off;
-			break;
-		case CFI_R_REG:
-			if (x->reg >= UNW_NREGS || !(valid & (1u << x->reg)))
-				continue;
-			v = regs[x->reg];
-			break;
-		case CFI_R_EXPR:
-		case CFI_R_VAL_EXPR: {
-			uint64_t a;
-			r = cfi_eval_expr(x->expr, x->expr_len, regs, valid, true, cfa,
-					  read, arg, &a);
-			if (r < 0) {
-				if (i == UNW_RIP || i == UNW_RSP || i == UNW_RBP)
-					return r;
-				continue;
-			}
-			if (x->kind == CFI_R_EXPR) {
-				if (!read(arg, a, &v))
-					return -EFAULT;
-			} else {
-				v = a;
-			}
-			break;
-		}
-		default:
-			continue;
-		}
-		out[i] = v;
-		ov |= 1u << i;
-	}
-	if (!(ov & (1u << UNW_RIP)))
-		return -EINVAL;
-	*out_valid = ov;
-	return 0;
-}
+/* perf_event_x86_regs numbering: AX BX CX DX SI DI BP SP IP FLAGS CS SS
+ * DS ES FS GS R8..R15. We ask for AX..IP and R8..R15 (bits 0-8, 16-23). */
+const struct arch arch_x86_64 = {
+	.id = UNWIND_ARCH_X86_64,
+	.name = "x86_64",
+	.e_machine = EM_X86_64,
+	.nregs = UNW_NREGS_X86,
+	.ncols = UNW_NREGS_X86,
+	.slot_of_col = { 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+			 [17 ... CFI_NREGS - 1] = 0xff },
+	.ra_col = UNW_RIP,
+	.sp_col = UNW_RSP,
+	.callee_saved = CALLEE_SAVED,
+	.caller_saved = CALLER_SAVED,
+	.ra_mask = ~0ull,
+	.record_at_cfa = true,
+	.perf_mask = 0xff01ffull,
+	.perf_slot = {
+		UNW_RAX, UNW_RBX, UNW_RCX, UNW_RDX, UNW_RSI, UNW_RDI, UNW_RBP, UNW_RSP, UNW_RIP,
+		-1, -1, -1, -1, -1, -1, -1,
+		UNW_R8, UNW_R9, UNW_R10, UNW_R11, UNW_R12, UNW_R13, UNW_R14, UNW_R15,
+		[24 ... 63] = -1,
+	},
+	.compile_row = x86_compile_row,
+	.signal_regs = x86_signal_regs,
+};

@@ -13,7 +13,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 # STAX=PATH runs the tests against another build of stax (make
 # check-sanitize: build-san/stax); an absolute path
 STAX=${STAX:-$ROOT/stax}
-PROG=$ROOT/tests/programs/build
+# STAX_PROG=DIR: the test programs of another build (the arm64 guest's:
+# tests/programs/build-arm64)
+PROG=${STAX_PROG:-$ROOT/tests/programs/build}
 TEST=$(basename "$0" .sh)
 FAILED=0
 BG_PIDS=""
@@ -73,6 +75,26 @@ samples() {
 	PAT=${2:-} awk '
 	NF { n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); if (ENVIRON["PAT"] == "" || s ~ ENVIRON["PAT"]) t += n }
 	END { print t + 0 }' "$1"
+}
+
+# user_stacks FOLDED: for a recording read on two machines
+# (tests/arm64/x86data.sh, tests/arm64-host/perfdata.sh), whose kernel
+# symbols and debug files differ: the stacks without the command and the
+# kernel frames, as "N:STACK FROM main" (N frames above main: libc's local
+# functions are named where its debug file is, and numbered elsewhere),
+# counts added up; the stacks that do not reach main (ld.so starting the
+# program, named the same way) counted as one.
+user_stacks() {
+	awk '{ n = $NF; s = $0; sub(/[ \t]+[0-9]+[ \t]*$/, "", s); sub(/^[^;]*;/, "", s)
+	       k = split(s, f, ";"); o = ""; above = -1
+	       for (i = 1; i <= k; i++) {
+		       if (f[i] ~ /_\[k\]$/) continue
+		       if (above < 0 && f[i] == "main") above = i - 1
+		       if (above >= 0) o = o (o == "" ? "" : ";") f[i]
+	       }
+	       if (above < 0) { o = "(not-reaching-main)"; above = "-" }
+	       c[above ":" o] += n }
+	     END { for (o in c) print o, c[o] }' "$1" | sort
 }
 
 # pct PART ALL: PART's share of ALL in percent, one decimal ("0.0" when

@@ -8,7 +8,9 @@
  *      tests/fuzz/fuzz_cfi.c src/unwind/?*.c src/lib/?*.c -lelf -lz
  *   /tmp/fuzz_cfi /lib/x86_64-linux-gnu/libc.so.6 20000
  *
- * Input: byte 0 picks .eh_frame or .debug_frame, the rest is the section.
+ * Input: byte 0 picks .eh_frame or .debug_frame (bit 0), an expression
+ * run (bit 1, bit 2 pushing a CFA) and the machine whose rules compile
+ * the rows (bit 3: aarch64, else x86-64); the rest is the section.
  * Every table built is then queried at many addresses, including SLOW
  * rows (the interpreter again) and the expression evaluator.
  */
@@ -18,7 +20,7 @@
 #include <string.h>
 
 #include "unwind/table.h"
-#include "unwind/x86_64.h"
+#include "unwind/arch.h"
 
 static bool fake_read(void *arg, uint64_t addr, uint64_t *v)
 {
@@ -37,11 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	};
 	if (data[0] & 2) {
 		/* the bytes as a DWARF expression */
-		uint64_t regs[17] = { 0 }, out;
-		cfi_eval_expr(data + 1, size - 1, regs, 0x1ffff, data[0] & 4, 0x1000,
+		uint64_t regs[CFI_NREGS] = { 0 }, out;
+		cfi_eval_expr(data + 1, size - 1, regs, (1ull << CFI_NREGS) - 1, data[0] & 4, 0x1000,
 			      fake_read, NULL, &out);
 	}
 	struct utable *t = calloc(1, sizeof(*t));
+	/* bit 3: the rules of aarch64, else x86-64's */
+	t->arch = data[0] & 8 ? UNWIND_ARCH_AARCH64 : UNWIND_ARCH_X86_64;
 	utable_compile(t, &sec, 1);
 	for (uint32_t i = 0; i < t->nrows; i++) {
 		uint64_t a = t->base + t->addr[i];
@@ -50,11 +54,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct cfi_row row;
 			struct cfi_cie cie;
 			if (utable_slow_row(t, a, &row, &cie) == 0) {
-				uint64_t regs[17], out[17], cfa;
-				uint32_t ov;
-				for (int k = 0; k < 17; k++)
+				uint64_t regs[UNW_NREGS], out[UNW_NREGS], cfa, ov;
+				for (int k = 0; k < UNW_NREGS; k++)
 					regs[k] = 0x7ff000000000ull + 8 * k;
-				x86_apply_row(&row, regs, 0x1ffff, fake_read, NULL, out, &ov, &cfa);
+				arch_apply_row(arch_of(t->arch), &row, regs, (1ull << UNW_NREGS) - 1,
+					       fake_read, NULL, out, &ov, &cfa);
 			}
 		}
 	}

@@ -18,7 +18,7 @@
 #include "fuzz-files.h"
 
 #include "unwind/table.h"
-#include "unwind/x86_64.h"
+#include "unwind/arch.h"
 
 static bool fake_read(void *arg, uint64_t addr, uint64_t *v)
 {
@@ -79,11 +79,11 @@ static void query(const struct utable *t, const uint8_t *data, size_t size)
 			struct cfi_row row;
 			struct cfi_cie cie;
 			if (utable_slow_row(t, a, &row, &cie) == 0) {
-				uint64_t regs[17], out[17], cfa;
-				uint32_t ov;
-				for (int k = 0; k < 17; k++)
+				uint64_t regs[UNW_NREGS], out[UNW_NREGS], cfa, ov;
+				for (int k = 0; k < UNW_NREGS; k++)
 					regs[k] = 0x7ff000000000ull + 8 * k;
-				x86_apply_row(&row, regs, 0x1ffff, fake_read, NULL, out, &ov, &cfa);
+				arch_apply_row(arch_of(t->arch), &row, regs, (1ull << UNW_NREGS) - 1,
+					       fake_read, NULL, out, &ov, &cfa);
 			}
 		}
 	}
