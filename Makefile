@@ -72,7 +72,7 @@ $(BIN): $(OBJ)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $(OBJ) $(ALL_LIBS)
 
 $(B)/src/view/annotate.o: STAX_CPPFLAGS += $(if $(CAPSTONE_SONAME),-DCAPSTONE_SONAME='"$(CAPSTONE_SONAME)"')
-$(B)/src/serve/serve.o: STAX_CPPFLAGS += $(if $(MICROHTTPD_SONAME),-DMICROHTTPD_SONAME='"$(MICROHTTPD_SONAME)"')
+$(B)/src/serve/http.o: STAX_CPPFLAGS += $(if $(MICROHTTPD_SONAME),-DMICROHTTPD_SONAME='"$(MICROHTTPD_SONAME)"')
 $(B)/src/lib/version.o: STAX_CPPFLAGS += -DSTAX_VERSION='"$(VERSION_STRING)"'
 # rewritten only when the version changed, so lib/version.o is rebuilt then
 $(B)/src/lib/version.o: $(B)/version

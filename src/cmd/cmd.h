@@ -87,10 +87,11 @@ extern const struct opt query_opts_input[], query_opts_json[], query_opts_common
 enum {
 	QOPT_JSON = OPT_LONG + 100, QOPT_NO_DEMANGLE, QOPT_NO_INLINE, QOPT_LINES, QOPT_NO_LATE,
 	QOPT_PID, QOPT_TID, QOPT_COMM, QOPT_PYTHON_ONLY,
-	QOPT_TIME, QOPT_FOCUS, QOPT_EXCLUDE, QOPT_HIDE, QOPT_MODULE,
+	QOPT_TIME, QOPT_FOCUS, QOPT_EXCLUDE, QOPT_HIDE, QOPT_MODULE, QOPT_SINCE, QOPT_UNTIL,
 };
-/* The filter group (cmd/filter.c): --time, --focus, --exclude, --hide,
- * --module; OPT_GROUP(query_opts_filter) in a query command's table,
+/* The filter group (cmd/filter.c): --time, --since, --until, --focus,
+ * --exclude, --hide, --module; OPT_GROUP(query_opts_filter) in a query
+ * command's table,
  * handled by query_opt() (or filter_opt() for a command without
  * query_opts, as serve). */
 extern const struct opt query_opts_filter[];

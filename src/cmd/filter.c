@@ -1,8 +1,10 @@
 /* filter.c - the options of the filter group every query command takes:
- * --time, --focus, --exclude, --hide, --module (the work is in
- * profile/filter.c). */
+ * --time, --since, --until, --focus, --exclude, --hide, --module (the
+ * work is in profile/filter.c, and for --since and --until in
+ * profile/merge.c, which reads the recordings of the window). */
 #include "cmd/cmd.h"
 #include "lib/util.h"
+#include "lib/walltime.h"
 
 #include <string.h>
 
@@ -10,7 +12,16 @@ const struct opt query_opts_filter[] = {
 	{ QOPT_TIME, "time", "START,END", "only samples from START to END seconds after the\n"
 	  "recording started (either may be empty), or N%,M% of\n"
 	  "its duration; relative, unlike perf report --time,\n"
-	  "which takes absolute perf clock timestamps", NULL },
+	  "which takes absolute perf clock timestamps; with\n"
+	  "--since, or a directory, from the start of what was\n"
+	  "read (--since, else the first recording's start)", NULL },
+	{ QOPT_SINCE, "since", "TIME", "only samples from TIME on, by the wall clock: 14:00,\n"
+	  "14:00:30, 2026-12-05 14:00, 2026-12-05T14:00:00Z (local\n"
+	  "time unless a zone such as Z or +01:00 follows),\n"
+	  "@UNIX_SECONDS, today, yesterday, now, or a time ago:\n"
+	  "-10m, -1h30m, '2h ago'; of a directory, only the\n"
+	  "recordings that overlap the window are read", NULL },
+	{ QOPT_UNTIL, "until", "TIME", "only samples before TIME (the forms of --since)", NULL },
 	{ QOPT_FOCUS, "focus", "REGEX", "only stacks through a function matching REGEX, each\n"
 	  "re-rooted at its outermost match", NULL },
 	{ QOPT_EXCLUDE, "exclude", "REGEX", "drop stacks through a function matching REGEX", NULL },
@@ -42,6 +53,27 @@ bool filter_opt(struct prof_filter *f, const struct opt_parser *op, int id)
 	case QOPT_MODULE:
 		f->module = op->arg;
 		break;
+	case QOPT_SINCE:
+	case QOPT_UNTIL: {
+		uint64_t t;
+		if (walltime_parse(op->arg, walltime_now(), &t, &err))
+			die("%s: %s: %s", cmd, op->name, err.msg);
+		if (id == QOPT_SINCE) {
+			f->since_ns = t;
+			f->since_arg = op->arg;
+		} else {
+			f->until_ns = t;
+			f->until_arg = op->arg;
+		}
+		if (f->since_ns && f->until_ns && f->since_ns >= f->until_ns) {
+			char a[64], b[64];
+			walltime_format(f->since_ns, false, a, sizeof(a));
+			walltime_format(f->until_ns, false, b, sizeof(b));
+			die("%s: --since '%s' (%s) is not before --until '%s' (%s)", cmd, f->since_arg, a,
+			    f->until_arg, b);
+		}
+		break;
+	}
 	default:
 		return false;
 	}

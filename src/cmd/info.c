@@ -42,7 +42,9 @@ const struct cmd_spec cmd_info_spec = {
 "damaged chunk cut). The file line says whether the recording is\n"
 "finished, still being recorded or truncated; a damaged line counts the\n"
 "chunks skipped as damaged. Without kernel frames it says why, from the\n"
-"facts the recorder kept.\n"
+"facts the recorder kept. Of a directory of recordings, or with --since or\n"
+"--until, a window: line gives the window and a files: line each recording,\n"
+"with its wall-clock span and what was read of it, or why not.\n"
 "Reads FILE (or -i FILE; stax.data when neither is given); --json prints\n"
 "JSON.\n",
 	info_opts, NULL, 0,

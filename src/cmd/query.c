@@ -2,6 +2,7 @@
 #include "cmd/cmd.h"
 #include "lib/buf.h"
 #include "lib/util.h"
+#include "lib/walltime.h"
 #include "source/perfdata.h"
 
 #include <stdio.h>
@@ -27,7 +28,9 @@ static void set_input(struct query_opts *q, const char *cmd, const char *file)
 }
 
 const struct opt query_opts_input[] = {
-	{ 'i', "input", "FILE", "the recording (default stax.data); also FILE as an argument", NULL },
+	{ 'i', "input", "FILE", "the recording (default stax.data); also FILE as an\n"
+	  "argument. A directory: its recordings (*.data) read as\n"
+	  "one profile (with --since/--until, those of the window)", NULL },
 	OPT_END,
 };
 
@@ -129,6 +132,10 @@ static void filters_said(const struct query_opts *q, const struct profile *p, do
 	const struct prof_filter *f = &q->pf;
 	const char *sep = "";
 #define SAY(...) (buf_printf(b, "%s", sep), buf_printf(b, __VA_ARGS__), sep = ", ")
+	if (f->since_arg)
+		SAY("--since '%s'", f->since_arg);
+	if (f->until_arg)
+		SAY("--until '%s'", f->until_arg);
 	if (f->has_time)
 		SAY("--time %g%s,%g%s", f->t_start, f->time_pct ? "%" : "", f->t_end, f->time_pct ? "%" : "");
 	if (f->module)
@@ -187,14 +194,70 @@ static void check_kept(const struct query_opts *q, const struct profile *p, size
 	die("%s: no samples match %s", q->cmd, (const char *)b.data);
 }
 
+/* " (the recordings span A to B)": the wall-clock span of what p's
+ * sources cover, for a window that kept nothing (a file skipped by its
+ * last write alone says only that). */
+static void sources_span(const struct profile *p, struct buf *b)
+{
+	uint64_t lo = 0, hi = 0;
+	size_t i, n = 0;
+	char a[64], z[64];
+	for (i = 0; i < p->nsources; i++) {
+		const struct prof_source *s = &p->sources[i];
+		if (s->state == PROF_SRC_FAILED)
+			continue;
+		if (s->wall_start_ns)
+			lo = lo ? MIN(lo, s->wall_start_ns) : s->wall_start_ns;
+		hi = MAX(hi, MAX(s->wall_end_ns, s->wall_start_ns));
+		n++;
+	}
+	if (!hi) {
+		buf_printf(b, " (no recording there says when it was made)");
+		return;
+	}
+	walltime_format(hi, false, z, sizeof(z));
+	if (!lo) {
+		buf_printf(b, " (%s last written at %s)", n == 1 ? "its recording was" : "its recordings were", z);
+		return;
+	}
+	walltime_format(lo, false, a, sizeof(a));
+	buf_printf(b, " (%s recording%s span%s %s to %s)", n == 1 ? "its" : "the", n == 1 ? "" : "s",
+		   n == 1 ? "s" : "", a, z);
+}
+
+/* What a read of several recordings has to say of single files: those
+ * skipped (not recordings, unreadable, without a wall clock for the
+ * window) and those cut short. */
+static void sources_warn(const struct profile *p, bool windowed)
+{
+	size_t i;
+	for (i = 0; i < p->nsources; i++) {
+		const struct prof_source *s = &p->sources[i];
+		if (s->state == PROF_SRC_FAILED)
+			warn("%s (skipped; the other recordings were read)", s->why);
+		else if (s->state == PROF_SRC_NO_TIME && windowed)
+			warn("%s: not read: it does not say when it was recorded (an import, or a recording"
+			     " older than --since and --until), so it cannot be placed in the window", s->path);
+		else if (s->state == PROF_SRC_READ && s->why)
+			warn("%s", s->why);
+	}
+}
+
 /* perf.data (file or pipe format, or "-") is imported into an in-memory
- * recording first, then loaded like any other. */
+ * recording first, then loaded like any other. A directory, or a
+ * window (--since, --until), reads through profile_load_path(). */
 void query_load(const struct query_opts *q, struct profile *p)
 {
 	struct err e;
 	size_t samples, offcpu;
 	double secs;
+	struct prof_window w = { q->pf.since_ns, q->pf.until_ns, 0 };
+	bool windowed = w.since_ns || w.until_ns;
+	const char *cmd = q->cmd ? q->cmd : "stax";
 	if (perfdata_path_is_perfdata(q->input)) {
+		if (windowed)
+			die("%s: --since and --until need a stax recording, which says when it was made;"
+			    " %s is perf.data (use --time, seconds from its start)", cmd, q->input);
 		struct perfdata_opts po = { .progress = show_progress() };
 		char path[64];
 		int fd = perfdata_to_memfd(q->input, &po, &e);
@@ -205,8 +268,20 @@ void query_load(const struct query_opts *q, struct profile *p)
 			die("%s", e.msg);
 		close(fd);
 		p->path = q->input;
-	} else if (profile_load_err(p, q->input, &e)) {
+	} else if (profile_load_path(p, q->input, windowed ? &w : NULL, &e)) {
 		die("%s", e.msg);
+	}
+	sources_warn(p, windowed);
+	if (windowed && !p->nsamples && !p->noffcpu) {
+		struct buf b = BUF_INIT;
+		buf_printf(&b, "%s: no samples in %s", cmd, q->input);
+		if (q->pf.since_arg)
+			buf_printf(&b, " since '%s'", q->pf.since_arg);
+		if (q->pf.until_arg)
+			buf_printf(&b, " until '%s'", q->pf.until_arg);
+		sources_span(p, &b);
+		buf_add_u8(&b, 0);
+		die("%s", (const char *)b.data);
 	}
 	query_warn(p, 0);
 	{

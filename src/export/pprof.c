@@ -13,6 +13,7 @@
  */
 #include "export/export.h"
 #include "export/protobuf.h"
+#include "profile/filter.h"
 #include "lib/hash.h"
 #include "lib/util.h"
 
@@ -271,13 +272,18 @@ static void encode(struct pp *pp, const struct view_filter *f)
 		pb_msg(&pp->out, PROFILE_FUNCTION, &m);
 	}
 	{
-		const char *wall = profile_meta(p, "wall_start");
-		uint64_t w = 0;
-		if (wall && !parse_u64(wall, &w))
-			pb_uint(&pp->out, PROFILE_TIME_NANOS, w * 1000000000ull);
+		/* the wall clock at the start (to the second before stax
+		 * wrote wall_start_ns), and the span recorded: a window's
+		 * when one was read (profile_load_files()) */
+		uint64_t start = profile_start_ns(p), end = profile_meta_u64(p, "end_ns");
+		uint64_t wall = profile_wall_ns(p, start);
+		if (wall)
+			pb_uint(&pp->out, PROFILE_TIME_NANOS, wall);
+		if (end < p->last_time)
+			end = p->last_time;
+		if (end > start)
+			pb_uint(&pp->out, PROFILE_DURATION_NANOS, end - start);
 	}
-	if (p->last_time > p->first_time)
-		pb_uint(&pp->out, PROFILE_DURATION_NANOS, p->last_time - p->first_time);
 	value_type(&pp->out, PROFILE_PERIOD_TYPE, &pp->st, is_clock ? "cpu" : "events",
 		   is_clock ? "nanoseconds" : "count");
 	pb_uint(&pp->out, PROFILE_PERIOD, period ? period : 1);

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct prof_filter {
 	/* --time START,END: seconds from the start of the recording, or
@@ -29,6 +30,12 @@ struct prof_filter {
 	const char *module;    /* keep samples whose leaf frame is in this module: its base
 				* name, or a shared object's without ".so" and its
 				* version (liblzma for liblzma.so.5.4.1) */
+	/* --since, --until: a wall-clock window [since, until) in Unix ns
+	 * (0: open), applied when the recordings are read
+	 * (profile_load_files()), not by profile_filter(); the words given,
+	 * for messages */
+	uint64_t since_ns, until_ns;
+	const char *since_arg, *until_arg;
 };
 
 /* Is any part of f set? */

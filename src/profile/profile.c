@@ -554,6 +554,7 @@ void profile_release(struct profile *p)
 	free(p->syms);
 	free(p->sym_inl);
 	free(p->perfmaps);
+	free(p->sources);
 	free(p->funcs);
 	hmap_release(&p->func_index);
 	memset(p, 0, sizeof(*p));

@@ -111,6 +111,28 @@ struct prof_meta {
 	const char *key, *value;
 };
 
+/* A recording that profile_load_files() considered (merge.c). */
+enum prof_source_state {
+	PROF_SRC_READ,       /* read: what of it lies in the window is in the profile */
+	PROF_SRC_OUTSIDE,    /* its time lies outside the window: not read */
+	PROF_SRC_FAILED,     /* could not be read: why */
+	PROF_SRC_NO_TIME,    /* no wall-clock start (an import, or before stax wrote
+			      * wall_start): cannot be placed in a window, not read */
+};
+struct prof_source {
+	const char *path;
+	enum prof_source_state state;
+	uint64_t wall_start_ns;  /* Unix ns of its start; 0 unknown */
+	uint64_t wall_end_ns;    /* of its end (READ), else its last write (mtime) */
+	size_t samples, offcpu;  /* READ: kept from it (in the window) */
+	bool partial, live;      /* READ: no end chunk; and still being written */
+	uint64_t damaged_chunks; /* READ: chunks skipped as damaged */
+	const char *why;         /* FAILED: why (the reader's message); READ, but
+				  * not the newest file read: that it is
+				  * truncated, as profile_warnings() says it;
+				  * else NULL */
+};
+
 struct profile {
 	const char *path;
 	struct prof_meta *meta;
@@ -163,6 +185,13 @@ struct profile {
 	uint64_t lost_nodes, lost_maps; /* stand-ins */
 	bool has_symbols;
 	bool no_live_symbols;           /* never open binaries (fuzzing) */
+	/* Read from several recordings (profile_load_files(): a directory,
+	 * or a wall-clock window): every file considered, by wall-clock
+	 * start; none for one file read alone. The window asked for, in
+	 * Unix ns (0: open). */
+	struct prof_source *sources;
+	size_t nsources;
+	uint64_t since_ns, until_ns;
 	char **strings;                 /* every string we own */
 	size_t nstrings, strcap;
 };
@@ -176,6 +205,43 @@ int profile_load_err(struct profile *p, const char *path, struct err *e);
 int profile_load_mem(struct profile *p, const char *name, const void *data,
 		     size_t size, struct err *err);
 void profile_release(struct profile *p);
+
+/* A wall-clock window and the limits of a read of several recordings. */
+struct prof_window {
+	uint64_t since_ns, until_ns; /* [since, until) in Unix ns; 0: open */
+	uint64_t deadline_ns;        /* now_ns() past which the read gives up
+				      * (between files); 0: none */
+};
+/* Read the recordings paths[0..n) as ONE profile named name (merge.c):
+ * those whose wall-clock span (META wall_start_ns, else wall_start, to
+ * their last write) overlaps the window w (NULL: all), each in full,
+ * then only their samples and off-CPU intervals (by start) inside it.
+ * Mappings, stack nodes, thread names and strings are interned across
+ * files (equal ones once); times move to the clock of the earliest file
+ * read (a sample's wall time stays wall_start_ns + time - start_ns, from
+ * the profile's META), so recordings of several boots line up; META
+ * start_ns becomes the window's since when given (else the first file's
+ * start), so --time counts from it, and end_ns its until where it cuts
+ * the data. A file that cannot be read is a
+ * PROF_SRC_FAILED source (p->sources says why), not a failure: the read
+ * fails (-1, message in *e) only when no file could be read at all, or
+ * the deadline passed. A file still being written, cut or damaged reads
+ * as profile_load_err() reads it. p needs profile_release() either way. */
+int profile_load_files(struct profile *p, const char *name, const char *const *paths, size_t n,
+		       const struct prof_window *w, struct err *e);
+/* The same over every recording in directory dir: its regular files
+ * (or links to one) named *.data, not hidden, in no subdirectory. A
+ * *.data file that is not a stax recording (a perf.data) is a
+ * PROF_SRC_FAILED source. -1 with a message when dir cannot be listed or
+ * has no *.data file. */
+int profile_load_dir(struct profile *p, const char *dir, const struct prof_window *w, struct err *e);
+/* Read path: a directory (profile_load_dir()); a recording with a
+ * window (w with since or until: profile_load_files() of that one
+ * file); else as profile_load_err(). */
+int profile_load_path(struct profile *p, const char *path, const struct prof_window *w, struct err *e);
+/* Unix ns of time t (a sample's) in p: from META wall_start_ns (else
+ * wall_start, to the second) and start_ns; 0 when p has no wall clock. */
+uint64_t profile_wall_ns(const struct profile *p, uint64_t t);
 
 /* What every view of p must warn about (warnings.c). */
 enum prof_warning_kind {

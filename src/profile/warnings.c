@@ -41,7 +41,21 @@ size_t profile_warnings(const struct profile *p, struct prof_warning *w)
 	uint64_t lost = p->lost_records + p->lost_samples;
 	char size[32];
 
-	if (p->partial && p->live)
+	if (p->partial && p->nsources) {
+		/* several recordings: the newest is the one being written */
+		const char *newest = p->path;
+		size_t i;
+		for (i = 0; i < p->nsources; i++)
+			if (p->sources[i].state == PROF_SRC_READ)
+				newest = p->sources[i].path;
+		if (p->live)
+			add(w, &n, PROF_W_LIVE, "%s: its newest recording %s is still being recorded: the"
+			    " answers cover what it holds so far (%zu samples in all, %.2f s)", p->path,
+			    path_base(newest), p->nsamples, seconds_read(p));
+		else
+			add(w, &n, PROF_W_TRUNCATED, "%s is truncated: it has no end chunk (the recorder was"
+			    " killed, or the file was cut); what it holds was read", newest);
+	} else if (p->partial && p->live)
 		add(w, &n, PROF_W_LIVE, "%s is still being recorded: the answers cover what it holds so far"
 		    " (%zu samples, %.2f s)", p->path, p->nsamples, seconds_read(p));
 	else if (p->partial) {

@@ -48,15 +48,16 @@
  */
 #include "serve/serve.h"
 #include "serve/data.h"
+#include "serve/http.h"
 #include "view/flame_svg.h"
 #include "lib/json.h"
 #include "lib/util.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -72,26 +73,6 @@
 #define SERVE_IDLE_SECONDS 30
 #define SERVE_LIB_WARNINGS 32   /* library warnings kept for the page */
 #define SERVE_MAX_SOURCE (8u << 20)
-
-/* libmicrohttpd (and the GnuTLS it brings) is opened when serve starts
- * (see load_library): linking it cost every command ~1.3 ms of start-up. */
-#ifndef MICROHTTPD_SONAME
-#define MICROHTTPD_SONAME "libmicrohttpd.so.12"
-#endif
-static struct {
-	__typeof__(MHD_add_response_header) *add_response_header;
-	__typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
-	__typeof__(MHD_destroy_response) *destroy_response;
-	__typeof__(MHD_lookup_connection_value) *lookup_connection_value;
-	__typeof__(MHD_queue_response) *queue_response;
-	__typeof__(MHD_start_daemon) *start_daemon;
-	__typeof__(MHD_stop_daemon) *stop_daemon;
-} mhd;
-static const char *const mhd_names[] = {
-	"MHD_add_response_header", "MHD_create_response_from_buffer", "MHD_destroy_response",
-	"MHD_lookup_connection_value", "MHD_queue_response",
-	"MHD_start_daemon", "MHD_stop_daemon",
-};
 
 struct server {
 	const struct serve_opts *o;
@@ -130,23 +111,53 @@ static void warn_sink(void *arg, const char *msg)
 	pthread_mutex_unlock(&s->wlock);
 }
 
-/* Load the recording when it is new or changed; false when it cannot be
- * read (the message is in s->err). */
+/* A directory of recordings changes when one of its *.data files does:
+ * st_size becomes their sizes added up, st_mtim the latest write, and
+ * st_ino their count (adding or removing one changes it). */
+static void dir_stat(const char *dir, struct stat *st)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	st->st_size = 0;
+	st->st_ino = 0;
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat fs;
+		if (de->d_name[0] == '.' || len < 6 || strcmp(de->d_name + len - 5, ".data") ||
+		    fstatat(dirfd(d), de->d_name, &fs, 0) || !S_ISREG(fs.st_mode))
+			continue;
+		st->st_size += fs.st_size;
+		st->st_ino++;
+		if (fs.st_mtim.tv_sec > st->st_mtim.tv_sec ||
+		    (fs.st_mtim.tv_sec == st->st_mtim.tv_sec && fs.st_mtim.tv_nsec > st->st_mtim.tv_nsec))
+			st->st_mtim = fs.st_mtim;
+	}
+	closedir(d);
+}
+
+/* Load the recording (or directory of recordings) when it is new or
+ * changed; false when it cannot be read (the message is in s->err). */
 static bool refresh(struct server *s)
 {
 	struct stat st;
 	struct err e;
+	struct prof_window w = { s->o->filter.since_ns, s->o->filter.until_ns, 0 };
 	if (stat(s->o->path, &st)) {
 		err_set(&s->err, -errno, "cannot read %s: %s", s->o->path, strerror(errno));
 		return false;
 	}
+	if (S_ISDIR(st.st_mode))
+		dir_stat(s->o->path, &st);
 	if (s->loaded && st.st_size == s->st.st_size && st.st_mtim.tv_sec == s->st.st_mtim.tv_sec &&
-	    st.st_mtim.tv_nsec == s->st.st_mtim.tv_nsec)
+	    st.st_mtim.tv_nsec == s->st.st_mtim.tv_nsec && st.st_ino == s->st.st_ino)
 		return true;
 	if (s->loaded)
 		profile_release(&s->p);
 	s->loaded = false;
-	if (profile_load_err(&s->p, s->o->path, &e)) {
+	if (profile_load_path(&s->p, s->o->path, w.since_ns || w.until_ns ? &w : NULL, &e)) {
+		profile_release(&s->p);
 		s->err = e;
 		s->load_failed = true;
 		if (s->port) /* serving: the terminal hears of it as it happens */
@@ -176,32 +187,6 @@ static bool refresh(struct server *s)
 		s->warned = kinds;
 	}
 	return true;
-}
-
-/* Is host (a Host header) this server: 127.0.0.1, localhost or [::1]
- * with its port (without one only on port 80)? Anything else is a page
- * elsewhere that points its own name at 127.0.0.1. */
-static bool host_allowed(const char *host, unsigned port)
-{
-	static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
-	size_t i, n;
-	if (!host)
-		return false;
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		const char *p;
-		unsigned long v = 0;
-		n = strlen(names[i]);
-		if (strncasecmp(host, names[i], n))
-			continue;
-		p = host + n;
-		if (!*p)
-			return port == 80;
-		if (*p++ != ':' || !*p || strspn(p, "0123456789") != strlen(p) || strlen(p) > 5)
-			return false;
-		v = strtoul(p, NULL, 10);
-		return v == port;
-	}
-	return false;
 }
 
 struct addr_row {
@@ -303,17 +288,17 @@ static const char *inline_holder(const struct profile *p, const char *name)
 
 static enum MHD_Result reply(struct MHD_Connection *c, unsigned status, const char *type, char *body, size_t len)
 {
-	struct MHD_Response *r = mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	struct MHD_Response *r = http_mhd.create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	enum MHD_Result ret;
-	mhd.add_response_header(r, "Content-Type", type);
-	mhd.add_response_header(r, "Cache-Control", "no-store");
+	http_mhd.add_response_header(r, "Content-Type", type);
+	http_mhd.add_response_header(r, "Cache-Control", "no-store");
 	/* nothing outside this server: no scripts, styles or frames from elsewhere */
-	mhd.add_response_header(r, "Content-Security-Policy",
+	http_mhd.add_response_header(r, "Content-Security-Policy",
 				"default-src 'self'; script-src 'self' 'unsafe-inline'; "
 				"style-src 'self' 'unsafe-inline'; frame-ancestors 'self'");
-	mhd.add_response_header(r, "X-Content-Type-Options", "nosniff");
-	ret = mhd.queue_response(c, status, r);
-	mhd.destroy_response(r);
+	http_mhd.add_response_header(r, "X-Content-Type-Options", "nosniff");
+	ret = http_mhd.queue_response(c, status, r);
+	http_mhd.destroy_response(r);
 	return ret;
 }
 
@@ -325,8 +310,8 @@ static enum MHD_Result text_reply(struct MHD_Connection *c, unsigned status, con
 /* /api/asm?node=I&v=VERSION (see the top of the file). */
 static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 {
-	const char *ns = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
-	const char *vs = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "v");
+	const char *ns = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "node");
+	const char *vs = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "v");
 	struct serve_data *d = &s->data;
 	struct view_disasm da;
 	const struct prof_node *nd;
@@ -428,7 +413,7 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 /* /api/source?file=PATH: a regular file the recording names, as text. */
 static enum MHD_Result source_reply(struct server *s, struct MHD_Connection *c)
 {
-	const char *path = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "file");
+	const char *path = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "file");
 	struct stat st;
 	char *body;
 	size_t got = 0;
@@ -486,14 +471,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 {
 	struct server *s = cls;
 	struct view_filter f = { -1, -1, NULL, 0, 0 };
-	const char *tid = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tid");
+	const char *tid = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "tid");
 	const char *type = "application/json";
 	char *body = NULL;
 	size_t len = 0;
 	FILE *out;
 	uint64_t v;
 
-	if (!host_allowed(mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST), s->port))
+	if (!http_host_allowed(http_mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST), s->port,
+			       false))
 		return text_reply(c, MHD_HTTP_FORBIDDEN, "stax serve answers only requests for 127.0.0.1,"
 				  " localhost or [::1] with its port (the Host header names another)\n");
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
@@ -516,8 +502,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		f.tid = (int64_t)v;
 	/* a time range selected on the timeline: sample times in ns */
 	{
-		const char *t0 = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t0");
-		const char *t1 = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t1");
+		const char *t0 = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t0");
+		const char *t1 = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "t1");
 		uint64_t a, b;
 		if (t0 && t1 && !parse_u64(t0, &a) && !parse_u64(t1, &b) && b >= a && b) {
 			f.t0 = a;
@@ -534,8 +520,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		struct svg_opts so = { .min_pct = -1, .weight = FLAME_SAMPLES };
 		char title[300];
 		snprintf(title, sizeof(title), "%s%s", path_base(s->o->path), s->p.partial ? " (recording)" : "");
-		const char *mode = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
-		const char *shape = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "view");
+		const char *mode = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "mode");
+		const char *shape = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "view");
 		so.title = title;
 		so.icicle = shape && !strcmp(shape, "icicle");
 		if (mode && !strcmp(mode, "offcpu"))
@@ -574,13 +560,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		/* the whole recording, whatever the selection: it is what
 		 * one selects on */
 		struct timeline_opts to = { .buckets = 200, .hottest = true, .json = true };
-		const char *nb = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "buckets");
+		const char *nb = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "buckets");
 		if (nb && !parse_u64(nb, &v) && v >= 1 && v <= 2000)
 			to.buckets = (size_t)v;
 		f.t0 = f.t1 = 0;
 		view_timeline(&s->p, &f, &to, out);
 	} else {
-		const char *fn = mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "func");
+		const char *fn = http_mhd.lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "func");
 		struct err err;
 		if (!fn || !*fn) {
 			fclose(out);
@@ -618,8 +604,8 @@ int serve_run(const struct serve_opts *o, struct err *e)
 	size_t i;
 	int ret;
 
-	if (load_library(MICROHTTPD_SONAME, ARRAY_SIZE(mhd_names), mhd_names, (void **)&mhd, &le))
-		return err_set(e, -1, "serve: %s (install it: apt-get install libmicrohttpd12)", le.msg);
+	if (http_open(&le))
+		return err_set(e, -1, "serve: %s", le.msg);
 	memset(&s, 0, sizeof(s));
 	s.o = o;
 	pthread_mutex_init(&s.wlock, NULL);
@@ -670,7 +656,7 @@ static int run(struct server *s, struct err *e)
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
-	d = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, s,
+	d = http_mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, 0, NULL, NULL, handle, s,
 			     MHD_OPTION_LISTEN_SOCKET, fd,
 			     MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
 			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
@@ -685,7 +671,7 @@ static int run(struct server *s, struct err *e)
 	}
 	note("serving %s at http://127.0.0.1:%u/ (Ctrl-C to stop)", o->path, s->port);
 	sigwait(&set, &sig);
-	mhd.stop_daemon(d);
+	http_mhd.stop_daemon(d);
 	serve_data_release(&s->data);
 	if (s->loaded)
 		profile_release(&s->p);

@@ -4,6 +4,7 @@
 #include "lib/json.h"
 #include "lib/perm.h"
 #include "lib/util.h"
+#include "lib/walltime.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -378,6 +379,98 @@ static void info_compute(const struct profile *p, const struct view_filter *f, s
 	s->nstops = stop_modules(s->mods, s->nmods, s->stops);
 }
 
+static const char *const source_states[] = { "read", "outside", "failed", "no_time" };
+
+/* Of a profile read from several recordings: the window asked for and
+ * every file considered (what was read, what not and why). */
+static void sources_json(const struct profile *p, struct jw *w)
+{
+	size_t i;
+	if (p->since_ns || p->until_ns) {
+		jw_object(w, "window");
+		if (p->since_ns)
+			jw_double(w, "since", p->since_ns / 1e9, 3);
+		if (p->until_ns)
+			jw_double(w, "until", p->until_ns / 1e9, 3);
+		jw_object_end(w);
+	}
+	if (!p->nsources)
+		return;
+	jw_array(w, "files");
+	for (i = 0; i < p->nsources; i++) {
+		const struct prof_source *src = &p->sources[i];
+		jw_object(w, NULL);
+		jw_str(w, "path", src->path);
+		jw_str(w, "read", source_states[src->state]);
+		if (src->wall_start_ns)
+			jw_double(w, "start", src->wall_start_ns / 1e9, 3);
+		if (src->wall_end_ns)
+			jw_double(w, "end", src->wall_end_ns / 1e9, 3);
+		if (src->state == PROF_SRC_READ) {
+			jw_str(w, "state", !src->partial ? "finished" : src->live ? "recording" : "truncated");
+			jw_u64(w, "samples", src->samples);
+			jw_u64(w, "off_cpu_intervals", src->offcpu);
+			jw_u64(w, "damaged_chunks", src->damaged_chunks);
+		}
+		if (src->why)
+			jw_str(w, "why", src->why);
+		jw_object_end(w);
+	}
+	jw_array_end(w);
+}
+
+static void sources_text(const struct profile *p, FILE *out)
+{
+	char a[64], z[64];
+	size_t i, nread = 0;
+	int width = 0;
+	if (p->since_ns || p->until_ns) {
+		if (p->since_ns)
+			walltime_format(p->since_ns, false, a, sizeof(a));
+		if (p->until_ns)
+			walltime_format(p->until_ns, false, z, sizeof(z));
+		fprintf(out, "window:      %s to %s (wall clock: --since, --until)\n", p->since_ns ? a : "the start",
+			p->until_ns ? z : "the end");
+	}
+	if (!p->nsources)
+		return;
+	for (i = 0; i < p->nsources; i++)
+		nread += p->sources[i].state == PROF_SRC_READ;
+	fprintf(out, "files:       %zu of %zu recording%s read\n", nread, p->nsources, p->nsources == 1 ? "" : "s");
+	for (i = 0; i < p->nsources; i++)
+		width = MAX(width, (int)strlen(path_base(p->sources[i].path)));
+	for (i = 0; i < p->nsources; i++) {
+		const struct prof_source *src = &p->sources[i];
+		fprintf(out, "  %-*s", width, path_base(src->path));
+		if (src->wall_start_ns) {
+			walltime_format(src->wall_start_ns, false, a, sizeof(a));
+			walltime_format(src->wall_end_ns ? src->wall_end_ns : src->wall_start_ns, false, z, sizeof(z));
+			fprintf(out, "  %s to %s", a, z);
+		}
+		switch (src->state) {
+		case PROF_SRC_READ:
+			fprintf(out, "  %zu samples%s", src->samples, !src->partial ? "" : src->live ?
+				", still being recorded" : ", truncated");
+			if (src->offcpu)
+				fprintf(out, ", %zu off-CPU intervals", src->offcpu);
+			if (src->damaged_chunks)
+				fprintf(out, ", %" PRIu64 " damaged chunk%s skipped", src->damaged_chunks,
+					src->damaged_chunks == 1 ? "" : "s");
+			break;
+		case PROF_SRC_OUTSIDE:
+			fprintf(out, "  not read: outside the window");
+			break;
+		case PROF_SRC_FAILED:
+			fprintf(out, "  not read: %s", src->why ? src->why : "?");
+			break;
+		case PROF_SRC_NO_TIME:
+			fprintf(out, "  not read: it does not say when it was recorded");
+			break;
+		}
+		fputc('\n', out);
+	}
+}
+
 /* Which way what lies outside a sample (Python frames, the stack past
  * its copy) was read: at the sample by the in-kernel reader, or after
  * it; nothing for a recording that does not say (older, perf.data). */
@@ -439,6 +532,7 @@ static void info_json(const struct profile *p, const struct info_summary *s, FIL
 	/* null: written before stax stored its version, or a perf.data */
 	jw_str(&w, "stax_version", profile_meta(p, "stax_version"));
 	jw_str(&w, "state", !p->partial ? "finished" : p->live ? "recording" : "truncated");
+	sources_json(p, &w);
 	jw_double(&w, "duration_s", s->secs, 3);
 	jw_u64(&w, "requested_hz", s->freq);
 	jw_double(&w, "effective_hz", s->eff, 1);
@@ -530,10 +624,15 @@ static void info_json(const struct profile *p, const struct info_summary *s, FIL
 /* The recording: what, how, how much. */
 static void head_text(const struct profile *p, const struct info_summary *s, FILE *out)
 {
+	if (p->nsources > 1 || (p->nsources && strcmp(p->path, p->sources[0].path)))
+		fprintf(out, "file:        %s (recordings read as one; the newest %s)\n", p->path,
+			!p->partial ? "finished" : p->live ? "still being recorded" : "truncated");
+	else
 	fprintf(out, "file:        %s (%s)\n", p->path,
 		!p->partial ? "finished" :
 		p->live ? "still being recorded; read up to its last complete chunk" :
 			  "truncated: no end chunk, and no recorder holds it; read up to its last complete chunk");
+	sources_text(p, out);
 	if (p->damage.chunks) {
 		char size[32];
 		format_size(size, sizeof(size), p->damage.bytes);

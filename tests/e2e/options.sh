@@ -79,7 +79,8 @@ def value(cmd, opt, argname):
         "--title": "t", "--event": "cpu-clock", "--unwind": "hybrid", "--call-graph": "dwarf",
         "--stack-size": "8192", "--freq": "99", "--mmap-pages": "64", "--duration": "0.2",
         "--interval": "0.1", "--for-seconds": "0.1", "--timeout": "5", "--threshold": "1",
-        "--fail-above": "50", "--port": "0", "-p": "0",
+        "--fail-above": "50", "--port": "0", "-p": "0", "--since": "-1h", "--until": "+1h",
+        "--pprof": T, "--listen": "127.0.0.1:0",
         "--dir": os.path.join(T, "agent"), "--rotate": "2s", "--keep": "1h", "--max-size": "100M",
         "--max-processes": "100",
     }
@@ -111,6 +112,10 @@ def base(cmd, opt):
     if cmd == "symbolize":
         subprocess.run(["cp", D, T + "/s.data"])
         return ([] if opt == "--input" else [T + "/s.data"]), []
+    if cmd == "serve" and opt in ("--pprof", "--listen", "--allow-remote"):
+        # the pull endpoint over the directory holding the recording
+        return {"--pprof": ["--port", "0"], "--listen": ["--pprof", T],
+                "--allow-remote": ["--pprof", T, "--listen", "127.0.0.1:0"]}[opt], []
     if cmd == "serve":
         return (["--port", "0"] if opt not in ("--port", "-p") else []) + ([] if opt == "--input" else ["-i", D]), []
     if cmd == "diff":
