@@ -10,12 +10,14 @@
 #include "cmd/cmd.h"
 #include "agent/files.h"
 #include "record/recorder.h"
+#include "serve/pull.h"
 #include "lib/err.h"
 #include "lib/perm.h"
 #include "lib/util.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,8 @@
 #define AGENT_RETAIN_NS (10ull * 1000000000ull)
 
 enum {
-	AG_DIR = OPT_LONG, AG_ROTATE, AG_KEEP, AG_MAX_SIZE, AG_OFF_CPU, AG_MAX_PROCS,
+	AG_DIR = OPT_LONG, AG_ROTATE, AG_KEEP, AG_MAX_SIZE, AG_OFF_CPU, AG_MAX_PROCS, AG_LISTEN,
+	AG_ALLOW_REMOTE,
 };
 
 static const struct opt agent_opts[] = {
@@ -53,6 +56,15 @@ static const struct opt agent_opts[] = {
 	  "into the next recording (default 8192); beyond it the\n"
 	  "least recently sampled are evicted (counted in stax info)\n"
 	  "and read again from /proc if they run again", NULL },
+	{ AG_LISTEN, "listen", "ADDR:PORT", "also serve the recordings by the pull convention of Go's\n"
+	  "net/http/pprof (GET /debug/pprof/profile?seconds=N, with\n"
+	  "pid= and comm=; /debug/pprof/), as stax serve --pprof DIR\n"
+	  "does: what go tool pprof, Parca and Pyroscope scrape.\n"
+	  "ADDR is a loopback address (127.0.0.1, [::1], localhost)\n"
+	  "unless --allow-remote; PORT 0 takes a free one", NULL },
+	{ AG_ALLOW_REMOTE, "allow-remote", NULL, "with --listen: allow an address beyond loopback\n"
+	  "(0.0.0.0: every one), with a warning: anyone who can\n"
+	  "reach it reads every process's profile", NULL },
 	{ 'q', "quiet", NULL, "say nothing per recording, only errors", NULL },
 	OPT_END,
 };
@@ -60,7 +72,8 @@ static const struct opt agent_opts[] = {
 const struct cmd_spec cmd_agent_spec = {
 	"agent",
 "usage: stax agent [-F HZ] [--off-cpu] [--dir DIR] [--rotate TIME] [--keep TIME]\n"
-"                  [--max-size SIZE] [--max-processes N] [-q]\n"
+"                  [--max-size SIZE] [--max-processes N]\n"
+"                  [--listen ADDR:PORT [--allow-remote]] [-q]\n"
 "\n"
 "Record every process on every cpu, always, at a low rate (19 Hz), into\n"
 "a directory of recordings: a new one every --rotate, each readable alone\n"
@@ -79,7 +92,9 @@ const struct cmd_spec cmd_agent_spec = {
 "SIGTERM or SIGINT ends the current recording (readable, with its symbols)\n"
 "and exits 0; SIGHUP starts the next recording now. Needs root,\n"
 "CAP_PERFMON or kernel.perf_event_paranoid <= 0 (with --off-cpu, root or\n"
-"CAP_PERFMON for the wakers).\n",
+"CAP_PERFMON for the wakers). With --listen it also serves the recordings\n"
+"to scrapers: GET /debug/pprof/profile?seconds=N answers a gzip'd pprof\n"
+"of the N seconds after the request, as stax serve --pprof DIR does.\n",
 	agent_opts,
 "Read a recording with any query command: stax top -i DIR/stax-...data.\n",
 	0,
@@ -222,6 +237,9 @@ int cmd_agent(int argc, char **argv)
 {
 	struct record_opts o;
 	struct record_files f;
+	struct pull_opts po;
+	struct pull_server *ps = NULL;
+	pthread_mutex_t symbol_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct agent a;
 	struct opt_parser op;
 	const char *dir = "/var/lib/stax";
@@ -233,6 +251,7 @@ int cmd_agent(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	memset(&a, 0, sizeof(a));
+	memset(&po, 0, sizeof(po));
 	o.event = "cpu-clock";
 	o.freq = 19;
 	o.unwind = UNWIND_MODE_HYBRID;
@@ -271,6 +290,12 @@ int cmd_agent(int argc, char **argv)
 			if (parse_u64(v, &max_procs) || !max_procs || max_procs > (1u << 22))
 				die("agent: --max-processes takes 1 to %u, not '%s'", 1u << 22, v);
 			break;
+		case AG_LISTEN:
+			po.listen = v;
+			break;
+		case AG_ALLOW_REMOTE:
+			po.allow_remote = true;
+			break;
 		case 'q':
 			a.quiet = true;
 			break;
@@ -278,6 +303,8 @@ int cmd_agent(int argc, char **argv)
 			die("agent: takes no arguments, not '%s' (see 'stax help agent')", v);
 		}
 	}
+	if (po.allow_remote && !po.listen)
+		die("agent: --allow-remote is for --listen ADDR:PORT");
 	check_permission(o.off_cpu);
 	if (agent_dir_open(&a.dir, dir, &e))
 		die("agent: cannot use %s: %s (choose a directory of yours with --dir)", dir, e.msg);
@@ -292,8 +319,22 @@ int cmd_agent(int argc, char **argv)
 	f.file_done = file_done;
 	f.tick = tick;
 	f.arg = &a;
+	f.symbol_lock = &symbol_lock;
 	o.files = &f;
 	retain(&a);
+	if (po.listen) {
+		/* its threads symbolize the profiles they serve: with the
+		 * recorder's symbols of each file, one at a time (pull.h) */
+		po.dir = dir;
+		po.symbol_lock = &symbol_lock;
+		if (!(ps = pull_start(&po, &e))) {
+			agent_dir_close(&a.dir);
+			die("agent: --listen %s: %s", po.listen, e.msg);
+		}
+		if (!a.quiet)
+			note("agent: serving the CPU profiles of %s at http://%s/debug/pprof/ (go tool pprof"
+			     " http://%s/debug/pprof/profile?seconds=30)", dir, pull_address(ps), pull_address(ps));
+	}
 	if (!a.quiet) {
 		format_time(rs, sizeof(rs), rotate);
 		format_time(ks, sizeof(ks), keep);
@@ -313,6 +354,7 @@ int cmd_agent(int argc, char **argv)
 	} else if (!a.quiet) {
 		note("agent: stopped after %" PRIu64 " recording%s", a.files, a.files == 1 ? "" : "s");
 	}
+	pull_stop(ps);
 	agent_dir_close(&a.dir);
 	return status;
 }

@@ -19,6 +19,7 @@
 #include "lib/hash.h"
 #include "unwind/unwind.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -237,6 +238,11 @@ struct ingest {
 	/* set (by a recorder of several files): the names written in one
 	 * file's symbols chunk, kept for the next (symbol/chunk.h) */
 	struct sym_chunk_cache *symcache;
+	/* set (by a recorder whose process symbolizes on another thread
+	 * too: stax agent's pull server): held around the symbols chunk;
+	 * the sample path only tries it (the off-CPU reason's names: a
+	 * wait classified while another thread holds it is "other") */
+	pthread_mutex_t *symbol_lock;
 	uint32_t cur_pid;              /* the process of the sample at hand */
 	bool live;                     /* processes can be read: set by the recorder */
 	bool no_read_stack;            /* never read stacks beyond their copy */

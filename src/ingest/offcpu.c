@@ -396,6 +396,9 @@ static enum offcpu_reason user_frame_reason(struct ingest *g, uint32_t pid, uint
 	if (hmap_get(&g->off.ureason, key, &v))
 		return (enum offcpu_reason)v;
 	memset(&res, 0, sizeof(res));
+	/* another thread symbolizes (ingest.h): never wait for it here */
+	if (m && m->path[0] == '/' && g->symbol_lock && pthread_mutex_trylock(g->symbol_lock))
+		return OFFCPU_OTHER;
 	if (m && m->path[0] == '/') {
 		struct module_ref ref = ingest_mapping_ref(m);
 		if (!g->off.usyms) {
@@ -404,6 +407,11 @@ static enum offcpu_reason user_frame_reason(struct ingest *g, uint32_t pid, uint
 			sym_set_debuginfod(g->off.usyms, false);
 		}
 		sym_lookup(g->off.usyms, &ref, addr - (ra ? 1 : 0), &res);
+		v = ingest_wait_by_name(res.name);
+		if (g->symbol_lock)
+			pthread_mutex_unlock(g->symbol_lock);
+		hmap_put(&g->off.ureason, key, v);
+		return (enum offcpu_reason)v;
 	}
 	v = ingest_wait_by_name(res.name);
 	hmap_put(&g->off.ureason, key, v);

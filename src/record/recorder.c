@@ -662,8 +662,10 @@ static int prepare(struct recorder *r)
 		ingest_enable_python(&r->ing);
 	if (o->off_cpu)
 		ingest_enable_offcpu(&r->ing);
-	if (o->files)
+	if (o->files) {
 		ingest_keep_symbols(&r->ing);
+		r->ing.symbol_lock = o->files->symbol_lock;
+	}
 	if (r->wakers)
 		ingest_enable_wakers(&r->ing, r->wf.flags_off, r->wf.pid_off);
 	rec_moment_open(r);

@@ -15,6 +15,7 @@
 
 #include "unwind/unwind.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,6 +56,9 @@ struct record_files {
 	/* Called about once a second from the recording's loop. */
 	void (*tick)(void *arg);
 	void *arg;
+	/* set: held while the recorder uses the modules' symbol tables
+	 * (ingest.h's symbol_lock), for another thread that symbolizes too */
+	pthread_mutex_t *symbol_lock;
 };
 
 struct record_opts {

@@ -12,9 +12,10 @@
 #                      each ~2 ms of CPU in child_work
 # The machine is shared: the agent records every process; the checks look
 # at the processes this test starts, by pid, and at what the agent says
-# of itself (stax info --json: agent). Nothing waits for the clock beyond
+# of itself (stax info --json: agent); with --listen, go tool pprof reads
+# the pull endpoint while it records. Nothing waits for the clock beyond
 # generous time limits on conditions (wait_for).
-# stax-test: seconds=30
+# stax-test: seconds=40
 . "$(dirname "$0")/lib.sh"
 require_stax
 
@@ -172,6 +173,49 @@ if [ $? -eq 0 ] && [ -n "$(col_values "$T/top" FUNCTION)" ]; then
 	ok "the last file (ended by SIGTERM) reads: stax top names $(col_values "$T/top" FUNCTION | head -n 1)"
 else
 	fail "the last file reads" "$(first_line "$T/top.err")"
+fi
+
+# --- --listen: the pull endpoint while the agent records ----------------------
+# go tool pprof -top on ?seconds=3 while spin runs, across a file boundary
+# (--rotate 2s): it names spin_loop (the issue's check)
+why=$(loopback_why)
+[ -z "$why" ] && ! command -v go >/dev/null 2>&1 && why="go (the client: go tool pprof) is not installed"
+if [ -n "$why" ]; then
+	skip "agent --listen" "$why"
+else
+	G=$T/go
+	mkdir -p "$G"
+	P=$T/p
+	"$STAX" agent --dir "$P" --rotate 2s -F 99 --listen 127.0.0.1:0 >/dev/null 2>"$T/p.err" &
+	AG=$!
+	bg_add "$AG"
+	wait_for "grep -q 'debug/pprof/ ' '$T/p.err'" 30
+	port=$(sed -n 's|.*http://127\.0\.0\.1:\([0-9]*\)/debug/pprof/ .*|\1|p' "$T/p.err" | head -n 1)
+	"$PROG/spin-fp" 12 >"$T/spin.out" 2>/dev/null &
+	SP=$!
+	bg_add "$SP"
+	wait_for "[ -s '$T/spin.out' ]" 30
+	HOME=$G GOCACHE=$G/cache GOPATH=$G/path GOFLAGS=-mod=mod GOPROXY=off PPROF_TMPDIR=$G \
+		timeout 90 go tool pprof -top "http://127.0.0.1:$port/debug/pprof/profile?seconds=3" >"$T/top.txt" 2>"$T/top.err"
+	flat=$(awk '$NF == "spin_loop" { print $2; exit }' "$T/top.txt" | tr -d '%')
+	kill "$SP" 2>/dev/null
+	kill -TERM "$AG"
+	wait "$AG"
+	rc=$?
+	if [ -n "$port" ] && between "${flat:-0}" 20 100; then
+		ok "agent --listen: go tool pprof -top on ?seconds=3 names spin_loop (flat ${flat}% of the machine's samples)"
+	else
+		fail "agent --listen: go tool pprof names spin_loop" "port '$port', flat '$flat': $(head -n 8 "$T/top.txt" | tr '\n' '|' | cut -c1-300) $(first_line "$T/top.err") $(first_line "$T/p.err")"
+	fi
+	bad=""
+	for f in $(files "$P"); do
+		stax top -n 1 -i "$P/$f" >/dev/null 2>"$T/e" || bad="$bad $f: $(first_line "$T/e")"
+	done
+	if [ "$rc" -eq 0 ] && [ -z "$bad" ] && [ "$(files "$P" | wc -l)" -ge 2 ]; then
+		ok "agent --listen: SIGTERM exits 0; its $(files "$P" | wc -l) files read"
+	else
+		fail "agent --listen: SIGTERM exits 0 and the files read" "status $rc;$bad"
+	fi
 fi
 
 # --- churn: what the agent carries from one file to the next -----------------

@@ -62,7 +62,7 @@ help_out = subprocess.run([stax, "help"], capture_output=True, text=True).stdout
 cmds = re.findall(r"^  ([a-z]+) ", help_out.split("commands:", 1)[1], re.M)
 
 # "  -f, --format FORMAT  text", "  --pid PID  text", "  -g  text"
-line_re = re.compile(r"^  (?:(-[A-Za-z0-9])(?:, )?)?(--[a-z0-9-]+)?(?: ([A-Za-z][A-Za-z0-9,.|%\[\]-]*))?(?:  |$)")
+line_re = re.compile(r"^  (?:(-[A-Za-z0-9])(?:, )?)?(--[a-z0-9-]+)?(?: ([A-Za-z][A-Za-z0-9,.:|%\[\]-]*))?(?:  |$)")
 
 def options(cmd):
     out = subprocess.run([stax, "help", cmd], capture_output=True, text=True).stdout
@@ -121,7 +121,8 @@ def base(cmd, opt):
     if cmd == "diff":
         return [D, D], []
     if cmd == "agent":
-        return ([] if opt == "--dir" else ["--dir", T + "/agent"]) + ([] if opt in ("-F", "--freq") else ["-F", "19"]), []
+        extra = ["--listen", "127.0.0.1:0"] if opt == "--allow-remote" else []
+        return ([] if opt == "--dir" else ["--dir", T + "/agent"]) + ([] if opt in ("-F", "--freq") else ["-F", "19"]) + extra, []
     if cmd == "wait":
         return ([] if opt == "--input" else ["-i", D]) + ([] if opt.startswith("--for") or opt == "--until-symbol" else ["--for-samples", "1"]), []
     if cmd == "export":
