@@ -150,8 +150,26 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
 }
 
+/* Whether the regular file name (of this user) holds a stax recording or
+ * nothing: one the agent could have written. */
+static bool is_recording(struct agent_dir *d, const char *name)
+{
+	char magic[8];
+	struct stat st;
+	bool yes = false;
+	int fd = openat(d->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
+		yes = st.st_size == 0 ||
+		      (pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) && !memcmp(magic, MAGIC, 8));
+	close(fd);
+	return yes;
+}
+
 /* The agent's files in the directory (by name: by time), the current
- * one included; the caller frees. */
+ * one included: named so, regular, this user's, recordings (or empty);
+ * the caller frees. */
 static struct entry *list(struct agent_dir *d, size_t *n)
 {
 	struct entry *v = NULL;
@@ -171,7 +189,7 @@ static struct entry *list(struct agent_dir *d, size_t *n)
 		struct stat st;
 		if (!agent_is_file_name(de->d_name, NULL) ||
 		    fstatat(d->fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
-		    !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		    !S_ISREG(st.st_mode) || st.st_uid != geteuid() || !is_recording(d, de->d_name))
 			continue;
 		GROW(v, cap, *n + 1);
 		/* a name of the agent's is shorter than the buffer */

@@ -54,14 +54,16 @@ void agent_file_discard(struct agent_dir *d);
 
 /* What retention found and did. */
 struct agent_retain {
-	size_t files;          /* the agent's files in the directory (kept) */
+	size_t files;          /* the agent's files in the directory (kept): named
+				* so, regular, this user's, recordings */
 	uint64_t bytes;        /* their size, the current file's included */
 	size_t removed;        /* removed now: past keep_ns, or past max_bytes */
 	uint64_t removed_bytes;
 };
 
 /* Remove the finished files past d->keep_ns (by their last write) and,
- * oldest first, while all of the agent's files pass d->max_bytes; now_ns
+ * oldest first, while all of the agent's files (as agent_retain.files
+ * counts them; nothing else in the directory counts) pass d->max_bytes; now_ns
  * is the wall-clock time. Never fails: a file that cannot be checked or
  * removed stays (and is counted as kept). */
 void agent_retain(struct agent_dir *d, uint64_t now_ns, struct agent_retain *st);

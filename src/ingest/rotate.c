@@ -124,12 +124,14 @@ static void choose(struct ingest *g, struct hmap *pids, size_t max_procs, struct
 	}
 	if (max_procs && n > max_procs) {
 		/* the least recently sampled go, never the idle tasks */
+		size_t over = n - max_procs;
 		qsort(byuse, n, sizeof(*byuse), cmp_used);
-		for (i = 0; i < n - max_procs; i++) {
+		for (i = 0; i < n && over; i++) {
 			if (!byuse[i]->pid)
 				continue;
 			hmap_put(pids, byuse[i]->pid, 0);
 			c->procs_evicted++;
+			over--;
 		}
 	}
 	free(byuse);

@@ -106,6 +106,9 @@ struct recorder {
 	uint32_t file_seq;
 	uint64_t next_rotate_ns, retry_ns, last_trim_ns, last_tick_ns, cap_checked_ns;
 	bool rotate_asked;       /* SIGHUP */
+	bool no_file;            /* the next file could not be begun: none is open */
+	bool files_stop;         /* no next file for too long: end this one, fail */
+	uint64_t retry_since;    /* when the next file first could not be made */
 	const char *end_why;
 	uint64_t cap_ends;       /* files ended early at record_files.file_cap */
 	struct ingest_carry kept;

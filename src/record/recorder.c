@@ -834,7 +834,7 @@ static void loop(struct recorder *r)
 		}
 		if (!r->launched && (r->failed || !targets_alive(r)))
 			break;
-		if (sig_stop)
+		if (sig_stop || r->files_stop)
 			break;
 		if (deadline && now_ns() >= deadline) {
 			if (!r->launched)
@@ -866,6 +866,8 @@ static int finish(struct recorder *r, int *exit_status)
 	} else {
 		r->end_ns = r->fail_ns;
 	}
+	if (r->no_file)
+		return -1; /* said when it happened; the last file is whole */
 	if (r->launched && !r->child_done && sig_stop) {
 		/* a second signal: exit as if it had ended stax */
 		*exit_status = 128 + sig_last;
@@ -895,7 +897,7 @@ static int finish(struct recorder *r, int *exit_status)
 	rec_files_done(r);
 	if (!o->quiet)
 		rec_summary(r);
-	return 0;
+	return r->files_stop ? -1 : 0; /* said when it stopped */
 }
 
 /* Free what the session holds; a session that failed before recording

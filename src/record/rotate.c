@@ -27,6 +27,10 @@
 
 /* A new file is tried again this long after one could not be made. */
 #define RETRY_NS 1000000000ull
+/* ... and for at least this long (or one --rotate): then the recording
+ * ends with the current file, which would grow without end (a directory
+ * removed, a disk full that retention cannot free) */
+#define RETRY_GIVE_UP_NS (60ull * 1000000000ull)
 
 uint64_t rec_wall_of(uint64_t mono_ns)
 {
@@ -62,10 +66,17 @@ int rec_files_first(struct recorder *r)
 {
 	const struct record_files *f = r->o->files;
 	struct err why;
-	int fd, e;
+	int fd, e, tries;
 
 	err_set(&why, 0, "%s", "");
-	fd = f->open_next(f->arg, rec_wall_of(now_ns()), r->path, sizeof(r->path), &why);
+	/* a name taken (a file of this second, of a run just before) is
+	 * free a second later: try the next seconds' names a few times */
+	for (tries = 0;; tries++) {
+		fd = f->open_next(f->arg, rec_wall_of(now_ns()), r->path, sizeof(r->path), &why);
+		if ((fd != -EEXIST && fd != -EAGAIN) || tries == 3)
+			break;
+		usleep(1000000 - (useconds_t)(rec_wall_of(now_ns()) % 1000000000ull / 1000));
+	}
 	if (fd < 0)
 		return err_set(r->err, -1, "%s", why.msg[0] ? why.msg : strerror(-fd));
 	e = store_writer_open_fd(&r->w, fd);
@@ -175,8 +186,9 @@ static int switch_file(struct recorder *r, uint64_t t, int fd, const char *name)
 	snprintf(r->path, sizeof(r->path), "%s", name);
 	e = store_writer_open_fd(&r->w, fd);
 	if (e) {
+		/* the last file is whole; there is no current one to end */
 		error("cannot write %s: %s (stopped recording; check the file system)", r->path, strerror(-e));
-		r->failed = true;
+		r->failed = r->no_file = true;
 		r->fail_ns = now_ns();
 		return -1;
 	}
@@ -200,13 +212,24 @@ void rec_files_rotate(struct recorder *r, uint64_t t, const char *why)
 	err_set(&e, 0, "%s", "");
 	fd = f->open_next(f->arg, rec_wall_of(t), name, sizeof(name), &e);
 	if (fd < 0) {
-		if (!r->retry_ns)
+		/* -EAGAIN: a file was started in this second already, the
+		 * next second's name is free: no news */
+		if (!r->retry_ns && fd != -EAGAIN)
 			warn("cannot start the next file: %s (going on in %s; trying again every second)",
 			     e.msg[0] ? e.msg : strerror(-fd), r->path);
+		if (!r->retry_since)
+			r->retry_since = now;
+		if (fd != -EAGAIN && now - r->retry_since >= MAX(RETRY_GIVE_UP_NS, f->rotate_ns)) {
+			error("cannot start a new file for %.0f s: %s (stopping; %s ends here, and a service"
+			      " manager may start stax again)", (now - r->retry_since) / 1e9,
+			      e.msg[0] ? e.msg : strerror(-fd), r->path);
+			r->end_why = "no next file";
+			r->files_stop = true;
+		}
 		r->retry_ns = now + RETRY_NS;
 		return;
 	}
-	r->retry_ns = 0;
+	r->retry_ns = r->retry_since = 0;
 	r->end_why = why;
 	if (switch_file(r, t, fd, name))
 		return;
