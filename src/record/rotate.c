@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -245,6 +246,10 @@ void rec_files_rotate(struct recorder *r, uint64_t t, const char *why)
 		unwind_trim(r->ing.unwinder);
 		r->last_trim_ns = now;
 	}
+	/* what the last file's symbols and state took goes back to the
+	 * system, not only to malloc's free lists: the resident memory of a
+	 * recorder that runs for weeks is what it holds */
+	malloc_trim(0);
 }
 
 /* Why the current file should end now (NULL: it should not). */
