@@ -89,7 +89,8 @@ $(B)/version: FORCE
 BPF_CLANG ?= clang
 BPFTOOL ?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 BPF_ARCH ?= $(shell $(CC) -dumpmachine | sed 's/-.*//; s/x86_64/x86/; s/aarch64/arm64/')
-BPF_INCLUDE ?= /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
+# (a cross compiler's sysroot holds the target's asm/ headers)
+BPF_INCLUDE ?= $(patsubst //%,/%,$(shell $(CC) -print-sysroot 2>/dev/null)/usr/include/$(shell $(CC) -print-multiarch 2>/dev/null))
 $(B)/bpf/%.bpf.o: src/bpf/%.bpf.c src/bpf/%_abi.h | deps
 	@mkdir -p $(dir $@)
 	$(BPF_CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_INCLUDE) -Isrc/bpf -c -o $@ $<

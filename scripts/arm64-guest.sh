@@ -41,9 +41,9 @@ root=$dir/root
 packages="busybox-static linux-image-arm64 linux-perf libc6-dbg
 bash dash coreutils grep sed gawk findutils diffutils procps util-linux binutils file
 libc6-dev libgcc-12-dev libelf-dev libdw-dev libzstd-dev libxxhash-dev libiberty-dev
-zlib1g-dev liblzma-dev libmicrohttpd-dev libdebuginfod-dev libcapstone-dev"
+zlib1g-dev liblzma-dev libmicrohttpd-dev libdebuginfod-dev libcapstone-dev libbpf-dev"
 # Bumped when what build makes of the packages changes.
-layout=3
+layout=4
 mirror=${ARM64_MIRROR:-http://deb.debian.org/debian}
 security=${ARM64_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 

@@ -582,7 +582,11 @@ static void finish(struct merge *mg, const struct prof_window *w)
 	/* --time counts from --since, where the data may start later */
 	if (w && w->since_ns && mg->have_base)
 		start = mg->t0;
-	if (w && w->until_ns && mg->have_base && end > mg->t1)
+	/* a window's end cuts the span; a file still being written reaches
+	 * it (its last chunk may be behind the window's end: the pull
+	 * server's N seconds are N seconds) */
+	bool cut = w && w->until_ns && mg->have_base && (end > mg->t1 || p->live);
+	if (cut)
 		end = MAX(mg->t1, start);
 	if (start) {
 		meta_set_u64(p, "start_ns", start);
@@ -592,7 +596,7 @@ static void finish(struct merge *mg, const struct prof_window *w)
 			meta_set_u64(p, "wall_start", wall / 1000000000ull);
 		}
 	}
-	if (end && !p->live)
+	if (end && (!p->live || cut))
 		meta_set_u64(p, "end_ns", end);
 }
 
