@@ -50,7 +50,6 @@ void ingest_release(struct ingest *g)
 	recover_release(&g->recover);
 	hmap_release(&g->missing);
 	sym_chunk_cache_free(g->symcache);
-	sym_session_free(g->symcache_ss);
 }
 
 /* ---- stacks ---- */

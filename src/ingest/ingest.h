@@ -238,7 +238,6 @@ struct ingest {
 	/* set (by a recorder of several files): the names written in one
 	 * file's symbols chunk, kept for the next (symbol/chunk.h) */
 	struct sym_chunk_cache *symcache;
-	struct sym_session *symcache_ss; /* the session of its writes, kept as long */
 	/* set (by a recorder whose process symbolizes on another thread
 	 * too: stax agent's pull server): held around the symbols chunk;
 	 * the sample path only tries it (the off-CPU reason's names: a

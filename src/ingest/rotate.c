@@ -15,7 +15,6 @@
  */
 #include "ingest/ingest-private.h"
 #include "symbol/chunk.h"
-#include "symbol/symbol.h"
 #include "lib/util.h"
 
 #include <errno.h>
@@ -216,11 +215,8 @@ void ingest_new_file(struct ingest *g, struct store_writer *w, uint64_t t, size_
 
 void ingest_keep_symbols(struct ingest *g)
 {
-	if (!g->symcache) {
+	if (!g->symcache)
 		g->symcache = sym_chunk_cache_new();
-		g->symcache_ss = sym_session_new();
-		sym_chunk_cache_keep_hot(g->symcache, true);
-	}
 }
 
 void ingest_symbols_cache(const struct ingest *g, uint64_t *bytes, uint64_t *hits, uint64_t *misses)

@@ -57,10 +57,6 @@ static void put_jit(struct ingest *g, struct sym_session *ss)
 	}
 }
 
-/* Modules a session kept from file to file may have been asked about
- * before it starts anew. */
-#define SESSION_MODULES_MAX 1024
-
 static bool mapping_of(void *arg, uint32_t id, struct module_ref *ref, uint32_t *pid)
 {
 	const struct ingest *g = arg;
@@ -80,8 +76,7 @@ static const char *python_name(void *arg, uint64_t addr)
 
 void ingest_put_symbols(struct ingest *g)
 {
-	struct sym_session *ss = g->symbols_session ? g->symbols_session :
-				 g->symcache_ss ? g->symcache_ss : sym_session_new();
+	struct sym_session *ss = g->symbols_session ? g->symbols_session : sym_session_new();
 	struct sym_chunk_key *keys = xmalloc((g->stacks.n + 1) * sizeof(*keys));
 	uint32_t *pid = xmalloc((g->stacks.n + 1) * sizeof(*pid));
 	struct sym_chunk_source src = { mapping_of, g->py.reader ? python_name : NULL, g };
@@ -90,19 +85,10 @@ void ingest_put_symbols(struct ingest *g)
 
 	if (g->symbol_lock)
 		pthread_mutex_lock(g->symbol_lock);
-	/* a session kept from file to file remembers every module it was
-	 * asked about: start it anew now and then (its hot modules with it) */
-	if (ss == g->symcache_ss && sym_session_modules(ss) > SESSION_MODULES_MAX) {
-		sym_session_free(ss);
-		ss = g->symcache_ss = sym_session_new();
-		sym_chunk_cache_forget_hot(g->symcache);
-	}
 
 	/* names are stored as the binaries have them; readers demangle, so
 	 * --no-demangle works on finished recordings too */
 	sym_set_demangle(ss, false);
-	if (ss == g->symcache_ss)
-		sym_session_forget_jit(ss); /* the last file's processes' */
 	put_jit(g, ss);
 	/* the process of a node is its root's (parents come before children) */
 	for (i = 0; i < g->stacks.n; i++) {
@@ -121,8 +107,7 @@ void ingest_put_symbols(struct ingest *g)
 	sym_chunk_write_cached(ss, g->w, keys, n, &src, g->symcache, &st);
 	free(pid);
 	free(keys);
-	if (ss != g->symcache_ss)
-		sym_session_free(ss);
+	sym_session_free(ss);
 	g->symbols_session = NULL;
 	if (g->symbol_lock)
 		pthread_mutex_unlock(g->symbol_lock);

@@ -46,22 +46,6 @@ struct cache_mod {
 	uint32_t used;
 };
 
-/* A module whose tables stay in the writes' session (sym_chunk_cache_keep_hot). */
-struct cache_hot {
-	uint64_t module;
-	char *path;
-	uint8_t bid[64];
-	size_t bid_size;
-	uint32_t used;              /* the cache's gen when it was last hot */
-};
-
-/* A module with this many new addresses in one write keeps its tables
- * for the next (at most HOT_MAX of them): libc's and ld.so's debug
- * files, whose DWARF a churn of short processes asks about again and
- * again at addresses never seen before. */
-#define HOT_MISSES 16u
-#define HOT_MAX 8
-
 struct sym_chunk_cache {
 	struct cache_ent *ents;
 	size_t n, cap;
@@ -76,9 +60,6 @@ struct sym_chunk_cache {
 	struct hmap mod_index;      /* module hash -> index + 1 */
 	uint32_t gen;               /* writes so far */
 	uint64_t hits, misses;
-	bool keep_hot;              /* the writes' session is kept: hot modules stay */
-	struct cache_hot hot[HOT_MAX];
-	size_t nhot;
 };
 
 struct sym_chunk_cache *sym_chunk_cache_new(void)
@@ -95,8 +76,6 @@ static void cache_clear(struct sym_chunk_cache *c)
 	size_t i;
 	for (i = 0; i < c->nstrs; i++)
 		free(c->strs[i]);
-	for (i = 0; i < c->nhot; i++)
-		free(c->hot[i].path);
 	free(c->strs);
 	free(c->ents);
 	free(c->inl);
@@ -112,19 +91,6 @@ void sym_chunk_cache_free(struct sym_chunk_cache *c)
 		return;
 	cache_clear(c);
 	free(c);
-}
-
-void sym_chunk_cache_keep_hot(struct sym_chunk_cache *c, bool on)
-{
-	c->keep_hot = on;
-}
-
-void sym_chunk_cache_forget_hot(struct sym_chunk_cache *c)
-{
-	size_t i;
-	for (i = 0; i < c->nhot; i++)
-		free(c->hot[i].path);
-	c->nhot = 0;
 }
 
 size_t sym_chunk_cache_bytes(const struct sym_chunk_cache *c)
@@ -273,10 +239,6 @@ static void cache_prune(struct sym_chunk_cache *c)
 	c->gen = old.gen;
 	c->hits = old.hits;
 	c->misses = old.misses;
-	c->keep_hot = old.keep_hot;
-	memcpy(c->hot, old.hot, sizeof(c->hot));
-	c->nhot = old.nhot;
-	old.nhot = 0; /* moved */
 	for (i = 0; i < old.n; i++) {
 		const struct cache_ent *e = &old.ents[i];
 		if (e->used + span < old.gen)
@@ -297,52 +259,6 @@ static void cache_prune(struct sym_chunk_cache *c)
 	cache_clear(&old);
 }
 
-static struct cache_hot *hot_find(struct sym_chunk_cache *c, uint64_t mod)
-{
-	size_t i;
-	for (i = 0; i < c->nhot; i++)
-		if (c->hot[i].module == mod)
-			return &c->hot[i];
-	return NULL;
-}
-
-static void hot_drop(struct sym_chunk_cache *c, struct sym_session *ss, struct cache_hot *h)
-{
-	struct module_ref ref = module_ref_make(h->path, h->bid, h->bid_size, 0, 0, 0);
-	sym_session_release(ss, &ref);
-	free(h->path);
-	*h = c->hot[--c->nhot];
-}
-
-/* The last key of module mod (ref) in this write, which had misses new
- * addresses (touched: the session looked at the module): its tables
- * stay in ss while it is hot, else are let go. */
-static void module_done(struct sym_chunk_cache *c, struct sym_session *ss, const struct module_ref *ref,
-			uint64_t mod, size_t misses, bool touched)
-{
-	struct cache_hot *h = c && c->keep_hot ? hot_find(c, mod) : NULL;
-	if (c && !touched && !h)
-		return; /* every name from the cache: nothing loaded */
-	if (c && c->keep_hot && misses >= HOT_MISSES && (h || c->nhot < HOT_MAX) && ref->path) {
-		if (!h) {
-			h = &c->hot[c->nhot++];
-			memset(h, 0, sizeof(*h));
-			h->module = mod;
-			h->path = xstrdup(ref->path);
-			if (ref->build_id && ref->build_id_size <= sizeof(h->bid)) {
-				memcpy(h->bid, ref->build_id, ref->build_id_size);
-				h->bid_size = ref->build_id_size;
-			}
-		}
-		h->used = c->gen;
-		return;
-	}
-	if (h)
-		hot_drop(c, ss, h); /* releases it */
-	else
-		sym_session_release(ss, ref);
-}
-
 /* The module a key's mapping maps, as the symbol session keys it
  * (build-id, else path); 0 for the kernel, Python frames and unknown
  * mappings. Equal hashes of two modules only put them in one group. */
@@ -359,7 +275,7 @@ static uint64_t module_hash(const struct sym_chunk_source *src, const struct sym
 
 /* META "symbols:MODULE" = "SOURCE, lines from DWARFSOURCE", once per
  * module; from the cache when it has the module (mod: its hash). */
-static bool put_module_source(struct store_writer *w, struct sym_session *ss, struct hmap *done,
+static void put_module_source(struct store_writer *w, struct sym_session *ss, struct hmap *done,
 			      const struct module_ref *ref, const char *module, struct sym_chunk_cache *c,
 			      uint64_t mod)
 {
@@ -367,13 +283,13 @@ static bool put_module_source(struct store_writer *w, struct sym_session *ss, st
 	uint32_t v, at;
 	char key[300], val[128];
 	if (hmap_get(done, h, &v))
-		return false;
+		return;
 	hmap_put(done, h, 1);
 	snprintf(key, sizeof(key), "symbols:%s", module);
 	if (c && mod && hmap_get(&c->mod_index, mod, &at)) {
 		c->mods[at - 1].used = c->gen;
 		store_put_meta(w, key, str_of(c, c->mods[at - 1].sources));
-		return false;
+		return;
 	}
 	sym_module_sources(ss, ref, val, sizeof(val));
 	store_put_meta(w, key, val);
@@ -382,7 +298,6 @@ static bool put_module_source(struct store_writer *w, struct sym_session *ss, st
 		c->mods[c->nmods] = (struct cache_mod){ mod, str_id(c, module), str_id(c, val), c->gen };
 		hmap_put(&c->mod_index, mod, (uint32_t)++c->nmods);
 	}
-	return true; /* the session looked at the module */
 }
 
 /* Whether the names of key may be kept in the cache: a kernel address,
@@ -435,8 +350,7 @@ size_t sym_chunk_write_cached(struct sym_session *ss, struct store_writer *w, st
 {
 	struct sym_frame fr[SYM_MAX_INLINE];
 	struct hmap done;
-	size_t i, k, gmiss = 0;
-	bool touched = false;
+	size_t i, k;
 
 	memset(st, 0, sizeof(*st));
 	if (cache)
@@ -478,7 +392,7 @@ size_t sym_chunk_write_cached(struct sym_session *ss, struct store_writer *w, st
 			ce->used = cache->gen;
 			cache_result(cache, ce, &res, fr);
 			if (mapped && res.module)
-				touched |= put_module_source(w, ss, &done, &ref, res.module, cache, key->module);
+				put_module_source(w, ss, &done, &ref, res.module, cache, key->module);
 		} else if ((key->flags & 0xff) == NODE_KERNEL) {
 			sym_lookup_kernel(ss, a, &res);
 		} else if (!key->mapping && key->addr >= PYFRAME_ADDR_MIN && key->addr <= PYFRAME_ADDR_MAX &&
@@ -489,35 +403,21 @@ size_t sym_chunk_write_cached(struct sym_session *ss, struct store_writer *w, st
 		} else {
 			mapped = key->mapping && src->mapping(src->arg, key->mapping, &ref, &map_pid);
 			sym_lookup_user(ss, mapped ? &ref : NULL, map_pid, key->pid, a, &res);
-			touched = true;
 			if (mapped && !sym_path_is_anon(ref.path) && res.module)
 				put_module_source(w, ss, &done, &ref, res.module, keep ? cache : NULL,
 						  key->module);
 		}
 		if (keep && !ce) {
 			cache->misses++;
-			gmiss++;
 			cache_put(cache, mapped ? key->module : 0, off, key->flags, &res);
 		}
 		put_symbol(w, key, &res);
 		st->named += res.name != NULL;
-		/* the last key of its module: release the module's tables
-		 * (or keep them, hot, for the next write) */
-		if (key->module && (i + 1 == n || keys[i + 1].module != key->module)) {
-			if (mapped)
-				module_done(cache, ss, &ref, key->module, gmiss, touched);
-			gmiss = 0;
-			touched = false;
-		}
+		/* the last key of its module: release the module's tables */
+		if (mapped && key->module && (i + 1 == n || keys[i + 1].module != key->module))
+			sym_session_release(ss, &ref);
 	}
 	hmap_release(&done);
-	/* hot modules this write did not ask about at all: let go */
-	for (i = 0; cache && i < cache->nhot;) {
-		if (cache->hot[i].used != cache->gen)
-			hot_drop(cache, ss, &cache->hot[i]);
-		else
-			i++;
-	}
 	if (cache)
 		cache_prune(cache);
 	st->keys = n;

@@ -69,14 +69,6 @@ size_t sym_chunk_write(struct sym_session *ss, struct store_writer *w, struct sy
 struct sym_chunk_cache;
 struct sym_chunk_cache *sym_chunk_cache_new(void);
 void sym_chunk_cache_free(struct sym_chunk_cache *c);
-/* The writes use one session kept as long as the cache: a module with
- * 16 or more addresses new to the cache in a write keeps its tables in it
- * for the next write (at most 8 such modules), and lets go of them after
- * a write with fewer (at its last key) or none. Default off: each
- * module's tables are let go after its last key. */
-void sym_chunk_cache_keep_hot(struct sym_chunk_cache *c, bool on);
-/* The writes' session was freed (its modules with it): no module is hot. */
-void sym_chunk_cache_forget_hot(struct sym_chunk_cache *c);
 /* Bytes it holds, and its hits and misses so far. */
 size_t sym_chunk_cache_bytes(const struct sym_chunk_cache *c);
 void sym_chunk_cache_counts(const struct sym_chunk_cache *c, uint64_t *hits, uint64_t *misses);

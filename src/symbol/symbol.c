@@ -117,21 +117,6 @@ void sym_session_free(struct sym_session *s)
 	free(s);
 }
 
-size_t sym_session_modules(const struct sym_session *s)
-{
-	return s->nslots;
-}
-
-void sym_session_forget_jit(struct sym_session *s)
-{
-	size_t i;
-	for (i = 0; i < s->njits; i++)
-		sym_jit_free(s->jits[i].j);
-	free(s->jits);
-	s->jits = NULL;
-	s->njits = s->cap_jits = 0;
-}
-
 void sym_set_demangle(struct sym_session *s, bool on)
 {
 	s->demangle = on;

@@ -77,11 +77,6 @@ void sym_session_free(struct sym_session *s);
  * it loads it again. For a caller that resolves one module at a time:
  * the session then holds one module's tables, not all of them. */
 void sym_session_release(struct sym_session *s, const struct module_ref *ref);
-/* Forget the JIT symbols (perf maps, jitdumps) given or read for every
- * process: for a session kept from one recording file to the next. */
-void sym_session_forget_jit(struct sym_session *s);
-/* Modules the session was asked about so far (held or released). */
-size_t sym_session_modules(const struct sym_session *s);
 void sym_set_demangle(struct sym_session *s, bool on);
 /* Look up DWARF lines and inline chains (default on). */
 void sym_set_lines(struct sym_session *s, bool on);

@@ -69,7 +69,7 @@ py = d["run"].get("python", "none") != "none"
 nw = 6 if py else 5
 want = {"1": nw * 2 * 6, "2": nw * 2 * 5, "3": (3 if py else 2) * 8, "4": 3,
         "5": 5, "5b": 4, "6": 20, "7": 16 if py else 9, "8": 6, "9": 5, "10": 3, "11": 3,
-        "12b": 3, "13": 3, "14": (3 if py else 2) * 3, "16b": 4}
+        "12b": 3, "13": 3, "14": (3 if py else 2) * 3, "16b": 5}
 bad = []
 # 16: a row every 3 s of a 12 s run (the readings' own pace decides 3 or 4)
 if "16" in secs and len(secs["16"]["rows"]) >= 2:
