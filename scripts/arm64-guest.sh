@@ -34,16 +34,18 @@ case $dir in /*) ;; *) dir=$top/$dir ;; esac
 root=$dir/root
 
 # What the guest runs (busybox for its init, perf, libc's local symbols
-# (start_thread, __libc_start_call_main: the roots of stacks), a shell and
-# the tools the tests use) and what the cross build links against (the -dev
+# (start_thread, __libc_start_call_main: the roots of stacks), a shell,
+# the tools the tests use and Debian's CPython 3.11 (the Python frames of
+# tests/arm64/runtimes.sh) and what the cross build links against (the -dev
 # packages of scripts/deps.sh, for arm64; libgcc-12-dev for clang's
 # --target=aarch64-linux-gnu), in one tree.
 packages="busybox-static linux-image-arm64 linux-perf libc6-dbg
 bash dash coreutils grep sed gawk findutils diffutils procps util-linux binutils file
+python3-minimal python3.11
 libc6-dev libgcc-12-dev libelf-dev libdw-dev libzstd-dev libxxhash-dev libiberty-dev
 zlib1g-dev liblzma-dev libmicrohttpd-dev libdebuginfod-dev libcapstone-dev libbpf-dev"
 # Bumped when what build makes of the packages changes.
-layout=4
+layout=5
 mirror=${ARM64_MIRROR:-http://deb.debian.org/debian}
 security=${ARM64_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 

@@ -28,7 +28,7 @@ static long digits(struct rd *r, int min, int max)
 {
 	long v = 0;
 	int n = 0;
-	while (isdigit((unsigned char)r->p[n]) && n < max) {
+	while (n < max && isdigit((unsigned char)r->p[n])) {
 		v = v * 10 + (r->p[n] - '0');
 		n++;
 	}

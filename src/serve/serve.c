@@ -330,6 +330,8 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 	if (node >= d->n)
 		return text_reply(c, MHD_HTTP_NOT_FOUND, "no such node\n");
 	nd = profile_node(&s->p, d->order[node]);
+	if (!nd)
+		return text_reply(c, MHD_HTTP_NOT_FOUND, "no such node\n");
 	rc = view_disasm(&s->p, d->order[node], &da, &err);
 	out = open_memstream(&body, &len);
 	if (!out) {
@@ -351,7 +353,7 @@ static enum MHD_Result asm_reply(struct server *s, struct MHD_Connection *c)
 		jw_array(&w, "addrs");
 		for (i = k = 0; i < d->n; i++) {
 			const struct prof_node *o = profile_node(&s->p, d->order[i]);
-			if (o->func != nd->func)
+			if (!o || o->func != nd->func)
 				continue;
 			at[k] = i;
 			addr[k++] = o->addr - ((o->flags & NODE_F_RA) ? 1 : 0);

@@ -615,9 +615,37 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 	return STEP_NEXT;
 }
 
+/* aarch64, code without CFI at a frame whose link register is known
+ * (the sampled one, one a signal interrupted): a leaf (JIT code's
+ * innermost function rarely makes a frame record) still has its caller
+ * in x30, and the frame record at x29 is its caller's, whose return
+ * address skips the caller (trap A9). Taken as a leaf when the link
+ * register is a return address into code with CFI and the record at
+ * x29 does not hold it (a function that made its record stored the
+ * link register there: the record is its own, nocfi_frame() reads it).
+ * The stack pointer stays (it stored nothing). */
+static bool nocfi_leaf(struct walker *w, struct step *s)
+{
+	uint64_t lr = w->regs[UNW_LR] & w->ra_mask, rec;
+
+	if (!w->exact || !(w->valid & (1ull << UNW_LR)) || !ra_in_cfi(w->u, w->in, lr))
+		return false;
+	if ((w->valid & (1u << UNW_FP)) && w->rbp >= w->sp && copy_read(w->c, w->rbp + 8, &rec) &&
+	    (rec & w->ra_mask) == lr)
+		return false;
+	w->c->fault = FAULT_NONE;
+	s->cfa = s->nsp = w->sp;
+	s->cfa_known = true;
+	s->ra = lr;
+	s->ra_lr = true;
+	s->nrbp = w->rbp;
+	return true;
+}
+
 /* No CFI here (JIT code, stripped code): the entry code's outermost
  * frame, a known trampoline, or the frame pointer for this one frame,
- * if it is plausible (nocfi_frame()). */
+ * if it is plausible (nocfi_frame()); on aarch64 first a leaf's link
+ * register (nocfi_leaf()). */
 static enum step_end step_nocfi(struct walker *w, struct step *s)
 {
 	const struct umod *mod = w->mod;
@@ -635,6 +663,13 @@ static enum step_end step_nocfi(struct walker *w, struct step *s)
 	/* Neither rule knows more than rsp, rbp and rip in the
 	 * caller; the trampoline leaves rbp alone. */
 	s->nvalid = (1u << UNW_RSP) | (w->valid & (1u << UNW_RBP)) | (1u << UNW_RIP);
+	if (!w->arch->record_at_cfa && nocfi_leaf(w, s)) {
+		if (!mod || !mod->t) {
+			res->jit |= UNWIND_JIT_FP;
+			res->jit_frames++;
+		}
+		return STEP_NEXT;
+	}
 	switch (nocfi_frame(w->u, w->in, w->c, w->pc, w->sp, w->rbp, w->valid, w->exact,
 			    !mod || !mod->t, &s->cfa, &s->ra, &s->nrbp)) {
 	case NOCFI_TRAMPOLINE:

@@ -327,7 +327,8 @@ static int locate_kernel(struct annotation *a, uint64_t addr, struct err *err)
 	for (i = 0; i < a->nhits; i++)
 		if (a->hits[i].addr < a->fvaddr || a->hits[i].addr >= end)
 			a->hits[i].addr = UINT64_MAX;
-	qsort(a->hits, a->nhits, sizeof(*a->hits), cmp_hit);
+	if (a->nhits) /* none yet for the page's frame (locate_node) */
+		qsort(a->hits, a->nhits, sizeof(*a->hits), cmp_hit);
 	for (j = a->nhits; j > 0 && a->hits[j - 1].addr == UINT64_MAX; j--)
 		a->elsewhere++;
 	a->nhits = j;
@@ -679,7 +680,8 @@ static int annotate_python(const struct profile *p, const struct view_filter *f,
 		}
 		total += nseen > 0;
 	}
-	qsort(v, n, sizeof(*v), cmp_py_line);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_py_line);
 	if (json) {
 		struct jw w;
 		jw_begin(&w, out);
@@ -728,13 +730,15 @@ int view_annotate(const struct profile *p, const struct view_filter *f, const ch
 	struct annotation a;
 	struct src_cache sc = { 0 };
 	uint32_t target;
+	const struct prof_func *tf;
 	int ret;
 
 	/* a Python frame read from the interpreter: its lines, not code */
 	target = find_target(p, what, err);
 	if (!target)
 		return -1;
-	if (!strcmp(profile_func(p, target)->module, PYFRAME_MODULE))
+	tf = profile_func(p, target);
+	if (tf && !strcmp(tf->module, PYFRAME_MODULE))
 		return annotate_python(p, f, target, json, out);
 	ret = annotate_compute(p, f, what, &a, err);
 

@@ -77,10 +77,11 @@ fi
 
 # two ~100 KiB paths that alternate every ~1 ms, alike inside: rooted,
 # and never under the other path (frame records: the kernel's chain, read
-# at the sample, tells them apart)
+# at the sample, tells them apart; nofp, without frame records: the
+# in-kernel reader's words, read at the sample)
 A=";path_a;$(rep deep 97)leaf_a"
 B=";path_b;$(rep deep 97)leaf_b"
-for b in fp cc pacfp; do
+for b in fp cc pacfp nofp; do
 	rec "two-$b" "$PROG/unwind_twopaths-$b"
 	n=$(samples "$T/two-$b.folded" ';leaf_[ab]'"$K")
 	good=$(samples "$T/two-$b.folded" "${START#;}(${A#;}|${B#;})$K")

@@ -61,14 +61,22 @@ check() {
 stax record -o "$T/s.data" -- "$PROG/forkstorm-fp" 2000 >/dev/null 2>"$T/s.err"
 check storm "$T/s.data" "$T/s.err" $? "main;storm;child_work"
 
-# The same with small rings and the recorder stopped for a second in the
-# middle: records are lost (FORKs and EXITs of children among them) and
-# the recording still holds together.
-"$STAX" record -m 4 --unwind fp -o "$T/l.data" -- "$PROG/forkstorm-fp" 2000 >/dev/null 2>"$T/l.err" &
+# The same with small rings and the recorder stopped for a second while
+# the storm runs: records are lost (FORKs and EXITs of children among
+# them) and the recording still holds together. The command stops the
+# recorder itself before the storm begins (its parent is stax), so the
+# storm always runs into a stopped recorder, however fast the machine;
+# 6,000 children so that most of the storm comes after the second.
+"$STAX" record -m 4 --unwind fp -o "$T/l.data" -- \
+	sh -c 'kill -STOP $PPID; exec "$1" 6000' sh "$PROG/forkstorm-fp" >/dev/null 2>"$T/l.err" &
 REC=$!
 bg_add "$REC"
-stax wait -i "$T/l.data" --for-samples 100 --timeout 60 >/dev/null 2>&1
-kill -STOP "$REC" 2>/dev/null
+# wait until it is stopped, then give the storm a second
+i=0
+while [ "$(ps -o stat= -p "$REC" 2>/dev/null | cut -c1)" != T ] && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 sleep 1
 kill -CONT "$REC" 2>/dev/null
 wait "$REC"

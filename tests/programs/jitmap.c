@@ -13,7 +13,10 @@
  *        and the jitdump before exiting, as runtimes do at exit (a
  *        profiler must read them while they exist); --no-maps writes
  *        neither (JIT code nothing names, as a sanitizer runtime's)
- * x86-64 only. Build: see Makefile (jitmap-fp, jitmap-nofp).
+ * x86-64 and aarch64 machine code (the loops are leaves: on aarch64 their
+ * caller run_jitted is in the link register only, docs/UNWINDING.md A9).
+ * Build: tests/e2e/jit.sh builds it; make arm64 builds jitmap-fp and
+ * jitmap-nofp for the arm64 guest (tests/arm64/runtimes.sh).
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -28,6 +31,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__aarch64__)
+/* ldr x1, 1f; 0: subs x1, x1, #1; b.ne 0b; ret; 1: .quad imm64 (a leaf:
+ * no frame, the return address stays in x30) */
+static const unsigned char loop_code[] = {
+	0x81, 0x00, 0x00, 0x58, /* ldr x1, .+16 */
+	0x21, 0x04, 0x00, 0xf1, /* subs x1, x1, #1 */
+	0xe1, 0xff, 0xff, 0x54, /* b.ne .-4 */
+	0xc0, 0x03, 0x5f, 0xd6, /* ret */
+	0, 0, 0, 0, 0, 0, 0, 0, /* imm64 patched below */
+};
+#define LOOP_IMM 16
+#define JIT_MACHINE EM_AARCH64
+#else
 /* mov rcx, imm64; 1: dec rcx; jnz 1b; ret */
 static const unsigned char loop_code[] = {
 	0x48, 0xb9, 0, 0, 0, 0, 0, 0, 0, 0, /* imm64 patched below */
@@ -35,6 +51,9 @@ static const unsigned char loop_code[] = {
 	0x75, 0xfb,
 	0xc3,
 };
+#define LOOP_IMM 2
+#define JIT_MACHINE EM_X86_64
+#endif
 
 static double now(void)
 {
@@ -65,7 +84,7 @@ struct jd_load {
 static void write_jitdump(void *code, size_t size, const char *name)
 {
 	char path[64];
-	struct jd_header h = { 0x4A695444, 1, sizeof(h), EM_X86_64, 0, (uint32_t)getpid(), now_ns(), 0 };
+	struct jd_header h = { 0x4A695444, 1, sizeof(h), JIT_MACHINE, 0, (uint32_t)getpid(), now_ns(), 0 };
 	struct jd_load r;
 	int fd;
 	snprintf(path, sizeof(path), "/tmp/jit-%d.dump", getpid());
@@ -108,9 +127,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(mem, loop_code, sizeof(loop_code));
-	memcpy(mem + 2, &iters, 8);
+	memcpy(mem + LOOP_IMM, &iters, 8);
 	memcpy(mem + 4096, loop_code, sizeof(loop_code));
-	memcpy(mem + 4096 + 2, &iters, 8);
+	memcpy(mem + 4096 + LOOP_IMM, &iters, 8);
+	/* (aarch64: the instruction cache does not see the stores) */
+	__builtin___clear_cache((char *)mem, (char *)mem + 8192);
 	a = (void (*)(void))(void *)mem;
 	b = (void (*)(void))(void *)(mem + 4096);
 

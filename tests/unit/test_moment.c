@@ -90,7 +90,10 @@ static const char sleeper[] =
 /* Two threads on the CPU at once: squeeze() (a thread of its own) in
  * zlib.compress, which runs without the GIL, while the main thread runs
  * spin(): a sample of either has its own thread's chain, whichever
- * holds the GIL. */
+ * holds the GIL. The samples counted start 0.1 s after the thread: a
+ * new thread's first samples, before the recorder has found its thread
+ * state and told the reader, have no chain (about as long as the
+ * recorder takes to read its rings: milliseconds). */
 static const char threads[] =
 	"import sys, time, threading, zlib, json\n"
 	"blob = bytes(range(256)) * 2048\n"
@@ -103,10 +106,11 @@ static const char threads[] =
 	"    while time.monotonic() < end:\n"
 	"        s += len(json.dumps([1, 2.5, 'x']))\n"
 	"out = open(sys.argv[2], 'w')\n"
-	"end = time.monotonic() + float(sys.argv[1])\n"
-	"out.write('%d\\n' % time.monotonic_ns())\n"
+	"end = time.monotonic() + float(sys.argv[1]) + 0.1\n"
 	"t = threading.Thread(target=squeeze)\n"
 	"t.start()\n"
+	"time.sleep(0.1)\n"
+	"out.write('%d\\n' % time.monotonic_ns())\n"
 	"spin()\n"
 	"t.join()\n"
 	"out.write('%d\\n' % time.monotonic_ns())\n"
