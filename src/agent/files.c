@@ -198,7 +198,7 @@ static struct entry *list(struct agent_dir *d, size_t *n)
 		(*n)++;
 	}
 	closedir(dir);
-	if (*n)
+	if (v && *n > 1)
 		qsort(v, *n, sizeof(*v), cmp_name);
 	return v;
 }

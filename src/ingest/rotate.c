@@ -41,7 +41,10 @@ uint32_t ingest_copy_stack(struct ingest *g, const struct ingest_keep *k, uint32
 	}
 	while (n-- > 0) {
 		const struct rec_node *nd = stack_node(k->old, chain[n]);
-		uint32_t m = nd->mapping;
+		uint32_t m;
+		if (!nd) /* not so: the loop above found each */
+			break;
+		m = nd->mapping;
 		/* a root's "mapping" is its process image, not a mapping id */
 		if ((nd->flags & 0xff) != NODE_ROOT)
 			m = m < k->nremap ? k->remap[m] : 0;
