@@ -198,9 +198,12 @@ DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+# stax agent's service (scripts/stax-agent.service, its ExecStart in BINDIR)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL ?= install
 INSTALLED = $(DESTDIR)$(BINDIR)/stax $(DESTDIR)$(MANDIR)/man1/stax.1 \
-	$(DESTDIR)$(BASHCOMPDIR)/stax $(DESTDIR)$(ZSHCOMPDIR)/_stax
+	$(DESTDIR)$(BASHCOMPDIR)/stax $(DESTDIR)$(ZSHCOMPDIR)/_stax \
+	$(DESTDIR)$(SYSTEMDUNITDIR)/stax-agent.service
 
 # the man page with the version in its title line
 $(B)/stax.1: docs/stax.1 $(B)/version
@@ -209,11 +212,14 @@ $(B)/stax.1: docs/stax.1 $(B)/version
 
 .PHONY: install uninstall
 install: $(BIN) $(B)/stax.1
-	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) \
+		$(DESTDIR)$(SYSTEMDUNITDIR)
 	$(INSTALL) -m 755 $(BIN) $(DESTDIR)$(BINDIR)/stax
 	$(INSTALL) -m 644 $(B)/stax.1 $(DESTDIR)$(MANDIR)/man1/stax.1
 	$(INSTALL) -m 644 completion/stax.bash $(DESTDIR)$(BASHCOMPDIR)/stax
 	$(INSTALL) -m 644 completion/_stax $(DESTDIR)$(ZSHCOMPDIR)/_stax
+	sed 's|@BINDIR@|$(BINDIR)|g' scripts/stax-agent.service >$(B)/stax-agent.service
+	$(INSTALL) -m 644 $(B)/stax-agent.service $(DESTDIR)$(SYSTEMDUNITDIR)/stax-agent.service
 
 uninstall:
 	rm -f $(INSTALLED)

@@ -17,8 +17,9 @@
 # 3), startup (4), answer (5, 5b), unwind (7), symbols (8), switch (9),
 # long (10), crash (11), real (12, 12b), page (13), moment (14), arm64 (15:
 # the arm64 guest of make check-arm64, which make arm64 builds; QUICK=1
-# runs it only when BENCH_ONLY names it); section 6 comes with record or
-# answer. Example:
+# runs it only when BENCH_ONLY names it), agent (16, 16b: 10 minutes of
+# stax agent under 50 new processes a second); section 6 comes with
+# record or answer. Example:
 #   BENCH_ONLY=symbols,switch sh bench/run.sh
 #
 # Method. The machine is shared and noisy, so every timing is a ratio
@@ -52,8 +53,8 @@ verdict() { if [ "$2" -eq 0 ]; then echo "n/a"; elif [ "$1" -eq "$2" ]; then ech
 # want SECTION: whether BENCH_ONLY asks for it (everything when unset).
 want() { [ -z "$ONLY" ] && return 0; case ",$ONLY," in *",$1,"*) return 0 ;; esac; return 1; }
 for sec in $(echo "$ONLY" | tr ',' ' '); do
-	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | page | moment | arm64) ;;
-	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, page, moment, arm64)" ;; esac
+	case $sec in record | startup | answer | unwind | symbols | switch | long | crash | real | page | moment | arm64 | agent) ;;
+	*) die "BENCH_ONLY: unknown section '$sec' (record, startup, answer, unwind, symbols, switch, long, crash, real, page, moment, arm64, agent)" ;; esac
 done
 [ -x "${BENCH_STAX:-./stax}" ] || die "${BENCH_STAX:-./stax} is missing (run make)"
 [ -x "$PROG/callgraph-nofp" ] || die "$PROG is missing (run make programs)"
@@ -74,11 +75,13 @@ if [ "$QUICK" = 1 ]; then
 	BIG_SCALE=1 DW_SCALE=0.7
 	SB_FUNCS=100 SB_SECS=0.5 SYN_SAMPLES=20000 SYN_ADDRS=2000 PP_N=5000 REPS_SW=1
 	LONG_S=2 PAGE_HZ=999 PAGE_S=1 REPS_PAGE=1
+	AGENT_S=12 AGENT_ROT=3 AGENT_KEEP=6 AGENT_AT=3 AGENT_TO=12 AGENT_EVERY=3
 else
 	REPS=3 REPS_TRUE=5 REPS12=5 XZ_BYTES=2000000 PY_N=20000000 SCALE=0.6
 	BIG_SCALE=70 DW_SCALE=22
 	SB_FUNCS=4000 SB_SECS=50 SYN_SAMPLES=1000000 SYN_ADDRS=50000 PP_N=200000 REPS_SW=5
 	LONG_S=60 PAGE_HZ=40000 PAGE_S=25 REPS_PAGE=3
+	AGENT_S=600 AGENT_ROT=20 AGENT_KEEP=60 AGENT_AT=30 AGENT_TO=150 AGENT_EVERY=30
 fi
 
 # --- workloads ----------------------------------------------------------
@@ -1375,6 +1378,110 @@ tsv T 15 "stax record (defaults) in an arm64 kernel: at least 99% of the hot sam
 tsv C 15 workload:s "stax %:n" "perf -g %:n" "perf dwarf %:n" "stax on perf dwarf %:n" "stax samples:n" "stax B/sample:n" "perf -g B/sample:n" "perf dwarf B/sample:n" verdict:s
 tsv N 15 "Recorded in the arm64 guest of make check-arm64 (Debian 12's $(ls build/arm64/root/lib/modules 2>/dev/null | head -n 1) kernel, qemu-system-aarch64 -M virt -cpu max,pauth-impdef=on, TCG on this machine, 2 vCPUs) by bench/arm64.sh at scale $A64_SC, one after the other in one boot: stax record; perf record -e cpu-clock -F 999 -g; perf record -e cycles -F 999 --call-graph dwarf (perf 6.1 asks for the SVE VG register with dwarf, which software events refuse on this cpu: EOPNOTSUPP). The % columns: of the samples whose leaf is the program's hot function, those with the known stack from _start to the leaf (callgraph: main;a;b;leaf_b or main;a;c;leaf_c; twopaths: main;path_X;deep x97;leaf_X, the path of its leaf; recurse: main;recurse x71;leaf), as perf script unwinds them (perf's own: libdw for dwarf) and as stax reads them (stax on perf dwarf: stax's unwinder on perf's 8 KiB copies, which perf records without the user frame chain to splice). Times under TCG say nothing of a real arm64 machine: none are given."
 fi # arm64
+
+# --- 16: stax agent under process churn (issue 33) ---------------------------
+# stax agent --rotate 20s --keep 60s (the issue's check) and, in the same
+# run, stax record -a -F 19 (the agent's rate, one file: the memory the
+# agent's files let go of) while tests/programs/churn.c starts 50 new
+# processes a second (fork and exec: a new image with its mappings each,
+# ~2 ms of CPU) for AGENT_S seconds (600; QUICK 12, with --rotate 3s
+# --keep 6s). Each recorder's resident memory (VmRSS) and CPU time
+# (utime + stime, all its threads) and the agent's files in its
+# directory are read every second; the table shows them every 30 s.
+# Targets (16b): the agent's RSS held (the lowest reading in the
+# --rotate before a time) grows at most 4 MiB between 30 s and 150 s,
+# and from 150 s to the end; it takes under 1% of one CPU (from 30 s to
+# the end); 2 to 5 files are kept from the first --keep + --rotate on;
+# every file reads.
+if want agent; then
+say "agent: stax agent and stax record -a, $AGENT_S s under churn of 50 processes a second"
+AD=$W/agent.d
+rm -rf "$AD" "$W/agent.rec.data" "$W/agent.samples"
+"$STAX" agent --dir "$AD" --rotate "${AGENT_ROT}s" --keep "${AGENT_KEEP}s" -q >/dev/null 2>"$W/agent.err" &
+ag=$!
+"$STAX" record -a -F 19 -q -o "$W/agent.rec.data" >/dev/null 2>"$W/agent.rec.err" &
+arec=$!
+sleep 2
+t0=$(date +%s%N)
+"$PROG/churn-fp" 50 "$AGENT_S" >"$W/agent.churn" 2>&1 &
+ach=$!
+while kill -0 "$ach" 2>/dev/null; do
+	ra=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$ag/status" 2>/dev/null)
+	ka=$(awk '{ print $14 + $15 }' "/proc/$ag/stat" 2>/dev/null)
+	rr=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$arec/status" 2>/dev/null)
+	kr=$(awk '{ print $14 + $15 }' "/proc/$arec/stat" 2>/dev/null)
+	nf=$(ls "$AD" 2>/dev/null | grep -c '^stax-[0-9]\{8\}-[0-9]\{6\}\.data$')
+	[ -n "$ra" ] && [ -n "$ka" ] && echo "$((($(date +%s%N) - t0) / 1000000)) $ra $ka ${rr:--} ${kr:--} $nf" >>"$W/agent.samples"
+	sleep 1
+done
+wait "$ach"
+kill -TERM "$ag"
+kill -INT "$arec"
+wait "$ag"
+agst=$?
+wait "$arec"
+started=$(awk '{ print $1 }' "$W/agent.churn")
+# every file of the agent reads (and holds samples)
+nread=0 nfiles=0 bad=""
+for f in $(ls "$AD" | grep '^stax-[0-9]\{8\}-[0-9]\{6\}\.data$'); do
+	nfiles=$((nfiles + 1))
+	if "$STAX" info --json -i "$AD/$f" 2>/dev/null | grep -q '"state": *"finished"' &&
+		"$STAX" top -n 1 -i "$AD/$f" >/dev/null 2>&1; then
+		nread=$((nread + 1))
+	else
+		bad="$bad $f"
+	fi
+done
+tck=$(getconf CLK_TCK)
+tsv S 16 "16. stax agent under process churn (issue 33)"
+tsv T 16 "the agent's memory and CPU over $AGENT_S s of 50 new processes a second, beside stax record -a at the same rate (the rows every $AGENT_EVERY s; targets in 16b)" "n/a"
+acmd="stax agent --dir DIR --rotate ${AGENT_ROT}s --keep ${AGENT_KEEP}s -q; stax record -a -F 19 -q -o FILE; churn-fp 50 $AGENT_S"
+tsv C 16 "time s:n" "agent RSS MiB:n" "agent cpu %:n" "agent files:n" "record -a RSS MiB:n" "record -a cpu %:n" command:s
+awk -v every="$AGENT_EVERY" -v tck="$tck" -v c="$acmd" '
+{ t = $1 / 1000; if (t >= next_at) { if (nr) {
+	ca = 100 * ($3 - pka) / tck / (t - pt); cr = ($5 ~ /^[0-9]+$/ && pkr ~ /^[0-9]+$/) ? sprintf("%.2f", 100 * ($5 - pkr) / tck / (t - pt)) : "-"
+	printf "R\t16\t%.0f\t%.1f\t%.2f\t%d\t%s\t%s\t%s\n", t, $2 / 1024, ca, $6, $4 ~ /^[0-9]+$/ ? sprintf("%.1f", $4 / 1024) : "-", cr, c }
+	nr++; pt = t; pka = $3; pkr = $5; next_at = (int(t / every) + 1) * every } }' "$W/agent.samples" >>"$TSV"
+tsv N 16 "$PROG/churn-fp 50 $AGENT_S started $started processes (fork and exec, ~2 ms of CPU each) while both recorders ran: stax agent --dir DIR --rotate ${AGENT_ROT}s --keep ${AGENT_KEEP}s -q (defaults otherwise: 19 Hz, hybrid unwinding) and stax record -a -F 19 -q -o FILE. RSS: VmRSS (the ring buffers are not in it); cpu %: utime + stime of all the recorder's threads over the $AGENT_EVERY s before the row, in % of one CPU (the agent's includes each file's end: its symbols; record -a writes its symbols after the stop, which is not in it); files: the agent's files in DIR then. Every other process of the machine is recorded too: the numbers depend on the load."
+# the targets. RSS "held" at a time: the lowest reading of the --rotate
+# before it, which leaves out the peak of a file's end (its symbols
+# looked up, then let go) but not memory kept from one file to the next
+awk -v at="$AGENT_AT" -v to="$AGENT_TO" -v tck="$tck" -v keep="$AGENT_KEEP" -v rot="$AGENT_ROT" \
+    -v nread="$nread" -v nfiles="$nfiles" -v bad="$bad" -v st="$agst" -v c="$acmd" '
+function held(t,    i, m) {
+	m = ""
+	for (i = 1; i <= NR; i++)
+		if (T[i] > t - rot && T[i] <= t && (m == "" || R[i] < m))
+			m = R[i]
+	return m
+}
+{ t = $1 / 1000; T[NR] = t; R[NR] = $2; K[NR] = $3; F[NR] = $6 }
+END {
+	for (i = 1; i <= NR; i++) {
+		if (a == "" && T[i] >= at) { a = i }
+		if (T[i] <= to) b = i
+		if (T[i] >= keep + rot) { if (fmin == "" || F[i] < fmin) fmin = F[i]; if (F[i] > fmax) fmax = F[i] }
+		if (R[i] > peak) peak = R[i]
+	}
+	if (a == "" || b == "" || b <= a) { a = 1; b = NR }
+	ha = held(T[a]); hb = held(T[b]); he = held(T[NR])
+	grow = (hb - ha) / 1024
+	late = (he - hb) / 1024
+	cpu = NR > 1 && a < NR ? 100 * (K[NR] - K[a]) / tck / (T[NR] - T[a]) : -1
+	printf "R\t16b\tRSS held, from %.0f s to %.0f s\t%+.1f MiB (%.1f to %.1f)\tat most 4 MiB\t%s\t%s\n", T[a], T[b], grow, ha / 1024, hb / 1024, grow <= 4 ? "met" : "not met", c
+	printf "R\t16b\tRSS held, from %.0f s to the end (%.0f s)\t%+.1f MiB (%.1f to %.1f); peak %.1f\tat most 4 MiB\t%s\t%s\n", T[b], T[NR], late, hb / 1024, he / 1024, peak / 1024, late <= 4 ? "met" : "not met", c
+	printf "R\t16b\tCPU from %.0f s to the end\t%.2f%% of one CPU\tunder 1%%\t%s\t%s\n", T[a], cpu, (cpu >= 0 && cpu < 1) ? "met" : "not met", c
+	printf "R\t16b\tfiles kept (from %d s on)\t%s to %s\t2 to 5\t%s\t%s\n", keep + rot, fmin == "" ? "-" : fmin, fmax == "" ? "-" : fmax, (fmin != "" && fmin >= 2 && fmax <= 5) ? "met" : "not met", c
+	printf "R\t16b\tfiles that read (finished, stax top)\t%d of %d\tall\t%s\t%s\n", nread, nfiles, (nfiles > 0 && nread == nfiles && st == 0) ? "met" : "not met" (bad != "" ? " (" bad " )" : ""), c
+}' "$W/agent.samples" >"$W/rows16b"
+m16=$(grep -c '	met	' "$W/rows16b")
+tsv S 16b "16b. stax agent: the targets (issue 33)"
+tsv T 16b "over $AGENT_S s of 50 new processes a second with --rotate ${AGENT_ROT}s --keep ${AGENT_KEEP}s: RSS grows at most 4 MiB between $AGENT_AT s and $AGENT_TO s (and from there to the end); under 1% of one CPU; 2 to 5 files kept; every file reads" "$(verdict "$m16" 5)"
+tsv C 16b check:s measured:s target:s verdict:s command:s
+cat "$W/rows16b" >>"$TSV"
+tsv N 16b "From the readings of section 16 (every second). RSS held at a time: the lowest reading in the --rotate before it (a file's end looks up its symbols, which takes memory for a moment: the peak is the largest reading of all). The agent exited with status $agst after SIGTERM. Files kept: the agent's files in its directory at each reading from --keep + --rotate on (the first file is removed once its last write is --keep old)."
+rm -rf "$AD" "$W/agent.rec.data" "$W/agent.rec.data.old"
+fi # agent
 
 # --- render ---------------------------------------------------------------
 tsv M "bench run time" "$(($(date +%s) - START)) s"

@@ -12,6 +12,8 @@
 #   usr/share/doc/stax/copyright                  machine-readable
 #   usr/share/doc/stax/changelog.gz               CHANGELOG.md
 #   usr/share/doc/stax/changelog.Debian.gz
+#   lib/systemd/system/stax-agent.service         ExecStart /usr/bin/stax; not
+#                                                 enabled (no maintainer scripts)
 # The Debian version is VERSION-1 (VERSION is already a valid upstream
 # version: 0.1+git12.gabc1234), so the package is not "native" and its own
 # changelog is changelog.Debian.gz. Depends comes from dpkg-shlibdeps;
@@ -51,7 +53,7 @@ fi
 maint="stax maintainers <maintainers@users.noreply.a-seed-b2ff89ce.example>"
 root=$out/root
 rm -rf "$root" "$out/src"
-mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" \
+mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/lib/systemd/system" \
 	"$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
 	"$root/usr/share/doc/stax"
 
@@ -60,6 +62,8 @@ install -m 755 "$bin" "$root/usr/bin/stax"
 gzip -9n <"$man" >"$root/usr/share/man/man1/stax.1.gz"
 install -m 644 "$top/completion/stax.bash" "$root/usr/share/bash-completion/completions/stax"
 install -m 644 "$top/completion/_stax" "$root/usr/share/zsh/vendor-completions/_stax"
+sed 's|@BINDIR@|/usr/bin|g' "$top/scripts/stax-agent.service" >"$root/lib/systemd/system/stax-agent.service"
+chmod 644 "$root/lib/systemd/system/stax-agent.service"
 gzip -9n <"$top/CHANGELOG.md" >"$root/usr/share/doc/stax/changelog.gz"
 # lintian's warnings that do not apply, each with its reason
 mkdir -p "$root/usr/share/lintian/overrides"
@@ -166,7 +170,7 @@ Description: sampling CPU profiler with correct call stacks
  keeps its callers, and writes small, crash-safe recording files that
  can be read while they grow. It also reads perf.data files.
 EOC
-(cd "$root" && find usr -type f | LC_ALL=C sort | xargs md5sum) >"$root/DEBIAN/md5sums"
+(cd "$root" && find lib usr -type f | LC_ALL=C sort | xargs md5sum) >"$root/DEBIAN/md5sums"
 chmod 644 "$root/DEBIAN/control" "$root/DEBIAN/md5sums"
 deb=$out/stax_${debver}_$arch.deb
 rm -f "$out"/stax_*.deb

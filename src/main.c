@@ -30,6 +30,7 @@ static const struct cmd commands[] = {
 	{ "timeline", cmd_timeline, "samples per time bucket per thread", NULL, &cmd_timeline_spec },
 	{ "symbolize", cmd_symbolize, "resolve a recording's addresses again, now", NULL, &cmd_symbolize_spec },
 	{ "live", cmd_live, "the top functions of a running program, refreshed", NULL, &cmd_live_spec },
+	{ "agent", cmd_agent, "record the whole machine always, into rotating recordings", NULL, &cmd_agent_spec },
 	{ "help", cmd_help, "help on a command", cmd_help_help, NULL },
 };
 

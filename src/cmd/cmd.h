@@ -43,13 +43,15 @@ int cmd_timeline(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_wakers(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 extern const char cmd_help_help[];
 
 extern const struct cmd_spec cmd_record_spec, cmd_top_spec, cmd_flame_spec, cmd_threads_spec,
 	cmd_info_spec, cmd_script_spec, cmd_doctor_spec, cmd_import_spec, cmd_annotate_spec,
 	cmd_wait_spec, cmd_export_spec, cmd_diff_spec, cmd_serve_spec, cmd_wakers_spec,
-	cmd_callers_spec, cmd_callees_spec, cmd_timeline_spec, cmd_symbolize_spec, cmd_live_spec;
+	cmd_callers_spec, cmd_callees_spec, cmd_timeline_spec, cmd_symbolize_spec, cmd_live_spec,
+	cmd_agent_spec;
 
 const struct cmd *cmd_find(const char *name);
 /* Print c's help (from its option table when it has one). */

@@ -10,6 +10,31 @@
 
 #include "ingest/ingest.h"
 
+/* ---- ingest.c ---- */
+
+/* Hand the stack nodes made since the last call to the writer. */
+void ingest_put_nodes(struct ingest *g);
+
+/* ---- rotate.c: going on in another file ---- */
+
+/* What the next file keeps of the last: the processes (pid -> 1; 0: not
+ * kept), and
+ * the old mapping id -> new id table (0: dropped). */
+struct ingest_keep {
+	struct hmap pids;
+	const uint32_t *remap;
+	size_t nremap;              /* entries of remap (old ids 0 .. nremap-1) */
+	const struct stack_table *old; /* the last file's stack nodes */
+};
+/* The node in the current stack table of stack id of k->old, its
+ * mappings renumbered (0 when id is 0). */
+uint32_t ingest_copy_stack(struct ingest *g, const struct ingest_keep *k, uint32_t id);
+static inline bool ingest_keeps(const struct ingest_keep *k, uint32_t pid)
+{
+	uint32_t v;
+	return hmap_get(&k->pids, pid, &v) && v;
+}
+
 /* ---- offcpu.c: off-CPU intervals and their wakers ---- */
 
 void ingest_offcpu_init(struct ingest_offcpu *o);
@@ -42,6 +67,12 @@ void ingest_offcpu_fork(struct ingest_offcpu *o, uint32_t pid, uint32_t tid);
 void ingest_offcpu_exit(struct ingest_offcpu *o, uint32_t pid, uint32_t tid);
 /* PERF_RECORD_SWITCH(_CPU_WIDE): ends and starts intervals. */
 void ingest_offcpu_on_switch(struct ingest *g, const struct perf_format *f, const struct perf_event_header *h);
+/* The file ends at t: the intervals open then are written as open at t,
+ * and go on from t (ingest_end_file). */
+void ingest_offcpu_end_file(struct ingest *g, uint64_t t);
+/* The next file: the threads of the processes kept, their open
+ * intervals' stacks interned again; caches by mapping let go. */
+void ingest_offcpu_carry(struct ingest *g, const struct ingest_keep *k);
 
 /* ---- jit.c: JIT code ---- */
 
@@ -58,6 +89,9 @@ void ingest_jit_mapped(struct ingest *g, uint32_t pid, const struct state_mappin
 void ingest_jit_dump_mapped(struct ingest_jit *j, uint32_t pid, const char *path);
 /* A sample at time was written: poll the JIT files when due. */
 void ingest_jit_sampled(struct ingest *g, uint64_t time);
+/* The next file: the code copies of the mappings kept (renumbered), the
+ * files and jitdumps of the processes kept. */
+void ingest_jit_carry(struct ingest_jit *j, const struct ingest_keep *k);
 
 /* ---- ustack.c: the user stack, its unwinding and what lies beyond its copy ---- */
 
@@ -69,6 +103,9 @@ void ingest_ustack_release(struct ingest_ustack *u);
  * it was). */
 bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *nu, struct rec_sample *out,
 			bool switch_out, bool *extended);
+/* The next file: the tails of the threads recover still names (tid ->
+ * index in recover.tasks), their counts zeroed. */
+void ingest_ustack_carry(struct ingest_ustack *u, const struct hmap *tids);
 /* Thread tid exited: the slots asked of the in-kernel reader for it are
  * forgotten (the reader forgets them too). */
 void ingest_ustack_exit(struct ingest *g, uint32_t tid);
@@ -82,6 +119,10 @@ void ingest_go_mapped(struct ingest *g, uint32_t pid, const struct state_mapping
 void ingest_go_exec(struct ingest *g, uint32_t pid);
 
 /* ---- python.c: Python frames ---- */
+
+/* The next file: the interpreters of the processes kept (or, past a cap
+ * of names, a reader anew); every frame named again in its data. */
+void ingest_python_carry(struct ingest *g, const struct ingest_keep *k);
 
 void ingest_python_release(struct ingest_python *py);
 /* Mapping m of pid was added: an interpreter is told to the in-kernel

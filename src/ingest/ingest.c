@@ -8,6 +8,7 @@
  * and seeding (recover.c), the symbols chunk (symbols.c).
  */
 #include "ingest/ingest-private.h"
+#include "symbol/chunk.h"
 #include "symbol/symbol.h"
 #include "lib/util.h"
 
@@ -28,6 +29,7 @@ void ingest_init(struct ingest *g, struct store_writer *w, enum unwind_mode mode
 	hmap_init(&g->go.asked);
 	ingest_ustack_init(&g->us);
 	recover_init(&g->recover);
+	hmap_init(&g->missing);
 }
 
 void ingest_set_arch(struct ingest *g, enum unwind_arch a)
@@ -48,11 +50,13 @@ void ingest_release(struct ingest *g)
 	ingest_python_release(&g->py);
 	hmap_release(&g->go.asked);
 	recover_release(&g->recover);
+	hmap_release(&g->missing);
+	sym_chunk_cache_free(g->symcache);
 }
 
 /* ---- stacks ---- */
 
-static void put_new_nodes(struct ingest *g)
+void ingest_put_nodes(struct ingest *g)
 {
 	while (g->stacks.written < g->stacks.n) {
 		size_t i = g->stacks.written++;
@@ -99,10 +103,10 @@ static void frame_at(const struct ingest *g, size_t k, size_t nu, bool unwound, 
 }
 
 /* The node of the sample's stack (uframes[0..nu) and kframes[0..nk),
- * leaf first) under its process's root. Frames that the thread slot's
+ * leaf first) under its process's root, sampled at time. Frames that the thread slot's
  * last stack has at the same depth, with the same frames above them,
  * take their node from it. */
-static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_t nu,
+static uint32_t intern_stack(struct ingest *g, uint64_t time, uint32_t pid, uint32_t tid, size_t nu,
 			     bool unwound, size_t nk)
 {
 	struct state_proc *p = state_proc(&g->st, pid);
@@ -112,6 +116,7 @@ static uint32_t intern_stack(struct ingest *g, uint32_t pid, uint32_t tid, size_
 	size_t k, n = nu + nk;
 	bool same;
 
+	p->used = time ? time : 1;
 	if (!p->root)
 		p->root = stack_intern(&g->stacks, 0, pid, p->image, NODE_ROOT);
 	node = p->root;
@@ -233,9 +238,9 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	if (rs.quality & SAMPLE_Q_LATE)
 		rs.quality &= (uint8_t)~3u;
 	g->quality[SAMPLE_VERDICT(rs.quality)]++;
-	rs.stack = intern_stack(g, rs.pid, rs.tid, nu, unwound, nk);
+	rs.stack = intern_stack(g, rs.time, rs.pid, rs.tid, nu, unwound, nk);
 	g->ukind_on = false;
-	put_new_nodes(g);
+	ingest_put_nodes(g);
 	if (wake) {
 		ingest_offcpu_woken(g, &woken, s, &rs);
 		return;
@@ -383,6 +388,8 @@ static void on_task(struct ingest *g, const struct perf_event_header *h)
 		recover_note_fork(g, t.pid, t.ppid, t.tid);
 	} else {
 		store_put_task(g->w, REC_EXIT, &t);
+		if (t.pid == t.tid)
+			state_exit(&g->st, t.pid);
 		recover_note_exit(g, t.pid, t.tid, t.time);
 		ingest_ustack_exit(g, t.tid);
 		if (t.pid == t.tid) {

@@ -19,6 +19,7 @@
 #include "lib/hash.h"
 #include "unwind/unwind.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -248,6 +249,14 @@ struct ingest {
 	 * on another thread while reading): ingest_put_symbols uses it and
 	 * frees it; NULL: it opens its own */
 	struct sym_session *symbols_session;
+	/* set (by a recorder of several files): the names written in one
+	 * file's symbols chunk, kept for the next (symbol/chunk.h) */
+	struct sym_chunk_cache *symcache;
+	/* set (by a recorder whose process symbolizes on another thread
+	 * too: stax agent's pull server): held around the symbols chunk;
+	 * the sample path only tries it (the off-CPU reason's names: a
+	 * wait classified while another thread holds it is "other") */
+	pthread_mutex_t *symbol_lock;
 	uint32_t cur_pid;              /* the process of the sample at hand */
 	bool live;                     /* processes can be read: set by the recorder */
 	bool no_read_stack;            /* never read stacks beyond their copy */
@@ -259,6 +268,11 @@ struct ingest {
 	struct ingest_ustack us;
 	struct ingest_python py;
 	struct ingest_go go;
+	/* processes /proc did not have at the last ingest_new_file() (pid
+	 * -> 1): missing twice and unsampled, one whose EXIT record was
+	 * lost is let go */
+	struct hmap missing;
+	uint64_t file_start;           /* time the current file began (0: the first) */
 	/* the in-kernel reader (set by the recorder), and what it read at
 	 * the sample at hand (mo, when have_mo); samples joined with one */
 	const struct ingest_moment_ops *moment;
@@ -354,6 +368,45 @@ void ingest_seed_proc(struct ingest *g, int pid, uint64_t time);
  * parse are skipped, and so are mappings pid has already (same addresses,
  * offset and path). Returns how many mappings were added. */
 size_t ingest_seed_maps(struct ingest *g, uint32_t pid, uint64_t time, FILE *f, bool build_ids);
+
+/* ---- a recording that goes on in another file (stax agent) ----
+ *
+ * A live recording may end one file and go on in the next without
+ * stopping its events (rotate.c): ingest_end_file() at the time t up to
+ * which every record was handled, then the caller writes the symbols
+ * (ingest_put_symbols) and ends the file, and ingest_new_file() starts
+ * the next one. Each file reads alone: it names the processes and
+ * threads alive at its start (COMM) and their executable mappings
+ * (MAPPING, numbered from 1 again), and its stacks are its own. What
+ * the last file needed and the next does not is let go: the processes
+ * that exited, their threads and mappings, the stack table. */
+
+/* What ingest_new_file() kept and let go. */
+struct ingest_carry {
+	uint64_t procs, maps, tasks;   /* kept: processes, mappings, names */
+	uint64_t procs_dropped;        /* processes that had exited */
+	uint64_t procs_evicted;        /* alive, beyond max_procs: the least
+					* recently sampled (their next sample
+					* reads them from /proc again) */
+};
+
+/* The file's part ends at t: every record up to t was handled, none
+ * after. The off-CPU intervals still open are written as open at t
+ * (OFFCPU_F_OPEN); their rest goes on in the next file. */
+void ingest_end_file(struct ingest *g, uint64_t t);
+/* Go on in w (a new file, its header META written) from time t, keeping
+ * at most max_procs live processes (0: no limit). */
+void ingest_new_file(struct ingest *g, struct store_writer *w, uint64_t t, size_t max_procs,
+		     struct ingest_carry *c);
+/* Keep the names each file's symbols chunk wrote for the next file
+ * (symbol/chunk.h's cache): call once, before the first file ends. */
+void ingest_keep_symbols(struct ingest *g);
+/* The cache's bytes, hits and misses (0 without one). */
+void ingest_symbols_cache(const struct ingest *g, uint64_t *bytes, uint64_t *hits, uint64_t *misses);
+/* About how many bytes the ingester holds for the current file (stack
+ * nodes, mappings, processes, names; not the unwinder's tables): what a
+ * recorder that may start a new file at any time keeps under a cap. */
+size_t ingest_file_bytes(const struct ingest *g);
 
 /* Append a symbol for every distinct frame address (call at the end,
  * after a flush; the caller flushes the CHUNK_SYMBOLS chunk). */

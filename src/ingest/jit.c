@@ -268,6 +268,65 @@ void ingest_jit_dump_mapped(struct ingest_jit *j, uint32_t pid, const char *path
 	j->ndumps++;
 }
 
+void ingest_jit_carry(struct ingest_jit *j, const struct ingest_keep *k)
+{
+	struct hmap old = j->code_index;
+	size_t i, n;
+
+	j->samples = j->frames = 0;
+	/* code copies: those of the mappings kept, under their new ids */
+	hmap_init(&j->code_index);
+	for (i = 0; i < old.cap; i++) {
+		uint32_t id = (uint32_t)old.slots[i].key, at = old.slots[i].val;
+		if (!old.slots[i].used)
+			continue;
+		if (id < k->nremap && k->remap[id]) {
+			hmap_put(&j->code_index, k->remap[id], at);
+		} else {
+			free(j->code[at - 1].bytes);
+			j->code[at - 1].bytes = NULL;
+			j->code[at - 1].len = 0;
+		}
+	}
+	hmap_release(&old);
+	/* compact the copies (index + 1 in the map) */
+	{
+		uint32_t *to = xcalloc(j->ncode + 1, sizeof(*to));
+		size_t m = 0;
+		for (i = 0; i < j->code_index.cap; i++)
+			if (j->code_index.slots[i].used)
+				to[j->code_index.slots[i].val] = 1;
+		for (i = 1; i <= j->ncode; i++)
+			if (to[i]) {
+				j->code[m] = j->code[i - 1];
+				to[i] = (uint32_t)++m;
+			}
+		for (i = 0; i < j->code_index.cap; i++)
+			if (j->code_index.slots[i].used)
+				j->code_index.slots[i].val = to[j->code_index.slots[i].val];
+		j->ncode = m;
+		free(to);
+	}
+	for (i = n = 0; i < j->ndumps; i++) {
+		if (!ingest_keeps(k, j->dumps[i].pid)) {
+			free(j->dumps[i].path);
+			jit_cfi_free(j->dumps[i].cfi);
+			continue;
+		}
+		j->dumps[n++] = j->dumps[i];
+	}
+	j->ndumps = n;
+	for (i = n = 0; i < j->nfiles; i++) {
+		if (!ingest_keeps(k, j->files[i].pid)) {
+			free(j->files[i].path);
+			free(j->files[i].data);
+			continue;
+		}
+		j->files[n++] = j->files[i];
+	}
+	j->nfiles = n;
+}
+
 void ingest_jit_sampled(struct ingest *g, uint64_t time)
 {
 	if (g->jit.nfiles && g->live && time - g->jit.polled >= JIT_POLL_NS) {

@@ -396,6 +396,9 @@ static enum offcpu_reason user_frame_reason(struct ingest *g, uint32_t pid, uint
 	if (hmap_get(&g->off.ureason, key, &v))
 		return (enum offcpu_reason)v;
 	memset(&res, 0, sizeof(res));
+	/* another thread symbolizes (ingest.h): never wait for it here */
+	if (m && m->path[0] == '/' && g->symbol_lock && pthread_mutex_trylock(g->symbol_lock))
+		return OFFCPU_OTHER;
 	if (m && m->path[0] == '/') {
 		struct module_ref ref = ingest_mapping_ref(m);
 		if (!g->off.usyms) {
@@ -404,6 +407,11 @@ static enum offcpu_reason user_frame_reason(struct ingest *g, uint32_t pid, uint
 			sym_set_debuginfod(g->off.usyms, false);
 		}
 		sym_lookup(g->off.usyms, &ref, addr - (ra ? 1 : 0), &res);
+		v = ingest_wait_by_name(res.name);
+		if (g->symbol_lock)
+			pthread_mutex_unlock(g->symbol_lock);
+		hmap_put(&g->off.ureason, key, v);
+		return (enum offcpu_reason)v;
 	}
 	v = ingest_wait_by_name(res.name);
 	hmap_put(&g->off.ureason, key, v);
@@ -564,6 +572,73 @@ void ingest_finish(struct ingest *g, uint64_t end_time)
 			offcpu_emit(g, &g->off.pend[i], end_time, OFFCPU_F_OPEN);
 	if (g->off.on)
 		store_set_offcpu_open(g->w, end_time, NULL, 0);
+}
+
+void ingest_offcpu_end_file(struct ingest *g, uint64_t t)
+{
+	size_t i;
+	if (!g->off.on)
+		return;
+	for (i = 0; i < g->off.npend; i++) {
+		struct offcpu_pending *p = &g->off.pend[i], keep;
+		if (!p->out_time || p->out_time > t || p->dead)
+			continue;
+		/* this file's part of the wait; the wake-up that ends it (if
+		 * one came already) goes with the rest, in the next file */
+		keep = *p;
+		p->woken = false;
+		offcpu_emit(g, p, t, OFFCPU_F_OPEN);
+		*p = keep;
+		p->out_time = t;
+	}
+	store_set_offcpu_open(g->w, t, NULL, 0);
+}
+
+void ingest_offcpu_carry(struct ingest *g, const struct ingest_keep *k)
+{
+	struct ingest_offcpu *o = &g->off;
+	size_t i, n = 0;
+
+	o->intervals = o->ns = o->wakes = o->wakes_kept = 0;
+	/* caches by mapping id, and the names of threads outside the
+	 * recording: asked again */
+	hmap_release(&o->ureason);
+	hmap_init(&o->ureason);
+	if (o->usyms) {
+		sym_session_free(o->usyms);
+		o->usyms = NULL;
+	}
+	hmap_release(&o->comm_index);
+	hmap_init(&o->comm_index);
+	free(o->comms);
+	o->comms = NULL;
+	o->ncomms = o->commcap = 0;
+	{
+		struct hmap old = o->rec_pids;
+		hmap_init(&o->rec_pids);
+		for (i = 0; i < old.cap; i++)
+			if (old.slots[i].used && ingest_keeps(k, (uint32_t)old.slots[i].key))
+				hmap_put(&o->rec_pids, old.slots[i].key, 1);
+		hmap_release(&old);
+	}
+	hmap_release(&o->pend_index);
+	hmap_init(&o->pend_index);
+	for (i = 0; i < o->npend; i++) {
+		struct offcpu_pending p = o->pend[i];
+		if (p.dead || !ingest_keeps(k, p.pid))
+			continue;
+		p.stack = ingest_copy_stack(g, k, p.stack);
+		if (p.woken)
+			p.wk.stack = ingest_copy_stack(g, k, p.wk.stack);
+		o->pend[n] = p;
+		hmap_put(&o->pend_index, p.tid, (uint32_t)n);
+		n++;
+	}
+	o->npend = n;
+	if (o->npend < o->pendcap / 4) {
+		o->pendcap = MAX(o->npend, (size_t)16);
+		o->pend = xrealloc(o->pend, o->pendcap * sizeof(*o->pend));
+	}
 }
 
 void ingest_checkpoint(struct ingest *g, uint64_t now)

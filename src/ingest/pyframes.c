@@ -479,6 +479,29 @@ static struct pyf_proc *proc_of(struct pyframes *pf, uint32_t pid)
 	return p;
 }
 
+void pyframes_keep(struct pyframes *pf, bool (*keep)(void *arg, uint32_t pid), void *arg)
+{
+	size_t i, n = 0;
+
+	if (!pf)
+		return;
+	hmap_release(&pf->proc_index);
+	hmap_init(&pf->proc_index);
+	for (i = 0; i < pf->nprocs; i++) {
+		struct pyf_proc *p = &pf->procs[i];
+		if (!keep(arg, p->pid)) {
+			hmap_release(&p->tstate);
+			hmap_release(&p->codes);
+			free(p->tsaddr);
+			continue;
+		}
+		pf->procs[n++] = *p;
+		hmap_put(&pf->proc_index, p->pid, (uint32_t)n);
+	}
+	pf->nprocs = n;
+	pf->wpid = 0;
+}
+
 void pyframes_has_perf_frames(struct pyframes *pf, uint32_t pid)
 {
 	struct pyf_proc *p = pid ? proc_of(pf, pid) : NULL;

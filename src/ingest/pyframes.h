@@ -173,6 +173,9 @@ int pyframes_each_tstate(struct pyframes *pf, uint32_t pid, void (*fn)(void *arg
  * its Python frames are on its stacks already; read none from it (until
  * it execs). */
 void pyframes_has_perf_frames(struct pyframes *pf, uint32_t pid);
+/* Forget the processes whose pid keep(arg, pid) does not keep (their
+ * interpreters, threads and code objects); the names stay. */
+void pyframes_keep(struct pyframes *pf, bool (*keep)(void *arg, uint32_t pid), void *arg);
 /* True once a process with an interpreter was seen (its samples are the
  * ones read: the recorder then ingests sooner after the samples). */
 bool pyframes_found(const struct pyframes *pf);

@@ -7,6 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+static bool keep_pid(void *arg, uint32_t pid)
+{
+	return ingest_keeps(arg, pid);
+}
+
 void ingest_enable_python(struct ingest *g)
 {
 	if (!g->py.reader) {
@@ -170,4 +175,37 @@ void ingest_python_release(struct ingest_python *py)
 		hmap_release(&py->registered);
 	pyframes_free(py->reader);
 	free(py->x);
+}
+
+/* Python function names kept from one file to the next at most: past
+ * it the reader starts anew (the names of waits open across the file
+ * boundary then show as unknown in the next file). */
+#define PY_NAMES_CAP 65536
+
+void ingest_python_carry(struct ingest *g, const struct ingest_keep *k)
+{
+	struct ingest_python *py = &g->py;
+	struct hmap old;
+	size_t i;
+
+	if (!py->reader)
+		return;
+	py->expanded = py->failed = py->noaccess = py->stale = 0;
+	py->moment = py->late = py->moment_unfit = py->moment_gone = 0;
+	if (pyframes_count(py->reader) > PY_NAMES_CAP) {
+		pyframes_free(py->reader);
+		py->reader = pyframes_new();
+		hmap_release(&py->registered);
+		hmap_init(&py->registered);
+	} else {
+		pyframes_keep(py->reader, keep_pid, (void *)k);
+		old = py->registered;
+		hmap_init(&py->registered);
+		for (i = 0; i < old.cap; i++)
+			if (old.slots[i].used && ingest_keeps(k, (uint32_t)old.slots[i].key))
+				hmap_put(&py->registered, old.slots[i].key, old.slots[i].val);
+		hmap_release(&old);
+	}
+	/* the next file's data names every frame again as it is used */
+	py->syms_written = 0;
 }

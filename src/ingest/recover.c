@@ -18,6 +18,7 @@
 #define RT_GONE 4u      /* ... and the process had gone: its samples are unrecovered */
 #define RT_COUNTED 8u   /* counted in recovered_procs */
 #define RT_EXITED 16u   /* the process's main thread exited at exit_time */
+#define RT_THREAD_EXITED 32u /* a thread (not the main one): its EXIT came */
 
 /* Losses closer together than this are one epoch: after a loss each
  * process and thread is checked once, not once per LOST record. */
@@ -79,7 +80,7 @@ void recover_note_comm(struct ingest *g, uint32_t pid, uint32_t tid, const char 
 		return;
 	t = task_get(r, pid, tid);
 	snprintf(t->name, sizeof(t->name), "%s", name);
-	t->flags = (t->flags | RT_NAMED) & ~(RT_EXITED | RT_GONE);
+	t->flags = (t->flags | RT_NAMED) & ~(RT_EXITED | RT_GONE | RT_THREAD_EXITED);
 }
 
 /* A new process or thread carries the name a reader gives it without a
@@ -108,10 +109,54 @@ void recover_note_exit(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t ti
 	/* A dying task still runs (and is sampled) after its EXIT record:
 	 * it keeps its name. A pid used again comes with a FORK; when that
 	 * was lost, a pc in none of the old mappings finds the new name. */
-	if (tid != pid || !(p = task_find(r, pid)))
+	if (tid != pid) {
+		if ((p = task_find(r, tid)))
+			p->flags |= RT_THREAD_EXITED;
+		return;
+	}
+	if (!(p = task_find(r, pid)))
 		return;
 	p->flags |= RT_EXITED;
 	p->exit_time = time;
+}
+
+bool recover_exited(const struct recover *r, uint32_t pid)
+{
+	uint32_t at;
+	return hmap_get(&r->index, pid, &at) && (r->tasks[at].flags & RT_EXITED);
+}
+
+void recover_carry(struct ingest *g, const struct hmap *pids, uint64_t t)
+{
+	struct recover *r = &g->recover;
+	size_t i, n = 0;
+	uint32_t v;
+
+	hmap_release(&r->index);
+	hmap_init(&r->index);
+	for (i = 0; i < r->ntasks; i++) {
+		struct recover_task *k = &r->tasks[i];
+		if (!hmap_get(pids, k->pid, &v) || !v || (k->flags & RT_THREAD_EXITED))
+			continue;
+		if (k->flags & RT_NAMED) {
+			struct rec_comm c;
+			memset(&c, 0, sizeof(c));
+			c.pid = k->pid;
+			c.tid = k->tid;
+			c.time = t;
+			store_put_comm(g->w, &c, k->name);
+		}
+		r->tasks[n] = *k;
+		hmap_put(&r->index, k->tid, (uint32_t)n);
+		n++;
+	}
+	r->ntasks = n;
+	if (r->ntasks < r->taskcap / 4) {
+		r->taskcap = MAX(r->ntasks, (size_t)16);
+		r->tasks = xrealloc(r->tasks, r->taskcap * sizeof(*r->tasks));
+	}
+	r->recovered_procs = r->recovered_threads = 0;
+	r->unrecovered_procs = r->unrecovered_samples = 0;
 }
 
 void recover_note_lost(struct ingest *g)

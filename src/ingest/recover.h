@@ -79,6 +79,16 @@ void recover_note_lost(struct ingest *g);
 
 /* Whether a record (or seed) named process pid. */
 bool recover_has_name(const struct recover *r, uint32_t pid);
+/* Whether the EXIT record of process pid's main thread came (and no
+ * FORK or COMM of the pid since). */
+bool recover_exited(const struct recover *r, uint32_t pid);
+
+/* The recording goes on in another file from time t (ingest_new_file):
+ * keep the tasks of the processes in pids (pid -> 1; 0: not) but the
+ * threads that exited, write a COMM at t for each one named, and start
+ * the counts again. */
+struct hmap;
+void recover_carry(struct ingest *g, const struct hmap *pids, uint64_t t);
 
 /* Before a sample of pid/tid at time is unwound: pc is its pc when it
  * was taken in user mode (0: none, or taken in the kernel). May write

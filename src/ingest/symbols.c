@@ -83,6 +83,9 @@ void ingest_put_symbols(struct ingest *g)
 	struct sym_chunk_stats st;
 	size_t n = 0, i;
 
+	if (g->symbol_lock)
+		pthread_mutex_lock(g->symbol_lock);
+
 	/* names are stored as the binaries have them; readers demangle, so
 	 * --no-demangle works on finished recordings too */
 	sym_set_demangle(ss, false);
@@ -101,9 +104,11 @@ void ingest_put_symbols(struct ingest *g)
 		keys[n].pid = pid[i];
 		n++;
 	}
-	sym_chunk_write(ss, g->w, keys, n, &src, &st);
+	sym_chunk_write_cached(ss, g->w, keys, n, &src, g->symcache, &st);
 	free(pid);
 	free(keys);
 	sym_session_free(ss);
 	g->symbols_session = NULL;
+	if (g->symbol_lock)
+		pthread_mutex_unlock(g->symbol_lock);
 }

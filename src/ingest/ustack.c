@@ -357,6 +357,32 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	return true;
 }
 
+void ingest_ustack_carry(struct ingest_ustack *u, const struct hmap *tids)
+{
+	size_t i, n = 0;
+	uint32_t v;
+
+	u->stack_reads = u->stack_reads_stale = 0;
+	u->deep_reads = u->deep_stale = u->deep_gone = 0;
+	u->cut_within_max = u->cut_beyond_max = 0;
+	hmap_release(&u->tail_index);
+	hmap_init(&u->tail_index);
+	for (i = 0; i < u->ntails; i++) {
+		if (!hmap_get(tids, u->tails[i].tid, &v)) {
+			free(u->tails[i].asked);
+			continue;
+		}
+		u->tails[n] = u->tails[i];
+		hmap_put(&u->tail_index, u->tails[n].tid, (uint32_t)n);
+		n++;
+	}
+	u->ntails = n;
+	if (u->ntails < u->tailcap / 4) {
+		u->tailcap = MAX(u->ntails, (size_t)16);
+		u->tails = xrealloc(u->tails, u->tailcap * sizeof(*u->tails));
+	}
+}
+
 void ingest_ustack_exit(struct ingest *g, uint32_t tid)
 {
 	uint32_t at;

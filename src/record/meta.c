@@ -62,6 +62,7 @@ void rec_put_header_meta(struct recorder *r)
 	const struct record_opts *o = r->o;
 	struct buf cmd = BUF_INIT;
 	char host[256] = "", perm[256];
+	uint64_t wall;
 	size_t i;
 
 	if (o->system_wide)
@@ -109,19 +110,12 @@ void rec_put_header_meta(struct recorder *r)
 	gethostname(host, sizeof(host) - 1);
 	store_put_meta(&r->w, "hostname", host);
 	store_put_meta_u64(&r->w, "start_ns", r->start_ns);
-	store_put_meta_u64(&r->w, "wall_start", (uint64_t)time(NULL));
-	{
-		/* the wall clock at start_ns (samples' clock is CLOCK_MONOTONIC):
-		 * a sample's wall time is wall_start_ns + (time - start_ns),
-		 * which is how a directory of recordings is read by wall-clock
-		 * time (stax top -i DIR --since ...) */
-		struct timespec rt;
-		uint64_t mono;
-		clock_gettime(CLOCK_REALTIME, &rt);
-		mono = now_ns();
-		store_put_meta_u64(&r->w, "wall_start_ns", (uint64_t)rt.tv_sec * 1000000000ull +
-				   (uint64_t)rt.tv_nsec - (mono - r->start_ns));
-	}
+	/* the wall-clock time of start_ns: a sample's wall time is
+	 * wall_start_ns + (its time - start_ns) */
+	wall = rec_wall_of(r->start_ns);
+	store_put_meta_u64(&r->w, "wall_start", wall / 1000000000ull);
+	store_put_meta_u64(&r->w, "wall_start_ns", wall);
+	rec_files_meta(r);
 	buf_release(&cmd);
 }
 
@@ -141,13 +135,13 @@ void rec_summary(struct recorder *r)
 		" Next: stax top -i %s, stax flame -i %s, stax info -i %s",
 		r->ing.samples, secs, event_name(r->ev), rate,
 		r->ing.lost + r->ing.lost_samples + r->dropped_put,
-		r->ing.throttles, r->o->output, size,
+		r->ing.throttles, rec_output(r), size,
 		r->ing.samples ? (double)r->w.bytes / r->ing.samples : 0.0,
-		r->o->output, r->o->output, r->o->output);
+		rec_output(r), rec_output(r), rec_output(r));
 	if (r->o->off_cpu)
 		note("recorded %" PRIu64 " off-CPU intervals, %.1f ms off the CPU in all."
 		     " Next: stax threads -i %s, stax flame --wall -i %s", r->ing.off.intervals,
-			r->ing.off.ns / 1e6, r->o->output, r->o->output);
+			r->ing.off.ns / 1e6, rec_output(r), rec_output(r));
 	if (r->ing.chains_capped) {
 		/* Offer, never change the system setting ourselves. */
 		long cap = (long)r->ing.max_stack;
@@ -249,6 +243,7 @@ void rec_put_end_meta(struct recorder *r, int exit_status)
 		store_put_meta(&r->w, "duration_ended", r->killed ? "SIGKILL" : "SIGTERM");
 	if (r->launched && !r->child_done)
 		store_put_meta(&r->w, "stopped", "early"); /* a second signal: CMD goes on */
+	rec_files_end_meta(r);
 	if (r->launched && r->child_done) {
 		struct rusage ru;
 		store_put_meta_u64(&r->w, "exit_status", (uint64_t)exit_status);

@@ -423,6 +423,25 @@ const struct moment_rec *moment_take(struct moment *m, uint32_t tid, uint64_t ti
 	return NULL;
 }
 
+void moment_compact(struct moment *m)
+{
+	size_t i, n = 0;
+	hmap_release(&m->thread_index);
+	hmap_init(&m->thread_index);
+	for (i = 0; i < m->nthreads; i++) {
+		if (!m->threads[i].head && !m->threads[i].asked)
+			continue;
+		m->threads[n] = m->threads[i];
+		hmap_put(&m->thread_index, m->threads[n].tid, (uint32_t)n);
+		n++;
+	}
+	m->nthreads = n;
+	if (m->nthreads < m->threadcap / 4) {
+		m->threadcap = MAX(m->nthreads, (size_t)16);
+		m->threads = xrealloc(m->threads, m->threadcap * sizeof(*m->threads));
+	}
+}
+
 void moment_expire(struct moment *m, uint64_t before)
 {
 	size_t i;

@@ -116,6 +116,11 @@ size_t moment_poll(struct moment *m);
  * the next moment_take() or moment_poll(). */
 const struct moment_rec *moment_take(struct moment *m, uint32_t tid, uint64_t time, uint64_t ip,
 				     uint64_t sp);
+/* Let go of the entries of threads with no record waiting that were
+ * never asked about or were forgotten (moment_forget_thread): a
+ * recorder that runs for long (stax agent) calls it at each new file, so
+ * that every thread ever seen does not stay. */
+void moment_compact(struct moment *m);
 /* Drop the records not taken that are older than before (their samples
  * were lost, or never asked for): counted unmatched. */
 void moment_expire(struct moment *m, uint64_t before);

@@ -98,6 +98,20 @@ struct recorder {
 	struct perf_event_attr wkattr;
 	struct waking_format wf;
 	struct err wakers_why;   /* why wakers are not recorded */
+	/* record_files (rotate.c): the file being written, its number, when
+	 * the next is due (CLOCK_MONOTONIC), or tried again after one could
+	 * not be made; why the current one ends; what the start of the
+	 * current one carried over */
+	char path[512];
+	uint32_t file_seq;
+	uint64_t next_rotate_ns, retry_ns, last_trim_ns, last_tick_ns, cap_checked_ns;
+	bool rotate_asked;       /* SIGHUP */
+	bool no_file;            /* the next file could not be begun: none is open */
+	bool files_stop;         /* no next file for too long: end this one, fail */
+	uint64_t retry_since;    /* when the next file first could not be made */
+	const char *end_why;
+	uint64_t cap_ends;       /* files ended early at record_files.file_cap */
+	struct ingest_carry kept;
 	/* the in-kernel reader (moment_ops.c; NULL: not there, and why) */
 	struct moment *moment;
 	struct err moment_why;
@@ -106,6 +120,30 @@ struct recorder {
 	uint64_t moment_map_errors; /* its maps refused an update */
 	uint64_t mwords_addr[MOMENT_WORDS_MAX], mwords_val[MOMENT_WORDS_MAX];
 };
+
+/* The file being written, for messages: -o's, or record_files' current. */
+const char *rec_output(const struct recorder *r);
+/* The file could not be written: stop recording, cut it back to its last
+ * whole chunk, say so once (recorder.c). */
+void rec_write_failed(struct recorder *r);
+
+/* ---- rotate.c: one file after another (record_files) ---- */
+
+/* The wall-clock time (ns since the epoch) of CLOCK_MONOTONIC mono_ns. */
+uint64_t rec_wall_of(uint64_t mono_ns);
+/* Make the first file; -1 with r->err. */
+int rec_files_first(struct recorder *r);
+/* META records of each file's start, and of its end (no-ops for one file). */
+void rec_files_meta(struct recorder *r);
+void rec_files_end_meta(struct recorder *r);
+/* The last file ended (finish()): tell record_files. */
+void rec_files_done(struct recorder *r);
+/* From the loop, after a drain: end the file and begin the next when it
+ * is due (and all records up to r->safe were handled), let go of unused
+ * unwind tables, call the tick. */
+void rec_files_step(struct recorder *r);
+/* End the current file at t and go on in the next; why says why. */
+void rec_files_rotate(struct recorder *r, uint64_t t, const char *why);
 
 /* ---- open.c: the events, opened into their rings ---- */
 

@@ -30,15 +30,19 @@
 /* ---- signals: a self-pipe wakes the poll loop ---- */
 
 static int sig_pipe[2] = { -1, -1 };
-static volatile sig_atomic_t sig_count, sig_last, sig_user;
+static volatile sig_atomic_t sig_count, sig_last, sig_user, sig_hup;
 static bool sig_stop;
+/* record_files: SIGHUP starts the next file instead of stopping */
+static volatile sig_atomic_t hup_rotates;
 static sig_atomic_t sig_seen, sig_forwarded;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int e = errno;
 	(void)uc;
-	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+	if (sig == SIGHUP && hup_rotates) {
+		sig_hup++;
+	} else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
 		sig_last = sig;
 		/* si_code <= 0: sent by a process (kill), not by the terminal */
 		sig_user = si && si->si_code <= 0;
@@ -409,6 +413,11 @@ static bool targets_alive(struct recorder *r)
  * attached with -p, any of them stops the recording. */
 static void handle_signals(struct recorder *r)
 {
+	static sig_atomic_t hup_seen;
+	if (hup_seen != sig_hup) {
+		hup_seen = sig_hup;
+		r->rotate_asked = true;
+	}
 	while (sig_seen != sig_count) {
 		sig_seen++;
 		if (!r->launched || r->child_done) {
@@ -467,7 +476,7 @@ static void stop_events(struct recorder *r)
 /* The file could not be written (the disk is full): stop recording, cut
  * the file back to its last whole chunk, and say so, once. CMD is left
  * to run on; the caller waits for it. */
-static void write_failed(struct recorder *r)
+void rec_write_failed(struct recorder *r)
 {
 	int e = r->w.err ? -r->w.err : EIO;
 	const char *hint = e == EFBIG ? "raise the file size limit, ulimit -f" :
@@ -486,10 +495,10 @@ static void write_failed(struct recorder *r)
 			 r->o->argv[0], (int)r->child.pid);
 	if (r->end_ns) /* while ending the file: the recording had stopped */
 		error("cannot write %s: %s (the file keeps what was written before, and may lack the"
-		      " symbols; %s)", r->o->output, strerror(e), hint);
+		      " symbols; %s)", rec_output(r), strerror(e), hint);
 	else
 		error("cannot write %s: %s (stopped recording after %.1f s; the file keeps what was"
-		      " written until then%s; %s)", r->o->output, strerror(e),
+		      " written until then%s; %s)", rec_output(r), strerror(e),
 		      (r->fail_ns - r->start_ns) / 1e9, what, hint);
 }
 
@@ -531,7 +540,7 @@ static void record_oom(void)
 		}
 	} else {
 		len = snprintf(msg, sizeof(msg), "stax: error: out of memory (%s keeps what was written"
-			       " until now, and may lack the symbols)\n", r ? r->o->output : "the file");
+			       " until now, and may lack the symbols)\n", r ? rec_output(r) : "the file");
 		if (write(2, msg, (size_t)MIN(len, (int)sizeof(msg) - 1)) < 0) {
 			/* nothing to do */
 		}
@@ -640,8 +649,9 @@ static int prepare(struct recorder *r)
 	/* before anything is created: a -m that cannot work stops here */
 	if (rec_size_rings(r, attr))
 		return -1;
-	if (create_output(r))
+	if (o->files ? rec_files_first(r) : create_output(r))
 		return -1;
+	hup_rotates = o->files != NULL;
 	ingest_init(&r->ing, &r->w, o->unwind);
 	r->prepared = true;
 	r->ing.live = true; /* JIT code bytes can be read from the targets */
@@ -652,6 +662,10 @@ static int prepare(struct recorder *r)
 		ingest_enable_python(&r->ing);
 	if (o->off_cpu)
 		ingest_enable_offcpu(&r->ing);
+	if (o->files) {
+		ingest_keep_symbols(&r->ing);
+		r->ing.symbol_lock = o->files->symbol_lock;
+	}
 	if (r->wakers)
 		ingest_enable_wakers(&r->ing, r->wf.flags_off, r->wf.pid_off);
 	rec_moment_open(r);
@@ -810,7 +824,8 @@ static void loop(struct recorder *r)
 			ingest_checkpoint(&r->ing, done);
 			/* a write error stops the recording, never CMD */
 			if (store_maybe_flush(&r->w))
-				write_failed(r);
+				rec_write_failed(r);
+			rec_files_step(r);
 		}
 		if (r->launched && waitpid(r->child.pid, &status, WNOHANG) == r->child.pid) {
 			r->child_status = status;
@@ -819,7 +834,7 @@ static void loop(struct recorder *r)
 		}
 		if (!r->launched && (r->failed || !targets_alive(r)))
 			break;
-		if (sig_stop)
+		if (sig_stop || r->files_stop)
 			break;
 		if (deadline && now_ns() >= deadline) {
 			if (!r->launched)
@@ -851,6 +866,8 @@ static int finish(struct recorder *r, int *exit_status)
 	} else {
 		r->end_ns = r->fail_ns;
 	}
+	if (r->no_file)
+		return -1; /* said when it happened; the last file is whole */
 	if (r->launched && !r->child_done && sig_stop) {
 		/* a second signal: exit as if it had ended stax */
 		*exit_status = 128 + sig_last;
@@ -870,16 +887,17 @@ static int finish(struct recorder *r, int *exit_status)
 		if (!e)
 			e = store_sync(&r->w);
 		if (e)
-			write_failed(r);
+			rec_write_failed(r);
 	}
 	rec_put_end_meta(r, *exit_status);
 	if (store_writer_close(&r->w) && !r->failed)
-		write_failed(r);
+		rec_write_failed(r);
 	if (r->failed)
 		return -1;
+	rec_files_done(r);
 	if (!o->quiet)
 		rec_summary(r);
-	return 0;
+	return r->files_stop ? -1 : 0; /* said when it stopped */
 }
 
 /* Free what the session holds; a session that failed before recording
@@ -895,6 +913,7 @@ static void release(struct recorder *r, bool failed)
 	set_oom_handler(NULL);
 	oom_rec = NULL;
 	restore_signals();
+	hup_rotates = 0;
 	rqueue_release(&r->q);
 	for (i = 0; i < r->nfds; i++)
 		close(r->fds[i]);

@@ -114,6 +114,8 @@ void state_fork(struct state *s, uint32_t pid, uint32_t ppid)
 	}
 	child->root = 0;
 	child->image = 0;
+	child->exited = false;
+	child->used = 0;
 	child->gen = ++s->gens;
 }
 
@@ -125,7 +127,69 @@ void state_exec(struct state *s, uint32_t pid)
 	p->nranges = p->cap = 0;
 	p->image++;
 	p->root = 0;
+	p->exited = false;
 	p->gen = ++s->gens;
+}
+
+void state_exit(struct state *s, uint32_t pid)
+{
+	uint32_t idx;
+	if (hmap_get(&s->proc_index, pid, &idx))
+		s->procs[idx].exited = true;
+}
+
+uint32_t *state_compact(struct state *s, bool (*keep)(void *arg, const struct state_proc *p), void *arg,
+			size_t *old_n)
+{
+	uint32_t *remap = xcalloc(s->nmaps + 1, sizeof(*remap)), next = 0;
+	size_t i, j, n = 0;
+	struct state_mapping *maps;
+
+	/* the processes kept, in their order; the mappings their ranges use */
+	hmap_release(&s->proc_index);
+	hmap_init(&s->proc_index);
+	for (i = 0; i < s->nprocs; i++) {
+		struct state_proc *p = &s->procs[i];
+		if (!keep(arg, p)) {
+			free(p->ranges);
+			continue;
+		}
+		for (j = 0; j < p->nranges; j++)
+			remap[p->ranges[j].id] = 1;
+		s->procs[n] = *p;
+		hmap_put(&s->proc_index, p->pid, (uint32_t)n);
+		n++;
+	}
+	s->nprocs = n;
+	/* new ids in the order of the old ones */
+	maps = xmalloc((s->nmaps ? s->nmaps : 1) * sizeof(*maps));
+	for (i = 1; i <= s->nmaps; i++) {
+		if (!remap[i]) {
+			free(s->maps[i - 1].path);
+			continue;
+		}
+		remap[i] = ++next;
+		maps[next - 1] = s->maps[i - 1];
+		maps[next - 1].id = next;
+	}
+	free(s->maps);
+	s->maps = maps;
+	*old_n = s->nmaps;
+	s->nmaps = next;
+	s->mapcap = s->nmaps ? s->nmaps : 1;
+	for (i = 0; i < s->nprocs; i++) {
+		struct state_proc *p = &s->procs[i];
+		for (j = 0; j < p->nranges; j++)
+			p->ranges[j].id = remap[p->ranges[j].id];
+		p->root = 0;
+		p->gen = ++s->gens;
+	}
+	/* give back what a burst of processes took */
+	if (s->nprocs < s->proccap / 4) {
+		s->proccap = MAX(s->nprocs, (size_t)16);
+		s->procs = xrealloc(s->procs, s->proccap * sizeof(*s->procs));
+	}
+	return remap;
 }
 
 uint64_t state_gen(struct state *s, uint32_t pid)

@@ -3,9 +3,12 @@
  * The recorder feeds it the kernel's FORK/COMM/MMAP2 records in time
  * order (seeded from /proc when attaching) and asks, per frame, which
  * mapping holds an address. Mappings are numbered from 1 in the order
- * they are added and never freed; a forked child shares its parent's
- * mapping ids (same file, same addresses). An exec starts a new image:
- * its mappings are cleared and it gets a new image number.
+ * they are added; a forked child shares its parent's mapping ids (same
+ * file, same addresses). An exec starts a new image: its mappings are
+ * cleared and it gets a new image number. Nothing is freed until
+ * state_compact(), which a recorder that starts a new file calls: it
+ * keeps the processes still alive and the mappings they use, numbered
+ * from 1 again (the ids of one recording file).
  */
 #ifndef STAX_STATE_STATE_H
 #define STAX_STATE_STATE_H
@@ -40,6 +43,8 @@ struct state_proc {
 	size_t nranges, cap;
 	uint64_t gen;          /* changes whenever ranges change; never the same
 				* for two processes or two versions (see state_gen) */
+	uint64_t used;         /* time of its last sample (the ingester sets it), 0 none */
+	bool exited;           /* its main thread's EXIT was seen (state_exit) */
 };
 
 struct state {
@@ -78,5 +83,19 @@ uint32_t state_find_part(struct state *s, uint32_t pid, uint64_t addr, uint64_t 
 uint64_t state_gen(struct state *s, uint32_t pid);
 /* Mapping by id, NULL when out of range. */
 const struct state_mapping *state_mapping(const struct state *s, uint32_t id);
+
+/* The main thread of pid exited (its EXIT record, tid == pid): the
+ * process goes at the next state_compact(). A FORK or exec of the pid
+ * later (a pid used again) clears it. */
+void state_exit(struct state *s, uint32_t pid);
+
+/* Keep only the processes keep(arg, p) says, and the mappings their
+ * ranges use, numbered 1, 2, ... in the order of their old ids (shared
+ * ones stay shared). Every process's stack root is cleared and its
+ * generation changed (the ids in its ranges are new). Returns the old
+ * id -> new id table, remap[0 .. old nmaps] (0: dropped), for the
+ * caller to free; *old_n gets the old number of mappings. */
+uint32_t *state_compact(struct state *s, bool (*keep)(void *arg, const struct state_proc *p), void *arg,
+			size_t *old_n);
 
 #endif

@@ -57,4 +57,25 @@ struct sym_chunk_stats {
 size_t sym_chunk_write(struct sym_session *ss, struct store_writer *w, struct sym_chunk_key *keys, size_t n,
 		       const struct sym_chunk_source *src, struct sym_chunk_stats *st);
 
+/* What the symbols chunks of one recording file named, kept for the
+ * next file of the same recording (stax agent: a file every few
+ * minutes, each with the symbols of its own addresses): an address
+ * named before is named the same again without its module's tables
+ * (symbol table, DWARF) being opened. Keyed by the module's build-id,
+ * the address's offset in the file and its kind (kernel addresses as
+ * they are); addresses of files without a build-id and JIT code are
+ * never kept. An entry none of the last 16 writes used is let go, and
+ * past 16 MiB one the last two did not use. */
+struct sym_chunk_cache;
+struct sym_chunk_cache *sym_chunk_cache_new(void);
+void sym_chunk_cache_free(struct sym_chunk_cache *c);
+/* Bytes it holds, and its hits and misses so far. */
+size_t sym_chunk_cache_bytes(const struct sym_chunk_cache *c);
+void sym_chunk_cache_counts(const struct sym_chunk_cache *c, uint64_t *hits, uint64_t *misses);
+/* sym_chunk_write() that takes names from cache and keeps the new ones
+ * there (cache NULL: sym_chunk_write()). */
+size_t sym_chunk_write_cached(struct sym_session *ss, struct store_writer *w, struct sym_chunk_key *keys,
+			      size_t n, const struct sym_chunk_source *src, struct sym_chunk_cache *cache,
+			      struct sym_chunk_stats *st);
+
 #endif

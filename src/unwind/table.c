@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -992,6 +993,30 @@ static void add_start_context(Elf *elf, struct utable *t)
 	t->nroots++;
 }
 
+
+/* Whether this is the first time this process finds bad CFI in path: a
+ * table let go and built again (stax agent, for weeks) says it once. */
+static bool first_bad_cfi(const char *path)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t seen[256];
+	static size_t nseen, next; /* the oldest forgotten past 256 */
+	uint64_t h = hash_bytes(path, strlen(path)) | 1;
+	bool first = true;
+	size_t i;
+
+	pthread_mutex_lock(&lock);
+	for (i = 0; i < nseen && first; i++)
+		first = seen[i] != h;
+	if (first) {
+		seen[next] = h;
+		next = (next + 1) % ARRAY_SIZE(seen);
+		nseen += nseen < ARRAY_SIZE(seen);
+	}
+	pthread_mutex_unlock(&lock);
+	return first;
+}
+
 /* Find m's debug file (by build-id, else by .gnu_debuglink) once. */
 static Elf *debug_open(struct module *m, int *fd, char **dpath)
 {
@@ -1066,7 +1091,7 @@ struct utable *utable_build(struct module *m)
 		}
 	}
 	r = nsecs ? utable_compile(t, secs, nsecs) : -ENOENT;
-	if (t->err == -EINVAL || r == -EINVAL) {
+	if ((t->err == -EINVAL || r == -EINVAL) && first_bad_cfi(path)) {
 		int s = t->err_sec < nsecs ? t->err_sec : 0;
 		const char *f = secs[s].err_file ? secs[s].err_file : "?";
 		warn("bad CFI in %s: %s at offset %#zx (%s:%d); "

@@ -45,6 +45,8 @@ struct umod {
 	uint8_t bid[20];
 	size_t bid_size;
 	uint64_t found;             /* u->finds when last found (0: never used) */
+	uint32_t ti;                /* index of t's table in the unwinder's tables */
+	uint32_t stamp;             /* the unwinder's epoch when last used */
 	bool used;
 	/* the context start function (ROOT_K_CONTEXT) of the table, as ELF
 	 * addresses [ctx_lo, ctx_hi); 0, 0 when it has none: checked at
@@ -79,7 +81,9 @@ struct prefetch {
 	size_t nwant;
 	struct hmap asked;          /* hash of path and build-id -> 1: asked for once */
 	struct module **held;
-	size_t nheld, cap_held;
+	uint32_t *held_epoch;       /* the unwinder's epoch when compiled */
+	size_t nheld, cap_held, cap_held_epoch;
+	uint32_t epoch;             /* the unwinder's, for held_epoch */
 };
 
 struct unwinder {
@@ -97,8 +101,11 @@ struct unwinder {
 	struct umod slots[MOD_SLOTS];
 	struct hmap by_key;         /* file key -> index in tables */
 	const struct utable **tables; /* each its module's MODULE_UNWIND part */
-	struct module **mods;         /* held while the unwinder lives */
-	size_t ntables, cap_tables, cap_mods;
+	struct module **mods;         /* held until unwind_trim() or unwinder_free() */
+	uint64_t *keys;               /* each one's file key (by_key) */
+	size_t ntables, cap_tables, cap_mods, cap_keys;
+	uint32_t epoch;               /* unwind_trim() calls */
+	uint64_t released;            /* tables let go by unwind_trim() */
 	struct unwind_stats stats;
 	uint8_t *xbuf;              /* XREAD_SIZE (64 KiB) bytes: see unw_xread() */
 	struct prefetch pf;

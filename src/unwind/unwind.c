@@ -67,6 +67,8 @@ static void *prefetch_main(void *arg)
 		free(path);
 		pthread_mutex_lock(&pf->lock);
 		GROW(pf->held, pf->cap_held, pf->nheld + 1);
+		GROW(pf->held_epoch, pf->cap_held_epoch, pf->nheld + 1);
+		pf->held_epoch[pf->nheld] = pf->epoch;
 		pf->held[pf->nheld++] = m;
 	}
 	pthread_mutex_unlock(&pf->lock);
@@ -119,6 +121,7 @@ static void prefetch_stop(struct prefetch *pf)
 		module_put(pf->held[i]);
 	}
 	free(pf->held);
+	free(pf->held_epoch);
 	hmap_release(&pf->asked);
 	pthread_cond_destroy(&pf->cv);
 	pthread_mutex_destroy(&pf->lock);
@@ -137,6 +140,7 @@ void unwinder_free(struct unwinder *u)
 	}
 	free(u->tables);
 	free(u->mods);
+	free(u->keys);
 	free(u->xbuf);
 	hmap_release(&u->by_key);
 	free(u);
@@ -145,6 +149,79 @@ void unwinder_free(struct unwinder *u)
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	*st = u->stats;
+	st->held = u->ntables;
+	st->released = u->released;
+}
+
+/* The prefetch thread's holds older than one trim: a table a sample
+ * uses is held by the unwinder itself (table_get), so these only kept
+ * the ones no sample came to. */
+static void prefetch_trim(struct prefetch *pf, uint32_t epoch)
+{
+	size_t i, n = 0;
+	pthread_mutex_lock(&pf->lock);
+	for (i = 0; i < pf->nheld; i++) {
+		if (pf->held_epoch[i] + 1 < epoch) {
+			module_part_put(pf->held[i], MODULE_UNWIND);
+			module_put(pf->held[i]);
+			continue;
+		}
+		pf->held[n] = pf->held[i];
+		pf->held_epoch[n++] = pf->held_epoch[i];
+	}
+	pf->nheld = n;
+	pf->epoch = epoch;
+	/* a file mapped again may be prefetched again */
+	hmap_release(&pf->asked);
+	hmap_init(&pf->asked);
+	pthread_mutex_unlock(&pf->lock);
+}
+
+size_t unwind_trim(struct unwinder *u)
+{
+	uint32_t *to = xcalloc(u->ntables + 1, sizeof(*to));
+	size_t i, n = 0, released = 0, old = u->ntables;
+
+	/* the tables of the slots used since the last trim stay */
+	for (i = 0; i < MOD_SLOTS; i++)
+		if (u->slots[i].used && u->slots[i].stamp == u->epoch && u->slots[i].ti < u->ntables)
+			to[u->slots[i].ti] = 1;
+	hmap_release(&u->by_key);
+	hmap_init(&u->by_key);
+	for (i = 0; i < u->ntables; i++) {
+		if (!to[i]) {
+			module_part_put(u->mods[i], MODULE_UNWIND);
+			module_put(u->mods[i]);
+			released++;
+			to[i] = UINT32_MAX;
+			continue;
+		}
+		u->tables[n] = u->tables[i];
+		u->mods[n] = u->mods[i];
+		u->keys[n] = u->keys[i];
+		hmap_put(&u->by_key, u->keys[n], (uint32_t)n);
+		to[i] = (uint32_t)n++;
+	}
+	u->ntables = n;
+	/* a slot of a table let go is empty again; the others point anew */
+	for (i = 0; i < MOD_SLOTS; i++) {
+		struct umod *s = &u->slots[i];
+		if (!s->used)
+			continue;
+		if (s->ti >= old || to[s->ti] == UINT32_MAX) {
+			free(s->path);
+			memset(s, 0, sizeof(*s));
+			continue;
+		}
+		s->ti = to[s->ti];
+	}
+	free(to);
+	u->nseen = 0;
+	u->space = 0;
+	u->released += released;
+	u->epoch++;
+	prefetch_trim(&u->pf, u->epoch);
+	return released;
 }
 
 static uint64_t file_key(const struct module_ref *m)
@@ -175,21 +252,27 @@ static void table_free(void *t)
 }
 
 /* The table of m's file: its module's (module/module.h), built once
- * for every unwinder of the process, held until unwinder_free(). */
-static const struct utable *table_get(struct unwinder *u, const struct module_ref *m)
+ * for every unwinder of the process, held until unwind_trim() finds it
+ * unused or unwinder_free(); *ti gets its index in u->tables. */
+static const struct utable *table_get(struct unwinder *u, const struct module_ref *m, uint32_t *ti)
 {
 	uint64_t key = file_key(m);
 	uint32_t idx;
 
-	if (hmap_get(&u->by_key, key, &idx))
+	if (hmap_get(&u->by_key, key, &idx)) {
+		*ti = idx;
 		return u->tables[idx];
+	}
 	struct module *mod = module_get(m->path, m->build_id, m->build_id ? m->build_id_size : 0);
 	const struct utable *t = module_part(mod, MODULE_UNWIND, table_build, table_free, NULL);
 	GROW(u->tables, u->cap_tables, u->ntables + 1);
 	GROW(u->mods, u->cap_mods, u->ntables + 1);
+	GROW(u->keys, u->cap_keys, u->ntables + 1);
 	u->mods[u->ntables] = mod;
 	u->tables[u->ntables] = t;
+	u->keys[u->ntables] = key;
 	hmap_put(&u->by_key, key, (uint32_t)u->ntables);
+	*ti = (uint32_t)u->ntables;
 	u->ntables++;
 	u->stats.modules++;
 	if (!t->nrows)
@@ -225,6 +308,7 @@ const struct umod *unw_module_for(struct unwinder *u, const struct unwind_input 
 	for (int i = 0; i < MOD_WAYS; i++) {
 		if (slot_matches(&set[i], &m)) {
 			set[i].found = u->finds;
+			set[i].stamp = u->epoch;
 			return &set[i];
 		}
 		if (set[i].found < s->found)
@@ -243,7 +327,8 @@ const struct umod *unw_module_for(struct unwinder *u, const struct unwind_input 
 		memcpy(s->bid, m.build_id, m.build_id_size);
 		s->bid_size = m.build_id_size;
 	}
-	s->t = table_get(u, &m);
+	s->stamp = u->epoch;
+	s->t = table_get(u, &m, &s->ti);
 	/* a table of another machine's file says nothing of these samples
 	 * (the host's vDSO read for a recording of another machine) */
 	if (s->t->nrows && s->t->arch != u->arch->id)

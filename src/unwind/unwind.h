@@ -232,6 +232,15 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 		   struct unwind_frame *frames, size_t max,
 		   struct unwind_result *res);
 
+/* Let go of the tables no sample used since the last call (the first:
+ * since unwinder_new()), and of those compiled ahead that no sample
+ * came to within a call: each is its module's part, freed when no one
+ * else holds it, and compiled again (or read back from the table cache
+ * on disk) when a later sample needs it. A recorder that runs for long
+ * calls it now and then, so that the tables of programs that came and
+ * went do not stay. Returns how many were let go. */
+size_t unwind_trim(struct unwinder *u);
+
 /* Counters since unwinder_new(), for reports and `stax doctor`. */
 struct unwind_stats {
 	size_t modules;          /* tables built (one per distinct file) */
@@ -241,6 +250,8 @@ struct unwind_stats {
 	size_t samples, spliced; /* samples unwound, of which spliced */
 	size_t mappings;         /* mappings entered in the unwinder's cache (a
 				  * mapping evicted and found again counts again) */
+	size_t held;             /* tables held now */
+	uint64_t released;       /* tables let go by unwind_trim() */
 };
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 

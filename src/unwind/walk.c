@@ -164,8 +164,11 @@ static const struct umod *seen_module(struct unwinder *u, const struct unwind_in
 	const struct umod *mod;
 
 	for (int i = 0; i < u->nseen; i++)
-		if (addr >= u->seen[i]->start && addr < u->seen[i]->end)
+		if (addr >= u->seen[i]->start && addr < u->seen[i]->end) {
+			/* the slots are the unwinder's own: seen only keeps them const */
+			((struct umod *)u->seen[i])->stamp = u->epoch;
 			return u->seen[i];
+		}
 	mod = unw_module_for(u, in, addr);
 	if (mod && u->nseen < SEEN) {
 		u->seen[u->nseen++] = mod;

@@ -120,6 +120,59 @@ static void recovery_text(const struct profile *p, FILE *out)
 			gone_samples == 1 ? "" : "s");
 }
 
+/* A recording of stax agent, one file of several (META agent,
+ * file_seq, ... by record/rotate.c): which one, why it ended, what its
+ * start carried over and let go, and the agent's memory at its end. */
+static void agent_text(const struct profile *p, FILE *out)
+{
+	char state[32], cache[32], rss[32], cap[32];
+	uint64_t seq = profile_meta_u64(p, "file_seq"), rot = profile_meta_u64(p, "rotate_ns");
+
+	if (!profile_meta(p, "agent"))
+		return;
+	fprintf(out, "agent:       recording %" PRIu64 " of stax agent's (a new one every %g s)", seq, rot / 1e9);
+	if (profile_meta(p, "file_end"))
+		fprintf(out, ", ended by %s", profile_meta(p, "file_end"));
+	if (seq > 1)
+		fprintf(out, "; at its start %" PRIu64 " live processes and %" PRIu64 " mappings carried over,"
+			" %" PRIu64 " that had exited let go, %" PRIu64 " evicted (beyond %" PRIu64 ")",
+			profile_meta_u64(p, "carried_processes"), profile_meta_u64(p, "carried_mappings"),
+			profile_meta_u64(p, "dropped_processes"), profile_meta_u64(p, "evicted_processes"),
+			profile_meta_u64(p, "max_processes"));
+	fputc('\n', out);
+	if (!profile_meta(p, "rss_bytes"))
+		return;
+	format_size(state, sizeof(state), profile_meta_u64(p, "state_bytes"));
+	format_size(cap, sizeof(cap), profile_meta_u64(p, "file_cap_bytes"));
+	format_size(cache, sizeof(cache), profile_meta_u64(p, "symbol_cache_bytes"));
+	format_size(rss, sizeof(rss), profile_meta_u64(p, "rss_bytes"));
+	fprintf(out, "memory:      at its end: %s resident; state of this recording %s (cap %s; %" PRIu64
+		" recording%s ended early at it), symbol cache %s, unwind tables %" PRIu64 " held (%" PRIu64
+		" let go so far)\n", rss, state, cap, profile_meta_u64(p, "files_ended_at_cap"),
+		profile_meta_u64(p, "files_ended_at_cap") == 1 ? "" : "s", cache,
+		profile_meta_u64(p, "unwind_tables_held"), profile_meta_u64(p, "unwind_tables_released"));
+}
+
+static void agent_json(const struct profile *p, struct jw *w)
+{
+	static const char *const keys[] = {
+		"start_ns", "end_ns", "wall_start_ns", "file_seq", "rotate_ns", "max_processes", "file_cap_bytes", "carried_processes",
+		"carried_mappings", "dropped_processes", "evicted_processes", "files_ended_at_cap",
+		"unwind_tables_held", "unwind_tables_released", "state_bytes", "symbol_cache_bytes",
+		"symbol_cache_hits", "symbol_cache_misses", "rss_bytes",
+	};
+	size_t i;
+	if (!profile_meta(p, "agent"))
+		return;
+	jw_object(w, "agent");
+	for (i = 0; i < ARRAY_SIZE(keys); i++)
+		if (profile_meta(p, keys[i]))
+			jw_u64(w, keys[i], profile_meta_u64(p, keys[i]));
+	if (profile_meta(p, "file_end"))
+		jw_str(w, "file_end", profile_meta(p, "file_end"));
+	jw_object_end(w);
+}
+
 static void recovery_json(const struct profile *p, struct jw *w)
 {
 	uint64_t ring = profile_meta_u64(p, "ring_bytes");
@@ -496,6 +549,7 @@ static void info_json(const struct profile *p, const struct info_summary *s, FIL
 	jw_object_end(&w);
 	jw_u64(&w, "trimmed", s->trimmed);
 	recovery_json(p, &w);
+	agent_json(p, &w);
 	if (p->noffcpu) {
 		jw_object(&w, "off_cpu");
 		jw_u64(&w, "intervals", s->off_n);
@@ -611,6 +665,7 @@ static void head_text(const struct profile *p, const struct info_summary *s, FIL
 			" pointers\n", s->trimmed, s->trimmed == 1 ? "" : "s", 100.0 * s->trimmed / s->kept,
 			s->trimmed == 1 ? "its" : "their");
 	recovery_text(p, out);
+	agent_text(p, out);
 	if (s->off_n) {
 		int r;
 		fprintf(out, "off-cpu:     %" PRIu64 " intervals, %.1f ms (", s->off_n, s->off_ns / 1e6);

@@ -46,7 +46,8 @@ grep -q '^## 1\. Recording overhead' "$T/out" && ok "tables printed" || fail "ta
 for s in "1. Recording overhead" "2. File size" "3. Stack quality" "4. Start-up" \
 	"5. Answer time" "5b. Reading perf.data" "6. Memory" "7. Unwinder" \
 	"8. Symbolization" "9. Switch recording" "10. Long recording" "11. Crash safety" \
-	"12. Real programs" "12b. Unwind table of a big library" "13. The page" "14. The in-kernel reader"; do
+	"12. Real programs" "12b. Unwind table of a big library" "13. The page" "14. The in-kernel reader" \
+	"16. stax agent under process churn" "16b. stax agent: the targets"; do
 	S=$s awk 'index($0, "## " ENVIRON["S"]) == 1 { in_s = 1; next }
 	in_s && /^## / { exit }
 	in_s && /^Target: .* Status: \*\*(met|not met|n\/a)/ { t = 1 }
@@ -68,8 +69,13 @@ py = d["run"].get("python", "none") != "none"
 nw = 6 if py else 5
 want = {"1": nw * 2 * 6, "2": nw * 2 * 5, "3": (3 if py else 2) * 8, "4": 3,
         "5": 5, "5b": 4, "6": 20, "7": 16 if py else 9, "8": 6, "9": 5, "10": 3, "11": 3,
-        "12b": 3, "13": 3, "14": (3 if py else 2) * 3}
+        "12b": 3, "13": 3, "14": (3 if py else 2) * 3, "16b": 5}
 bad = []
+# 16: a row every 3 s of a 12 s run (the readings' own pace decides 3 or 4)
+if "16" in secs and len(secs["16"]["rows"]) >= 2:
+    want["16"] = len(secs["16"]["rows"])
+else:
+    bad.append("section 16 has fewer than 2 rows")
 # 12: every program has its three recorders (perf -g, perf DWARF, stax),
 # or one row saying why it was skipped, marked n/a
 if "12" in secs:

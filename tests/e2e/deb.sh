@@ -1,7 +1,8 @@
 #!/bin/sh
 # deb.sh - make deb builds a Debian package holding exactly the stripped
 # binary, the gzipped man page, bash and zsh completion, copyright and
-# both changelogs, with the version of scripts/version.sh, Depends from
+# both changelogs, stax agent's systemd unit (systemd-analyze verify
+# accepts it), with the version of scripts/version.sh, Depends from
 # dpkg-shlibdeps, Recommends/Suggests for the libraries opened on use,
 # and no lintian errors.
 # stax-test: no-sanitize, seconds=40 (make deb builds stax anew with Debian's flags: the sanitizer build is not what it packages)
@@ -53,6 +54,7 @@ case "$sug" in *libdebuginfod*) ok "Suggests libdebuginfod ($sug)" ;;
 
 dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\.\//, "", $NF); print $NF }' | sort >"$T/files"
 cat >"$T/expected" <<EOX
+lib/systemd/system/stax-agent.service
 usr/bin/stax
 usr/share/bash-completion/completions/stax
 usr/share/doc/stax/changelog.Debian.gz
@@ -89,4 +91,22 @@ gzip -dc "$x/usr/share/doc/stax/changelog.gz" 2>/dev/null | cmp -s - "$ROOT/CHAN
 cmp -s "$x/usr/share/bash-completion/completions/stax" "$ROOT/completion/stax.bash" &&
 	cmp -s "$x/usr/share/zsh/vendor-completions/_stax" "$ROOT/completion/_stax" &&
 	ok "the completion files are the checkout's" || fail "the completion files are the checkout's" "differ"
+unit=$x/lib/systemd/system/stax-agent.service
+if grep -qx 'ExecStart=/usr/bin/stax agent --dir /var/lib/stax' "$unit" 2>/dev/null; then
+	ok "the agent's unit starts /usr/bin/stax agent --dir /var/lib/stax"
+else
+	fail "the agent's unit starts /usr/bin/stax" "$(grep ExecStart "$unit" 2>&1)"
+fi
+if command -v systemd-analyze >/dev/null 2>&1; then
+	mkdir -p "$T/unit"
+	sed "s|=/usr/bin/stax|=$x/usr/bin/stax|" "$unit" >"$T/unit/stax-agent.service"
+	if systemd-analyze verify --man=no "$T/unit/stax-agent.service" >"$T/verify.out" 2>&1 &&
+		[ ! -s "$T/verify.out" ]; then
+		ok "systemd-analyze verify: the packaged unit has no errors or warnings"
+	else
+		fail "systemd-analyze verify accepts the packaged unit" "$(head -n 3 "$T/verify.out" | tr '\n' '|')"
+	fi
+else
+	skip "systemd-analyze verify of the packaged unit" "systemd-analyze is not installed (apt-get install systemd)"
+fi
 done_testing

@@ -1,14 +1,15 @@
 #!/bin/sh
 # install.sh - make install DESTDIR=DIR puts exactly the binary, the man
-# page and the bash and zsh completion under DIR (and nothing anywhere
-# else), BINDIR and MANDIR move them, make uninstall removes them; the
+# page, the bash and zsh completion and stax agent's systemd unit under
+# DIR (and nothing anywhere else), BINDIR and MANDIR move them, make
+# uninstall removes them; systemd-analyze verify accepts the unit; the
 # completion offers what stax help lists.
 # stax-test: no-sanitize, seconds=15 (make install copies ./stax, the normal build: the sanitizer build is not what it installs)
 . "$(dirname "$0")/lib.sh"
 require_stax
 
 want=$(sh "$ROOT/scripts/version.sh" 2>/dev/null)
-paths="/usr/local/bin/stax /usr/local/share/man/man1/stax.1 /usr/local/share/bash-completion/completions/stax /usr/local/share/zsh/site-functions/_stax"
+paths="/usr/local/bin/stax /usr/local/share/man/man1/stax.1 /usr/local/share/bash-completion/completions/stax /usr/local/share/zsh/site-functions/_stax /usr/local/lib/systemd/system/stax-agent.service"
 # what exists at the real paths now (they must be the same afterwards)
 outside() {
 	for p in $paths; do
@@ -29,9 +30,9 @@ fi
 (cd "$D" 2>/dev/null && find . ! -type d | sed 's|^\.||' | sort) >"$T/files"
 printf '%s\n' $paths | sort >"$T/expected"
 if cmp -s "$T/files" "$T/expected"; then
-	ok "DESTDIR holds exactly the binary, man page and completion"
+	ok "DESTDIR holds exactly the binary, man page, completion and the agent's unit"
 else
-	fail "DESTDIR holds exactly the binary, man page and completion" \
+	fail "DESTDIR holds exactly the binary, man page, completion and the agent's unit" \
 		"got: $(tr '\n' ' ' <"$T/files")"
 fi
 outside >"$T/after"
@@ -43,8 +44,9 @@ else
 		"$(diff "$T/before" "$T/after" | tr '\n' '|') $new"
 fi
 modes=$(cd "$D" && stat -c '%a %n' usr/local/bin/stax usr/local/share/man/man1/stax.1 \
-	usr/local/share/bash-completion/completions/stax usr/local/share/zsh/site-functions/_stax 2>&1 | awk '{ print $1 }' | tr '\n' ' ')
-if [ "$modes" = "755 644 644 644 " ]; then
+	usr/local/share/bash-completion/completions/stax usr/local/share/zsh/site-functions/_stax \
+	usr/local/lib/systemd/system/stax-agent.service 2>&1 | awk '{ print $1 }' | tr '\n' ' ')
+if [ "$modes" = "755 644 644 644 644 " ]; then
 	ok "modes 755 for the binary, 644 for the rest"
 else
 	fail "modes 755 for the binary, 644 for the rest" "$modes"
@@ -65,6 +67,28 @@ if command -v groff >/dev/null 2>&1; then
 	if [ -z "$w" ]; then ok "the installed man page renders"; else fail "the installed man page renders" "$w"; fi
 fi
 
+# the agent's unit: ExecStart is the installed stax; systemd-analyze
+# verify (the man page it names is checked above: --man=no) with the
+# path as installed under DESTDIR
+unit=$D/usr/local/lib/systemd/system/stax-agent.service
+if grep -qx 'ExecStart=/usr/local/bin/stax agent --dir /var/lib/stax' "$unit"; then
+	ok "the unit starts /usr/local/bin/stax agent --dir /var/lib/stax"
+else
+	fail "the unit starts the installed stax" "$(grep ExecStart "$unit")"
+fi
+if command -v systemd-analyze >/dev/null 2>&1; then
+	mkdir -p "$T/unit"
+	sed "s|=/usr/local/bin/stax|=$D/usr/local/bin/stax|" "$unit" >"$T/unit/stax-agent.service"
+	if systemd-analyze verify --man=no "$T/unit/stax-agent.service" >"$T/verify.out" 2>&1 &&
+		[ ! -s "$T/verify.out" ]; then
+		ok "systemd-analyze verify: the unit has no errors or warnings"
+	else
+		fail "systemd-analyze verify accepts the unit" "$(head -n 3 "$T/verify.out" | tr '\n' '|')"
+	fi
+else
+	skip "systemd-analyze verify of the agent's unit" "systemd-analyze is not installed (apt-get install systemd)"
+fi
+
 if make -s -C "$ROOT" uninstall DESTDIR="$D" >"$T/un.out" 2>&1 && [ -z "$(find "$D" ! -type d)" ]; then
 	ok "make uninstall DESTDIR=DIR removes every file"
 else
@@ -76,7 +100,8 @@ A=$T/alt
 if make -s -C "$ROOT" install DESTDIR="$A" PREFIX=/usr BINDIR=/opt/x/bin MANDIR=/opt/x/man >"$T/alt.out" 2>&1 &&
 	[ -x "$A/opt/x/bin/stax" ] && [ -f "$A/opt/x/man/man1/stax.1" ] &&
 	[ -f "$A/usr/share/bash-completion/completions/stax" ] && [ -f "$A/usr/share/zsh/site-functions/_stax" ] &&
-	[ "$(find "$A" ! -type d | wc -l)" -eq 4 ]; then
+	grep -qx 'ExecStart=/opt/x/bin/stax agent --dir /var/lib/stax' "$A/usr/lib/systemd/system/stax-agent.service" &&
+	[ "$(find "$A" ! -type d | wc -l)" -eq 5 ]; then
 	ok "BINDIR, MANDIR and PREFIX move the files"
 else
 	fail "BINDIR, MANDIR and PREFIX move the files" "$(cd "$A" 2>/dev/null && find . ! -type d | tr '\n' ' ') $(first_line "$T/alt.out")"

@@ -33,6 +33,22 @@ import json, os, re, subprocess
 stax, D, T, PROG = os.environ["STAX"], os.environ["D"], os.environ["T"], os.environ["PROG"]
 perf, sleeper = os.environ["PERF"], os.environ["SLEEPER"]
 
+def run_agent(args):
+    """stax agent runs until SIGTERM: taken when it still runs after a
+    second and then exits 0"""
+    import signal, time
+    p = subprocess.Popen([stax] + args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)
+    try:
+        err = p.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        return 124, "did not end within 60 s of SIGTERM"
+    return p.returncode, err
+
 def run(args, timeout=30):
     try:
         r = subprocess.run([stax] + args, stdin=subprocess.DEVNULL, capture_output=True, text=True,
@@ -48,7 +64,7 @@ help_out = subprocess.run([stax, "help"], capture_output=True, text=True).stdout
 cmds = re.findall(r"^  ([a-z]+) ", help_out.split("commands:", 1)[1], re.M)
 
 # "  -f, --format FORMAT  text", "  --pid PID  text", "  -g  text"
-line_re = re.compile(r"^  (?:(-[A-Za-z0-9])(?:, )?)?(--[a-z0-9-]+)?(?: ([A-Za-z][A-Za-z0-9,.|%\[\]-]*))?(?:  |$)")
+line_re = re.compile(r"^  (?:(-[A-Za-z0-9])(?:, )?)?(--[a-z0-9-]+)?(?: ([A-Za-z][A-Za-z0-9,.:|%\[\]-]*))?(?:  |$)")
 
 def options(cmd):
     out = subprocess.run([stax, "help", cmd], capture_output=True, text=True).stdout
@@ -67,6 +83,8 @@ def value(cmd, opt, argname):
         "--interval": "0.1", "--for-seconds": "0.1", "--timeout": "5", "--threshold": "1",
         "--fail-above": "50", "--port": "0", "-p": "0", "--since": "-1h", "--until": "+1h",
         "--pprof": T, "--listen": "127.0.0.1:0",
+        "--dir": os.path.join(T, "agent"), "--rotate": "2s", "--keep": "1h", "--max-size": "100M",
+        "--max-processes": "100",
     }
     if opt in ("--pid", "--tid"):
         return sleeper if cmd in ("record", "live") else str(pid)
@@ -104,6 +122,9 @@ def base(cmd, opt):
         return (["--port", "0"] if opt not in ("--port", "-p") else []) + ([] if opt == "--input" else ["-i", D]), []
     if cmd == "diff":
         return [D, D], []
+    if cmd == "agent":
+        extra = ["--listen", "127.0.0.1:0"] if opt == "--allow-remote" else []
+        return ([] if opt == "--dir" else ["--dir", T + "/agent"]) + ([] if opt in ("-F", "--freq") else ["-F", "19"]) + extra, []
     if cmd == "wait":
         return ([] if opt == "--input" else ["-i", D]) + ([] if opt.startswith("--for") or opt == "--until-symbol" else ["--for-samples", "1"]), []
     if cmd == "export":
@@ -119,6 +140,9 @@ for cmd in cmds:
     if cmd == "import" and not perf:
         print("skip - options: import's options: perf could not record a perf.data here")
         continue
+    if cmd == "agent" and os.geteuid() != 0 and open("/proc/sys/kernel/perf_event_paranoid").read().strip() not in ("-1", "0"):
+        print("skip - options: agent's options: recording the whole machine needs root or kernel.perf_event_paranoid <= 0")
+        continue
     for opt, argname in options(cmd):
         if opt in ("--help", "-h"):
             continue
@@ -126,7 +150,10 @@ for cmd in cmds:
         pre, post = base(cmd, opt)
         if cmd == "import" and opt == "--input":
             args = [opt, perf]
-        rc, err = run([cmd] + pre + args + post, timeout=3 if cmd == "serve" else 30)
+        if cmd == "agent":
+            rc, err = run_agent([cmd] + pre + args + post)
+        else:
+            rc, err = run([cmd] + pre + args + post, timeout=3 if cmd == "serve" else 30)
         name = "%s %s: taken" % (cmd, " ".join(args))
         if rc == 0 or (cmd == "serve" and rc == 124):
             print("ok - options: " + name)

@@ -128,7 +128,7 @@ int main(void)
 	struct profile p;
 	struct err e;
 	struct prof_window win;
-	uint64_t ta, tb, tc;
+	uint64_t ta = 0, tb = 0, tc = 0;
 	const struct prof_source *s;
 	int fd;
 

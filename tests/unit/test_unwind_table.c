@@ -19,6 +19,7 @@
 
 #include "unwind/table.h"
 #include "unwind/unwind.h"
+#include "lib/util.h"
 
 /* mov $15,%rax; syscall (rt_sigreturn), as musl's __restore_rt */
 static const uint8_t tramp[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
@@ -273,6 +274,37 @@ static void test_init_fini(void)
 	utable_free(t);
 }
 
+static int bad_cfi_warnings;
+
+static void count_bad_cfi(void *arg, const char *msg)
+{
+	(void)arg;
+	bad_cfi_warnings += strstr(msg, "bad CFI in ") != NULL;
+}
+
+/* bad CFI (an FDE whose CIE pointer leads nowhere) is said once per file
+ * and process, however often its table is built again (stax agent lets
+ * unused tables go and builds them again at the next sample) */
+static void test_bad_cfi_once(void)
+{
+	uint8_t code[64], eh[64];
+	memset(code, 0x90, sizeof(code));
+	size_t n = eh_frame(eh, 0x1000, 0x20);
+	uint32_t bad = 0x7fff;
+	memcpy(eh + 20 + 4, &bad, 4); /* the FDE's CIE pointer */
+	struct sec s[] = {
+		{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, code, sizeof(code) },
+		{ ".eh_frame", SHT_PROGBITS, SHF_ALLOC, 0x2000, eh, n },
+	};
+	const char *path = write_elf("bad-cfi", s, 2);
+	warn_set_sink(count_bad_cfi, NULL);
+	for (int i = 0; i < 3; i++)
+		utable_free(utable_load(path));
+	warn_set_sink(NULL, NULL);
+	printf("# %d bad CFI warnings\n", bad_cfi_warnings);
+	CHECK(bad_cfi_warnings == 1, "bad CFI: said once for three builds of the table");
+}
+
 int main(void)
 {
 	/* no entries in the user's table cache */
@@ -286,6 +318,7 @@ int main(void)
 	test_back_to_back();
 	test_into_cfi();
 	test_init_fini();
+	test_bad_cfi_once();
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
