@@ -146,7 +146,8 @@ static inline void mt_pass(struct mt_run *run, struct moment *m, mt_sample_fn fn
 		}
 		off += h->size;
 	}
-	qsort(run->order, run->ns, sizeof(*run->order), mt_cmp);
+	if (run->ns)
+		qsort(run->order, run->ns, sizeof(*run->order), mt_cmp);
 	for (size_t i = 0; i < run->ns; i++) {
 		const struct perf_event_header *h = (const void *)(run->b.data + run->order[i].off);
 		struct perf_sample s;
