@@ -137,4 +137,8 @@ void ingest_python_exec(struct ingest *g, uint32_t pid);
 size_t ingest_expand_python(struct ingest *g, const struct perf_sample *s, size_t nu, bool unwound,
 			    struct rec_sample *rs);
 
+/* ingest.c: a MAPPING record of the state's mapping m (its id and pid)
+ * at time: a seeded one, and every live one again in each new file. */
+void ingest_put_state_mapping(struct ingest *g, const struct state_mapping *m, uint64_t time);
+
 #endif

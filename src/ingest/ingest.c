@@ -265,15 +265,8 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 
 /* ---- processes, names, mappings ---- */
 
-void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const struct state_mapping *in)
+void ingest_put_state_mapping(struct ingest *g, const struct state_mapping *m, uint64_t time)
 {
-	const struct state_mapping *m = state_add_mapping(&g->st, pid, in);
-	/* a big binary's unwind table, compiled before its first sample */
-	if (g->live && g->unwinder)
-		unwind_prefetch(g->unwinder, m->path, m->build_id, m->build_id_size);
-	ingest_jit_mapped(g, pid, m);
-	ingest_python_mapped(g, pid, m);
-	ingest_go_mapped(g, pid, m);
 	struct rec_mapping rm;
 	memset(&rm, 0, sizeof(rm));
 	rm.id = m->id;
@@ -289,6 +282,18 @@ void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const st
 	rm.build_id_size = m->build_id_size;
 	memcpy(rm.build_id, m->build_id, sizeof(rm.build_id));
 	store_put_mapping(g->w, &rm, m->path);
+}
+
+void ingest_seed_mapping(struct ingest *g, uint32_t pid, uint64_t time, const struct state_mapping *in)
+{
+	const struct state_mapping *m = state_add_mapping(&g->st, pid, in);
+	/* a big binary's unwind table, compiled before its first sample */
+	if (g->live && g->unwinder)
+		unwind_prefetch(g->unwinder, m->path, m->build_id, m->build_id_size);
+	ingest_jit_mapped(g, pid, m);
+	ingest_python_mapped(g, pid, m);
+	ingest_go_mapped(g, pid, m);
+	ingest_put_state_mapping(g, m, time);
 }
 
 void ingest_seed_comm(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time, const char *name)

@@ -147,24 +147,8 @@ static void choose(struct ingest *g, struct hmap *pids, size_t max_procs, struct
 static void put_mappings(struct ingest *g, uint64_t t)
 {
 	size_t i;
-	for (i = 0; i < g->st.nmaps; i++) {
-		const struct state_mapping *m = &g->st.maps[i];
-		struct rec_mapping rm;
-		memset(&rm, 0, sizeof(rm));
-		rm.id = m->id;
-		rm.pid = m->pid;
-		rm.time = t;
-		rm.start = m->start;
-		rm.end = m->end;
-		rm.pgoff = m->pgoff;
-		rm.inode = m->inode;
-		rm.maj = m->maj;
-		rm.min = m->min;
-		rm.prot = 5;
-		rm.build_id_size = m->build_id_size;
-		memcpy(rm.build_id, m->build_id, sizeof(rm.build_id));
-		store_put_mapping(g->w, &rm, m->path);
-	}
+	for (i = 0; i < g->st.nmaps; i++)
+		ingest_put_state_mapping(g, &g->st.maps[i], t);
 }
 
 void ingest_new_file(struct ingest *g, struct store_writer *w, uint64_t t, size_t max_procs,
