@@ -45,6 +45,8 @@ struct strtab {
 	struct hmap index;
 	const char **s;
 	size_t n, cap;
+	char **own; /* the copies str_id_copy() made */
+	size_t nown, owncap;
 };
 
 static uint64_t str_id(struct strtab *t, const char *s)
@@ -61,6 +63,20 @@ static uint64_t str_id(struct strtab *t, const char *s)
 	t->s[t->n] = s;
 	hmap_put(&t->index, h, (uint32_t)t->n);
 	return t->n++;
+}
+
+/* str_id() of a string that does not outlive the call (a buffer): the
+ * table keeps a copy when the string is new. */
+static uint64_t str_id_copy(struct strtab *t, const char *s)
+{
+	size_t n = t->n;
+	uint64_t id = str_id(t, s);
+	if (t->n > n) {
+		GROW(t->own, t->owncap, t->nown + 1);
+		t->own[t->nown] = xstrdup(s);
+		t->s[id] = t->own[t->nown++];
+	}
+	return id;
 }
 
 static void value_type(struct buf *b, uint32_t field, struct strtab *st, const char *type, const char *unit)
@@ -231,7 +247,7 @@ static void encode(struct pp *pp, const struct view_filter *f)
 			for (k = 0; k < pm->build_id_size; k++)
 				sprintf(bid + 2 * k, "%02x", pm->build_id[k]);
 			bid[2 * pm->build_id_size] = 0;
-			pb_uint(&m, MAPPING_BUILD_ID, str_id(&pp->st, bid));
+			pb_uint(&m, MAPPING_BUILD_ID, str_id_copy(&pp->st, bid));
 		} else {
 			pb_uint(&m, MAPPING_FILENAME, str_id(&pp->st, "[kernel.kallsyms]"));
 		}
@@ -346,6 +362,9 @@ int export_pprof(const struct profile *p, const struct view_filter *f, FILE *out
 	hmap_release(&pp.st.index);
 	hmap_release(&pp.loc_index);
 	free(pp.st.s);
+	for (size_t k = 0; k < pp.st.nown; k++)
+		free(pp.st.own[k]);
+	free(pp.st.own);
 	free(pp.loc_node);
 	free(pp.node_loc);
 	free(pp.map_used);

@@ -491,6 +491,7 @@ void pyframes_keep(struct pyframes *pf, bool (*keep)(void *arg, uint32_t pid), v
 		struct pyf_proc *p = &pf->procs[i];
 		if (!keep(arg, p->pid)) {
 			hmap_release(&p->tstate);
+			proc_forget_codes(p);
 			hmap_release(&p->codes);
 			free(p->tsaddr);
 			continue;

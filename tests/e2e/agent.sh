@@ -155,7 +155,9 @@ for f in $(files "$D" | grep -v '^stax-2000'); do
 	l=$(samples "$T/f.folded" ";main;a;(b;leaf_b|c;leaf_c)$K")
 	total=$((total + c))
 	tb=$((tb + b))
-	[ $((l * 100)) -ge $((c * 80)) ] || bad="$bad $f: $l of $c samples of callgraph in main;a;b;leaf_b or main;a;c;leaf_c;"
+	# (a file with a few of its samples, at its start or exit, is too
+	# small for a share: 0 of 1 under the sanitizer; the total counts it)
+	[ "$c" -lt 20 ] || [ $((l * 100)) -ge $((c * 80)) ] || bad="$bad $f: $l of $c samples of callgraph in main;a;b;leaf_b or main;a;c;leaf_c;"
 done
 if [ -z "$bad" ] && [ "$with" -ge 2 ] && between "$(pct "$tb" "$total")" 60 90; then
 	ok "$n files, each finished and read alone; callgraph-nofp in $with of them, main;a;b;leaf_b $(pct "$tb" "$total")% of its $total samples (75% expected)"
@@ -276,7 +278,11 @@ fi
 # resident memory at the end of the second file and of the last: a
 # generous margin (unwind tables of whatever else the machine runs come
 # and go); stax record -a grew by about 2 KiB per process seen
-if [ -n "$rss2" ] && [ -n "$rsslast" ] && [ "$rsslast" -le $((rss2 + 16 * 1048576)) ]; then
+if [ -n "${STAX_SANITIZER_LOGS:-}" ]; then
+	# AddressSanitizer keeps freed memory in quarantine (256 MiB) and
+	# its own shadow: resident memory says nothing of stax's there
+	skip "memory stays bounded under churn" "not under the sanitizers: AddressSanitizer's quarantine grows resident memory (201 to 325 MiB)"
+elif [ -n "$rss2" ] && [ -n "$rsslast" ] && [ "$rsslast" -le $((rss2 + 16 * 1048576)) ]; then
 	ok "resident memory $((rss2 / 1048576)) MiB at the end of file 2, $((rsslast / 1048576)) MiB at the end of file $k"
 else
 	fail "memory stays bounded under churn" "rss at file 2: '$rss2', at the last: '$rsslast'"
