@@ -103,6 +103,27 @@ else
 	fail "export --format pprof" "$(first_line "$T/pp.err")"
 fi
 
+# pprof: each mapping's build-id is its own file's (a system-wide
+# recording carries them; the writer once gave every mapping the last one's)
+if [ "$(id -u)" -eq 0 ] && command -v go >/dev/null 2>&1 &&
+	stax record -q -a --duration 0.5 -o "$T/a.data" >/dev/null 2>"$T/a.err" &&
+	stax export -i "$T/a.data" --format pprof -o "$T/a.pb.gz" 2>>"$T/a.err" &&
+	HOME=$T GOCACHE=$T/gocache timeout 60 go tool pprof -raw "$T/a.pb.gz" >"$T/a.raw" 2>>"$T/a.err"; then
+	good=0 bad=""
+	for m in $(awk '/^Mappings/ { on = 1; next } on && NF >= 4 && $3 ~ /^\// && $4 ~ /^[0-9a-f]+$/ { print $3 "=" $4 }' "$T/a.raw"); do
+		f=${m%=*} id=${m#*=}
+		[ -f "$f" ] || continue
+		want=$(readelf -n "$f" 2>/dev/null | sed -n 's/^ *Build ID: *//p' | head -n 1)
+		[ -n "$want" ] || continue
+		if [ "$want" = "$id" ]; then good=$((good + 1)); else bad="$bad $f: $id, readelf $want;"; fi
+	done
+	if [ "$good" -ge 3 ] && [ -z "$bad" ]; then
+		ok "pprof: $good mappings of a system-wide recording, each with its own file's build-id"
+	else
+		fail "pprof: each mapping's build-id is its file's" "$good right;$bad"
+	fi
+fi
+
 # ---- inline frames and source lines (tests/programs/inline.c) ----
 # gcc -O2 -g -no-pie -o inline inline.c: main;outer_work;mix_step;hot_kernel
 # with mix_step and hot_kernel inlined into outer_work (~75% of samples)
