@@ -1171,6 +1171,14 @@ command -v node >/dev/null 2>&1 || pg_why="node is not installed"
 [ -z "$pg_why" ] && [ ! -f "build/npm/$NPMD/playwright-core/package.json" ] && pg_why="playwright-core is not in build/npm (make test-deps)"
 [ -z "$pg_why" ] && [ ! -x "${CHROMIUM:-/usr/bin/chromium}" ] && pg_why="chromium is not installed"
 [ -z "$pg_why" ] && [ -z "$PGN" ] && pg_why="the recording failed: $(head -n 1 "$W/page.rec.err")"
+# (a network namespace of its own, unshare -n, starts with lo down)
+[ -z "$pg_why" ] && ! python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+socket.create_connection(s.getsockname(), 5).close()' 2>/dev/null &&
+	pg_why="nothing can connect to 127.0.0.1 (the loopback interface is down, as in unshare -n)"
 # pg_serve: a fresh server on $PG; sets PGP (its port) and PGPID
 pg_serve() {
 	: >"$W/page.serve.err"
