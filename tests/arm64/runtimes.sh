@@ -26,32 +26,7 @@ near() { awk -v a="$1" -v b="$2" -v d="$3" 'BEGIN { x = a - b; if (x < 0) x = -x
 frac() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "0.0000"; else printf "%.4f\n", a / b }'; }
 
 # --- Python ----------------------------------------------------------------
-cat >"$T/work.py" <<'PYEOF'
-import json, re, sys, time
-data = {'a': list(range(20)), 'b': 'x' * 50, 'c': {'d': 1.5, 'e': [True, None]}}
-text = 'alpha beta gamma 123 delta 456 ' * 4
-pat = re.compile(r'[a-z]+|[0-9]+')
-def work(n):
-    s = 0
-    for i in range(n):
-        s += len(json.dumps(data))
-        s += len(pat.findall(text))
-    return s
-def heavy():
-    return work(200)
-def light():
-    return work(100)
-spent = {'h': 0.0, 'l': 0.0}
-end = time.thread_time() + float(sys.argv[1])
-while time.thread_time() < end:
-    t = time.thread_time()
-    heavy()
-    u = time.thread_time()
-    light()
-    spent['h'] += u - t
-    spent['l'] += time.thread_time() - u
-print('truth %.4f' % (spent['h'] / (spent['h'] + spent['l'])))
-PYEOF
+cp "$ROOT/tests/python/work.py" "$T/work.py"
 
 HEAVY=';py::heavy:[^;]*;py::work:'
 LIGHT=';py::light:[^;]*;py::work:'

@@ -42,32 +42,7 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 DEEP=$PROG/moment_deep-nofp
 
-cat >"$T/work.py" <<'PYEOF'
-import json, re, sys, time
-data = {'a': list(range(20)), 'b': 'x' * 50, 'c': {'d': 1.5, 'e': [True, None]}}
-text = 'alpha beta gamma 123 delta 456 ' * 4
-pat = re.compile(r'[a-z]+|[0-9]+')
-def work(n):
-    s = 0
-    for i in range(n):
-        s += len(json.dumps(data))
-        s += len(pat.findall(text))
-    return s
-def heavy():
-    return work(200)
-def light():
-    return work(100)
-spent = {'h': 0.0, 'l': 0.0}
-end = time.thread_time() + float(sys.argv[1])
-while time.thread_time() < end:
-    t = time.thread_time()
-    heavy()
-    u = time.thread_time()
-    light()
-    spent['h'] += u - t
-    spent['l'] += time.thread_time() - u
-print('truth %.4f' % (spent['h'] / (spent['h'] + spent['l'])))
-PYEOF
+cp "$ROOT/tests/python/work.py" "$T/work.py"
 
 # count FOLDED ERE: samples of the folded file whose stack matches ERE
 count() {
