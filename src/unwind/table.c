@@ -818,6 +818,85 @@ static void add_init_fini(Elf *elf, struct utable *t)
 		insert_ranges(t, x, nx);
 }
 
+/* A PLT section named name in a gap of t's CFI: its range in *sh. */
+static bool plt_in_gap(Elf *elf, Elf_Scn *scn, size_t shstrndx, const struct utable *t, GElf_Shdr *sh,
+		       const char *const *names)
+{
+	const char *name;
+	long i0, i1;
+	if (!gelf_getshdr(scn, sh) || sh->sh_type != SHT_PROGBITS || !(sh->sh_flags & SHF_EXECINSTR) ||
+	    !sh->sh_size || sh->sh_addr > UINT64_MAX - sh->sh_size ||
+	    !(name = elf_strptr(elf, shstrndx, sh->sh_name)))
+		return false;
+	for (; *names && strcmp(name, *names); names++)
+		;
+	if (!*names)
+		return false;
+	i0 = utable_row_index(t, sh->sh_addr);
+	i1 = utable_row_index(t, sh->sh_addr + sh->sh_size - 1);
+	return !t->nrows || (i0 == i1 && (i0 < 0 || t->rule[i0] == UR_FP));
+}
+
+/* x86-64 PLT stubs without CFI: lld writes none (GNU ld writes the
+ * DW_CFA_def_cfa_expression x86_64.c reads), so a sample in a PLT stub of
+ * a library lld linked (Rust's libLLVM and librustc_driver, clang's) had
+ * no caller. A stub jumps on through the GOT with the return address at
+ * rsp (CFA = rsp + 8); a lazy .plt entry pushes its index at 6 bytes in
+ * (jmp *GOT; push; jmp PLT0: CFA rsp + 16 from its 11th byte on, as GNU
+ * ld's expression says; 9th with an endbr64 first), and PLT0 pushes the
+ * GOT's second word (rsp + 16, then + 24). .plt.sec, .plt.got and .iplt
+ * only jump. Rows where no CFI covers them. */
+static void add_plt_x86(Elf *elf, struct utable *t)
+{
+	static const char *const lazy[] = { ".plt", NULL }, *const jumps[] = { ".plt.sec", ".plt.got", ".iplt", NULL };
+	static const uint8_t endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	struct urule r = { .kind = UR_NORMAL, .cfa_reg = UNW_RSP, .ra_off = -8, .rbp = URBP_SAME,
+			   .rbx = URBP_SAME };
+	struct xrange x[8];
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, len;
+	GElf_Shdr sh;
+	int nx = 0;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn)) && nx + 3 <= (int)ARRAY_SIZE(x)) {
+		const uint8_t *c;
+		uint16_t r8, r16, r24;
+		if (plt_in_gap(elf, scn, shstrndx, t, &sh, jumps)) {
+			r.kind = UR_NORMAL;
+			r.cfa_off = 8;
+			x[nx++] = (struct xrange){ sh.sh_addr, sh.sh_addr + sh.sh_size, rule_add(t, &r) };
+			continue;
+		}
+		if (!plt_in_gap(elf, scn, shstrndx, t, &sh, lazy))
+			continue;
+		r.kind = UR_NORMAL;
+		r.cfa_off = 8;
+		r8 = rule_add(t, &r);
+		c = code_bytes(elf, sh.sh_addr, 32, &len);
+		if ((sh.sh_addr & 15) || sh.sh_size < 32 || !c || len < 32 ||
+		    c[0] != 0xff || c[1] != 0x35) {
+			/* not the layout known: a stub is sampled at its jump */
+			x[nx++] = (struct xrange){ sh.sh_addr, sh.sh_addr + sh.sh_size, r8 };
+			continue;
+		}
+		r.cfa_off = 16;
+		r16 = rule_add(t, &r);
+		r.cfa_off = 24;
+		r24 = rule_add(t, &r);
+		r.kind = UR_PLT;
+		r.cfa_off = 8;
+		r.plt_thresh = !memcmp(c + 16, endbr, sizeof(endbr)) ? 9 : 11;
+		x[nx++] = (struct xrange){ sh.sh_addr, sh.sh_addr + 6, r16 };
+		x[nx++] = (struct xrange){ sh.sh_addr + 6, sh.sh_addr + 16, r24 };
+		x[nx++] = (struct xrange){ sh.sh_addr + 16, sh.sh_addr + sh.sh_size, rule_add(t, &r) };
+		r.plt_thresh = 0;
+	}
+	if (nx)
+		insert_ranges(t, x, nx);
+}
+
 /* aarch64's PLT stubs have no CFI (GNU ld writes none): they jump on with
  * x16 and x17 and leave sp and the link register alone, so the return
  * address is in the link register, CFA = sp. Rows for .plt and .iplt
@@ -1112,6 +1191,7 @@ struct utable *utable_build(struct module *m)
 	if (t->arch == UNWIND_ARCH_X86_64) {
 		add_trampolines(elf, t);
 		add_init_fini(elf, t);
+		add_plt_x86(elf, t);
 	} else {
 		add_code_a64(elf, t);
 		add_plt_a64(elf, t);

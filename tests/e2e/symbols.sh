@@ -226,6 +226,22 @@ else
 	fail "PLT stub named plt_tiny@plt (.plt.sec)" "no IBT build with .plt.sec: $(first_line "$T/ibt.err")"
 fi
 
+# lld writes no CFI for the PLT (GNU ld writes an expression): the
+# unwinder makes rows for its stubs (table.c add_plt_x86); before, a
+# sample in plt_tiny@plt had no caller (Rust's libLLVM, linked by lld:
+# memmove@plt alone, "no unwind information")
+mkdir -p "$T/lld"
+if ! command -v ld.lld >/dev/null 2>&1; then
+	fail "PLT stub named plt_tiny@plt (lld)" "ld.lld is not installed (make test-deps installs lld)"
+elif (cd "$T/lld" && gcc -O2 -g -fomit-frame-pointer -fuse-ld=lld -fPIC -shared -o libunwind_plt.so \
+	"$ROOT/tests/programs/unwind_plt_lib.c" &&
+	gcc -O2 -g -fomit-frame-pointer -fuse-ld=lld -I"$ROOT/tests/programs" -o unwind_plt-lld \
+		"$ROOT/tests/programs/unwind_plt.c" -L. -lunwind_plt -Wl,-rpath,'$ORIGIN') 2>"$T/lld.err"; then
+	plt_check "$T/lld/unwind_plt-lld" plt-lld ".plt of lld, no CFI"
+else
+	fail "PLT stub named plt_tiny@plt (lld)" "no lld build: $(first_line "$T/lld.err")"
+fi
+
 # a binary stripped of every symbol: its entry point is _start, the root
 cp "$T/inline" "$T/inline-stripped" && strip --strip-all "$T/inline-stripped"
 if record "$T/inline-stripped" "$T/st.data"; then
