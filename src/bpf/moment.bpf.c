@@ -53,17 +53,28 @@ struct pt_regs {
 
 struct task_struct;
 
+/* The mapping that holds an address (bpf_find_vma()): where it ends. */
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+} __attribute__((preserve_access_index));
+
 #define REC_PY_OFF ((__u32)sizeof(struct moment_rec))
 #define REC_SLOT_OFF (REC_PY_OFF + MOMENT_MAX_PYFRAMES * (__u32)sizeof(struct moment_pyframe))
 /* a process is Python or Go, never both: the goroutine part takes the
  * Python frames' place (the per-cpu scratch is at most 32 KiB) */
 #define REC_GO_OFF REC_PY_OFF
-#define REC_MAX (REC_SLOT_OFF + MOMENT_SLOT_BYTES)
+#define REC_MAX (REC_SLOT_OFF + (__u32)sizeof(struct moment_range_hdr) + MOMENT_WINDOW_MAX + \
+		 MOMENT_SLOT_BYTES)
 _Static_assert(sizeof(struct moment_go) + MOMENT_GO_STACK <= REC_SLOT_OFF - REC_GO_OFF,
 	       "the goroutine part fits where Python frames go");
 
 /* Per cpu: the record being built and the bytes of the frame and code
- * object being read (the BPF stack is too small for them). */
+ * object being read (the BPF stack is too small for them). An array with
+ * an entry per possible cpu (user space sizes it), not a per-cpu array:
+ * a record with its window is larger than a per-cpu value may be (32 KiB).
+ * The program does not nest on a cpu (the kernel runs one BPF program at
+ * a time there), so each cpu's entry is its own. */
 struct scratch {
 	__u8 rec[REC_MAX];
 	__u8 frame[MOMENT_FRAME_BUF];
@@ -71,8 +82,8 @@ struct scratch {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);              /* user space: the possible cpus */
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
@@ -317,11 +328,98 @@ fault:
 }
 #endif
 
+/* The window past the copy, a page at a time through bpf_loop() (a read
+ * across a page that is not there would fail whole). */
+struct winwalk {
+	struct scratch *s;
+	__u64 addr, end;      /* what to read */
+	__u32 off;            /* where its bytes go in the record */
+	__u32 got;            /* bytes read */
+	__s32 err;            /* why it stopped before end */
+};
+
+static long win_step(__u32 i, void *arg)
+{
+	struct winwalk *w = arg;
+	__u64 a = w->addr + w->got;
+	__u32 off = w->off + w->got, len;
+	long err;
+
+	if (a >= w->end)
+		return 1;
+	len = 4096 - (__u32)(a & 4095);
+	if (len > w->end - a)
+		len = (__u32)(w->end - a);
+	barrier_var(len);
+	barrier_var(off);
+	if (len == 0 || len > 4096 || off > REC_MAX - 4096)
+		return 1;
+	err = bpf_probe_read_user(w->s->rec + off, len, (const void *)a);
+	if (err) {
+		w->err = (__s32)err;
+		return 1;
+	}
+	w->got += len;
+	return 0;
+}
+
+static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *arg)
+{
+	*(__u64 *)arg = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* Where the stack of a sample with user stack pointer sp can go on to:
+ * the end of the mapping that holds sp (0: none, or it cannot be told). */
+static __always_inline __u64 stack_end(__u64 sp)
+{
+	__u64 end = 0;
+	if (!sp || !config.window ||
+	    bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end, &end, 0))
+		return 0;
+	return end;
+}
+
+/* The window at off in the record (MOMENT_F_WINDOW): its size, 0 if
+ * none; *read_to: where the bytes read end. The stack goes on past the
+ * copy to end (stack_end()). */
+static __u32 read_window(struct scratch *s, struct moment_rec *h, __u64 end, __u32 off,
+			 __u64 *read_to)
+{
+	__u64 start = (h->sp + config.stack_user) & ~7ull;
+	struct moment_range_hdr *wh;
+	struct winwalk w;
+
+	if (!config.window || config.window > MOMENT_WINDOW_MAX || start >= end)
+		return 0;
+	if (end - start > config.window)
+		end = start + config.window;
+	if (off > REC_MAX - sizeof(*wh) - MOMENT_WINDOW_MAX)
+		return 0;
+	w.s = s;
+	w.addr = start;
+	w.end = end;
+	w.off = off + sizeof(*wh);
+	w.got = 0;
+	w.err = 0;
+	bpf_loop(MOMENT_WINDOW_MAX / 4096 + 1, win_step, &w, 0);
+	if (w.got < 8)
+		return 0;
+	wh = (struct moment_range_hdr *)(s->rec + off);
+	wh->addr = start;
+	wh->len = w.got;
+	wh->err = w.err;
+	h->flags |= MOMENT_F_WINDOW;
+	*read_to = start + w.got;
+	return sizeof(*wh) + w.got;
+}
+
 /* The copy of the thread's asked-for slot ranges, through bpf_loop(). */
 struct slotwalk {
 	struct scratch *s;
 	const struct moment_slots *sl;
-	__u64 sp, copy_end;   /* slots in [sp, copy_end) are in the sample's copy */
+	__u64 sp, copy_end;   /* slots in [sp, copy_end) are in the sample's copy
+			       * (or its window) */
 	__u32 off;            /* where the next range goes in the record */
 	__u32 n;
 };
@@ -359,14 +457,15 @@ SEC("perf_event")
 int moment_sample(void *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 pid = id >> 32, tid = (__u32)id, zero = 0, npy = 0, size;
+	__u32 pid = id >> 32, tid = (__u32)id, npy = 0, size;
 	const struct moment_pyproc *pp;
 	const struct moment_goproc *gp = NULL;
 	const struct moment_slots *sl;
 	struct moment_rec *h;
 	struct scratch *s;
 	struct pt_regs *regs;
-	__u64 out;
+	__u32 cpu;
+	__u64 out, read_to, sp = 0, end = 0;
 
 	if (!pid)
 		return 1;
@@ -380,11 +479,17 @@ int moment_sample(void *ctx)
 	/* separate tests, not one of (pp | sl | gp): the verifier refuses
 	 * arithmetic on pointers */
 	asm volatile("" : "+r"(pp));
-	if (!pp && !gp) {
-		if (!sl)
-			return 1; /* nothing asked of this thread: the common case */
-	}
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	/* the user registers, wherever the sample interrupted the thread
+	 * (as perf's REGS_USER: the task's saved user registers) */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (regs)
+		sp = USER_SP(regs);
+	if (config.stack_user && sp && sp + config.stack_user > sp)
+		end = stack_end(sp);
+	if (!pp && !gp && !sl && end <= sp + config.stack_user)
+		return 1; /* nothing to read for this thread: the common case */
+	cpu = bpf_get_smp_processor_id();
+	s = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!s)
 		return 1;
 	h = (struct moment_rec *)s->rec;
@@ -392,13 +497,10 @@ int moment_sample(void *ctx)
 	h->pid = pid;
 	h->tid = tid;
 	h->time = bpf_ktime_get_ns();
-	h->cpu = bpf_get_smp_processor_id();
-	/* the user registers, wherever the sample interrupted the thread
-	 * (as perf's REGS_USER: the task's saved user registers) */
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	h->cpu = cpu;
 	if (regs) {
 		h->ip = USER_IP(regs);
-		h->sp = USER_SP(regs);
+		h->sp = sp;
 	}
 	if (CTX_IN_KERNEL(ctx))
 		h->flags |= MOMENT_F_KERNEL;
@@ -409,9 +511,12 @@ int moment_sample(void *ctx)
 	if (gp && regs)
 		size = REC_GO_OFF + read_go(s, h, gp, regs);
 #endif
+	read_to = h->sp + config.stack_user;
+	if (end > read_to)
+		size += read_window(s, h, end, size, &read_to);
 	if (sl) {
 		struct slotwalk w = {
-			.s = s, .sl = sl, .sp = h->sp, .copy_end = h->sp + config.stack_user, .off = size,
+			.s = s, .sl = sl, .sp = h->sp, .copy_end = read_to, .off = size,
 		};
 		h->flags |= MOMENT_F_SLOTS;
 		h->slots_gen = sl->gen;

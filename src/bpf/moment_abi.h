@@ -15,6 +15,12 @@
  *     pyprocs map and the thread in tstates);
  *   - the words of the stack slots user space asked for (slots map),
  *     beyond the sample's stack copy;
+ *   - for a sample whose stack goes on past the copy (the mapping that
+ *     holds its stack pointer ends past it), a window of the stack right
+ *     past the copy (config.window bytes, not past that mapping's end,
+ *     up to the first page that cannot be read): the outer frames of a
+ *     new thread, or of a new shape of a deep stack, before user space
+ *     has unwound one and could ask for its slots;
  *   - aarch64, a Go process (goprocs map) whose thread runs on its g0
  *     (scheduler) stack: the goroutine it runs for (m.curg), where that
  *     goroutine's stack was left (curg.sched) and the top of that stack,
@@ -23,7 +29,9 @@
  * It writes one record per sample of such a thread into the ring buffer
  * (layout: struct moment_rec, then npy struct moment_pyframe, then with
  * MOMENT_F_GO a struct moment_go followed by its stack_len bytes, then
- * nranges struct moment_range_hdr each followed by its len bytes).
+ * with MOMENT_F_WINDOW one struct moment_range_hdr followed by its len
+ * bytes (the window), then nranges struct moment_range_hdr each followed
+ * by its len bytes).
  */
 #ifndef STAX_BPF_MOMENT_ABI_H
 #define STAX_BPF_MOMENT_ABI_H
@@ -32,6 +40,8 @@
 #define MOMENT_MAX_RANGES 256     /* slot ranges per thread */
 #define MOMENT_MAX_RANGE 64       /* bytes of one range (a multiple of 8) */
 #define MOMENT_SLOT_BYTES 12288   /* slot words and their headers per record */
+#define MOMENT_WINDOW_MAX 16384   /* bytes of the window past the copy (a
+				   * multiple of 4096) */
 #define MOMENT_FRAME_BUF 128      /* bytes of an interpreter frame read */
 #define MOMENT_CODE_BUF 256       /* bytes of a code object's head read */
 #define MOMENT_GO_STACK 8192      /* bytes of a goroutine's stack read, from
@@ -102,7 +112,8 @@ struct moment_config {
 	uint32_t stack_user;      /* bytes of the samples' stack copy: a slot
 				   * range within [sp, sp + stack_user) is in
 				   * the copy already and is not read */
-	uint32_t pad;
+	uint32_t window;          /* bytes of the window past the copy (0: none;
+				   * a multiple of 4096, <= MOMENT_WINDOW_MAX) */
 };
 
 /* moment_rec.flags */
@@ -117,6 +128,8 @@ struct moment_config {
 				   * registers from the task's pt_regs) */
 #define MOMENT_F_GO          256u /* a Go thread on its g0 stack: a struct
 				   * moment_go follows the Python frames */
+#define MOMENT_F_WINDOW      512u /* a window past the copy follows (a
+				   * struct moment_range_hdr and its bytes) */
 
 /* moment_rec.py_err: where a chain stopped when MOMENT_F_PY_FAULT */
 enum moment_py_err {
@@ -168,8 +181,11 @@ struct moment_pyframe {
 
 struct moment_range_hdr {
 	uint64_t addr;
-	uint32_t len;             /* bytes that follow (read or not) */
-	int32_t err;              /* 0, or the read's -errno (bytes are zero) */
+	uint32_t len;             /* bytes that follow (read or not); of the
+				   * window: those read, up to the first page
+				   * that could not be */
+	int32_t err;              /* 0, or the read's -errno (bytes are zero;
+				   * the window: where it stopped early) */
 };
 
 /* The identity of a code object: its names' and line table's addresses

@@ -170,7 +170,7 @@ int moment_open(struct moment **out, const struct moment_opts *o, struct err *e)
 	struct moment_bpf *skel;
 	size_t ring = o->ring_bytes ? o->ring_bytes : MOMENT_RING_DEFAULT;
 	char last[400];
-	int ret;
+	int ret, ncpu;
 
 	*out = NULL;
 	if (geteuid() != 0 && !(perm_has_cap(CAP_BPF) && perm_has_cap(CAP_PERFMON)))
@@ -189,7 +189,14 @@ int moment_open(struct moment **out, const struct moment_opts *o, struct err *e)
 	if (!skel)
 		return err_set(e, -errno ? -errno : -EINVAL, "cannot load the in-kernel reader: %s",
 			       libbpf_last(last, sizeof(last)));
+	ncpu = libbpf_num_possible_cpus();
+	if (ncpu <= 0) {
+		moment_bpf__destroy(skel);
+		return err_set(e, ncpu < 0 ? ncpu : -EINVAL, "cannot load the in-kernel reader: cannot"
+			       " count this machine's possible cpus (/sys/devices/system/cpu/possible)");
+	}
 	if ((ret = bpf_map__set_max_entries(skel->maps.ring, (uint32_t)ring)) ||
+	    (ret = bpf_map__set_max_entries(skel->maps.scratch, (uint32_t)ncpu)) ||
 	    (ret = moment_bpf__load(skel))) {
 		const char *why = libbpf_last(last, sizeof(last));
 		moment_bpf__destroy(skel);
@@ -211,6 +218,7 @@ int moment_open(struct moment **out, const struct moment_opts *o, struct err *e)
 			       strerror(ret ? -ret : EINVAL), why[0] ? why : "no reason given");
 	}
 	skel->bss->config.stack_user = o->stack_user;
+	skel->bss->config.window = o->window;
 	m = xcalloc(1, sizeof(*m));
 	m->o = *o;
 	m->skel = skel;
@@ -474,6 +482,31 @@ const struct moment_go *moment_rec_go(const struct moment_rec *r, const uint8_t 
 	return go;
 }
 
+const struct moment_range_hdr *moment_rec_window(const struct moment_rec *r, const uint8_t **data)
+{
+	const uint8_t *p = (const uint8_t *)r, *end = p + r->size;
+	const uint8_t *at = p + sizeof(*r) + (size_t)r->npy * sizeof(struct moment_pyframe);
+	const struct moment_range_hdr *h;
+	const uint8_t *gs;
+
+	*data = NULL;
+	if (!(r->flags & MOMENT_F_WINDOW))
+		return NULL;
+	if (r->flags & MOMENT_F_GO) {
+		const struct moment_go *go = moment_rec_go(r, &gs);
+		if (!go)
+			return NULL;
+		at += sizeof(*go) + go->stack_len;
+	}
+	if (at > end || (size_t)(end - at) < sizeof(*h))
+		return NULL;
+	h = (const struct moment_range_hdr *)at;
+	if (h->len > MOMENT_WINDOW_MAX || (size_t)(end - at) - sizeof(*h) < h->len)
+		return NULL;
+	*data = at + sizeof(*h);
+	return h;
+}
+
 const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,
 						const uint8_t **data)
 {
@@ -489,6 +522,11 @@ const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size
 		if (!go)
 			return NULL;
 		at += sizeof(*go) + go->stack_len;
+	}
+	if (r->flags & MOMENT_F_WINDOW) {
+		if (!moment_rec_window(r, &gs))
+			return NULL;
+		at += sizeof(*h) + ((const struct moment_range_hdr *)at)->len;
 	}
 	if (i >= r->nranges || at > end)
 		return NULL;

@@ -60,6 +60,10 @@ struct moment_opts {
 	uint32_t stack_user;    /* bytes of the smallest stack copy of the events
 				 * attached: slots below sp + stack_user are in
 				 * the copy and not read */
+	uint32_t window;        /* bytes of the window read past the copy of a
+				 * sample whose stack goes on past it: a
+				 * multiple of 4096 up to MOMENT_WINDOW_MAX, 0
+				 * for none */
 	/* Called from moment_poll() for a record of a Python thread whose
 	 * PyThreadState is not known (or is another thread's now), at most
 	 * at most once per MOMENT_TSTATE_RETRY_NS per thread at first, then
@@ -131,6 +135,9 @@ const struct moment_pyframe *moment_rec_pyframes(const struct moment_rec *r);
 /* With MOMENT_F_GO: the goroutine part, and its stack bytes in *stack
  * (NULL when none were read). */
 const struct moment_go *moment_rec_go(const struct moment_rec *r, const uint8_t **stack);
+/* The window past the copy of r (MOMENT_F_WINDOW): its header, and its
+ * bytes in *data; NULL when r has none or it is out of the record. */
+const struct moment_range_hdr *moment_rec_window(const struct moment_rec *r, const uint8_t **data);
 /* The i-th slot range of r (from 0, i < r->nranges): its header, and
  * its bytes in *data; NULL when out of the record. */
 const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,

@@ -55,10 +55,60 @@ static size_t take_go(struct recorder *r, const struct moment_rec *rec, struct i
 	return n;
 }
 
+/* The words of a range (a slot range, the window) into the recorder's
+ * list from *n. */
+static void take_range(struct recorder *r, const struct moment_range_hdr *h, const uint8_t *data, size_t *n)
+{
+	uint32_t o;
+	if (!h)
+		return;
+	for (o = 0; o + 8 <= h->len && *n < MOMENT_WORDS_MAX; o += 8) {
+		r->mwords_addr[*n] = h->addr + o;
+		memcpy(&r->mwords_val[*n], data + o, 8);
+		(*n)++;
+	}
+}
+
+/* The n words of the recorder's list sorted by address: they come in a
+ * few runs each sorted (a goroutine's stack, the window, the slot ranges
+ * in the order of the list asked for), merged a pair of runs at a time. */
+static void sort_words(struct recorder *r, size_t n)
+{
+	uint64_t *a = r->mwords_addr, *v = r->mwords_val, *ta = r->mwords_taddr, *tv = r->mwords_tval;
+	size_t i, o, runs;
+
+	do {
+		for (i = 1; i < n && a[i - 1] <= a[i]; i++)
+			;
+		if (i >= n)
+			return;
+		for (i = o = runs = 0; i < n; runs++) {
+			size_t m = i + 1, e, x, y;
+			while (m < n && a[m - 1] <= a[m])
+				m++;
+			e = m;
+			if (e < n)
+				for (e++; e < n && a[e - 1] <= a[e]; e++)
+					;
+			for (x = i, y = m; x < m || y < e; o++) {
+				if (y == e || (x < m && a[x] <= a[y]))
+					ta[o] = a[x], tv[o] = v[x++];
+				else
+					ta[o] = a[y], tv[o] = v[y++];
+			}
+			i = e;
+		}
+		memcpy(a, ta, n * sizeof(*a));
+		memcpy(v, tv, n * sizeof(*v));
+	} while (runs > 1);
+}
+
 static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *out)
 {
 	struct recorder *r = arg;
 	const struct moment_rec *rec;
+	const struct moment_range_hdr *h;
+	const uint8_t *data;
 	size_t i, n = 0;
 	uint64_t pc, sp;
 
@@ -71,31 +121,14 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
 	out->py = moment_rec_pyframes(rec);
 	out->npy = out->py ? rec->npy : 0;
 	n = take_go(r, rec, out);
-	/* the words, sorted by address (the ranges come in the order of
-	 * the list asked for: sorted, apart; a goroutine's stack is
-	 * another stack) */
+	h = moment_rec_window(rec, &data);
+	take_range(r, h, data, &n);
 	for (i = 0; i < rec->nranges; i++) {
-		const uint8_t *data;
-		const struct moment_range_hdr *h = moment_rec_range(rec, i, &data);
-		uint32_t o;
-		if (!h || h->err)
-			continue;
-		for (o = 0; o + 8 <= h->len && n < MOMENT_WORDS_MAX; o += 8) {
-			r->mwords_addr[n] = h->addr + o;
-			memcpy(&r->mwords_val[n], data + o, 8);
-			n++;
-		}
+		h = moment_rec_range(rec, i, &data);
+		if (h && !h->err)
+			take_range(r, h, data, &n);
 	}
-	for (i = 1; i < n; i++) {
-		uint64_t a = r->mwords_addr[i], v = r->mwords_val[i];
-		size_t j = i;
-		for (; j > 0 && r->mwords_addr[j - 1] > a; j--) {
-			r->mwords_addr[j] = r->mwords_addr[j - 1];
-			r->mwords_val[j] = r->mwords_val[j - 1];
-		}
-		r->mwords_addr[j] = a;
-		r->mwords_val[j] = v;
-	}
+	sort_words(r, n);
 	out->words.addr = r->mwords_addr;
 	out->words.val = r->mwords_val;
 	out->words.n = n;
@@ -140,7 +173,7 @@ static bool slots(void *arg, uint32_t tid, const uint64_t *addr, size_t n)
 		bytes += sizeof(struct moment_range_hdr) + 8;
 		k++;
 	}
-	if (moment_set_slots(r->moment, tid, rg, k, ++r->slots_gen))
+	if (moment_set_slots(r->moment, tid, k ? rg : NULL, k, ++r->slots_gen))
 		r->moment_map_errors++;
 	return fit;
 }
@@ -210,6 +243,7 @@ void rec_moment_open(struct recorder *r)
 	mo.stack_user = o->unwind == UNWIND_MODE_FP ? 0 :
 			o->off_cpu && o->system_wide ? MIN(o->stack_size, r->swattr.sample_stack_user) :
 			o->stack_size;
+	mo.window = o->unwind == UNWIND_MODE_FP ? 0 : MOMENT_WINDOW_MAX;
 	mo.need_tstate = need_tstate;
 	mo.arg = r;
 	if (moment_open(&r->moment, &mo, &r->moment_why)) {

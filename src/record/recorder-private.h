@@ -24,7 +24,7 @@
 #include "bpf/moment_abi.h"
 
 /* stack words of one record of the in-kernel reader, at most */
-#define MOMENT_WORDS_MAX ((MOMENT_MAX_RANGES * MOMENT_MAX_RANGE + MOMENT_GO_STACK) / 8)
+#define MOMENT_WORDS_MAX ((MOMENT_MAX_RANGES * MOMENT_MAX_RANGE + MOMENT_GO_STACK + MOMENT_WINDOW_MAX) / 8)
 
 struct moment;
 
@@ -119,6 +119,7 @@ struct recorder {
 	uint32_t slots_gen;
 	uint64_t moment_map_errors; /* its maps refused an update */
 	uint64_t mwords_addr[MOMENT_WORDS_MAX], mwords_val[MOMENT_WORDS_MAX];
+	uint64_t mwords_taddr[MOMENT_WORDS_MAX], mwords_tval[MOMENT_WORDS_MAX]; /* merging them */
 };
 
 /* The file being written, for messages: -o's, or record_files' current. */

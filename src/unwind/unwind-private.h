@@ -126,6 +126,12 @@ struct copy {
 	uint64_t xbase, xend;
 	/* words read at the sample beyond the copy (unwind_input.words) */
 	const struct unwind_words *words;
+	bool hold_words;      /* not those above the copy yet: the kernel's
+			       * frame-pointer chain goes on past the copy,
+			       * and a splice onto it, where it fits, costs
+			       * the reader nothing at the next samples (a
+			       * walk that used words past the copy asks for
+			       * their slots) */
 	bool used_words;      /* the last read beyond the copy came from them */
 	bool late;            /* a word was read from the live process after
 			       * the sample (x): every frame from there on is
@@ -168,7 +174,7 @@ static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
 			note_slot(c, addr);
 		return true;
 	}
-	if (c->words && (addr >= c->end || addr < c->base) && words_find(c->words, addr, v)) {
+	if (c->words && (addr >= c->end ? !c->hold_words : addr < c->base) && words_find(c->words, addr, v)) {
 		c->used_words = true;
 		note_slot(c, addr);
 		return true;

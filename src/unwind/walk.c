@@ -339,6 +339,7 @@ static bool walk_start(struct walker *w, enum unwind_mode mode)
 		splice_prepare(in, w->ra_mask, w->sp_info);
 	else
 		w->sp_info->valid = false;
+	c->hold_words = c->words && w->sp_info->valid;
 
 	w->pc = w->regs[UNW_RIP];
 	w->sp = w->regs[UNW_RSP];
@@ -1045,6 +1046,12 @@ static enum fault_end walk_fault(struct walker *w, const struct step *s)
 
 	if (walk_splice(w, s))
 		return FAULT_SPLICED;
+	if (c->hold_words && c->fault == FAULT_BEYOND) {
+		/* no splice here: on through the words read at the sample */
+		c->hold_words = false;
+		c->fault = FAULT_NONE;
+		return FAULT_AGAIN;
+	}
 	if (w->in->read_stack && w->xreads < XREAD_MAX && c->fault != FAULT_NONE &&
 	    (w->offstack || (w->in->read_deep && c->fault == FAULT_BEYOND)) &&
 	    w->xerr != -EPERM) {

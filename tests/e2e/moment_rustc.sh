@@ -9,16 +9,16 @@
 # derives), rustc -O -C codegen-units=2, about 3 s of CPU. Checks, over
 # the samples of the rustc process (--comm rustc; the linker it runs is
 # another program):
-#   - at least 98% of its stacks reach main or a thread start function
-#     (issue 30 asks 99%: this machine gives 98.5-99.1%; the rest are the
-#     first samples of each new deep shape of a thread, taken before the
-#     recorder had told the reader what to read for it, and a few in
-#     libLLVM code without unwind information; the figure is printed);
-#   - with the reader, at least two thirds of the stacks that went past
-#     the copy were completed by the words it read at the sample (558
-#     against 20 read late in one run here; 408 against 137 in a run
-#     beside a sanitizer build's tests and two compiles, where the
-#     recorder tells the reader later what to read for a new thread);
+#   - at least 99% of its stacks reach main or a thread start function
+#     (issue 30; 99.3-99.5% here: the rest are the first samples of a
+#     thread whose new part lies deeper than the reader's window past
+#     the copy, or past a jump to another stack (rustc's stacker
+#     segments), before the recorder had unwound one and told the reader
+#     which words to read; the figure is printed);
+#   - with the reader, the stacks that went past the copy are completed
+#     by the words it read at the sample (its window and the slots asked
+#     for): at most one late for ten (about 520 against 1-3 late a run
+#     here; before the window 558 against 20);
 #   - no frame of rustc, librustc_driver or libLLVM is unnamed.
 # stax-test: alone (rustc runs on both cpus; the rooted share is what the reader reads in time), seconds=15, no-sanitize
 . "$(dirname "$0")/lib.sh"
@@ -43,22 +43,22 @@ rec() {
 	p=$(pct "${rooted:-0}" "${all:-0}")
 	words=$(sed -n 's/^  moment: .* \([0-9][0-9]*\) stacks completed past the copy.*/\1/p' "$T/r.info")
 	late=$(sed -n 's/^  verdict: .* late \([0-9]*\),.*/\1/p' "$T/r.info")
-	[ "${all:-0}" -ge 1500 ] && between "$p" 98 100 && [ "${words:-0}" -ge $((${late:-0} * 2)) ]
+	[ "${all:-0}" -ge 1500 ] && between "$p" 99 100 && [ "${words:-0}" -ge $((${late:-0} * 10)) ]
 }
 # Once more when the first run fell short: a first run with an empty
-# unwind table cache builds librustc_driver's and libLLVM's tables while
-# rustc runs (200 ms each, 8 ms cached), and the threads' first deep
-# samples wait for them: read late (191 late against 296 from words read
-# at the sample in one such run beside a sanitizer build, 98.1% rooted;
-# 14 late in the next cold one). The second run is what a user gets from
-# the second recording of a program on.
+# unwind table cache compiles librustc_driver's and libLLVM's tables while
+# rustc runs (200 ms each, 8 ms cached), and the samples of those 200 ms
+# wait for them: the recorder cannot tell the reader what to read for a
+# thread until it has unwound one of its stacks (90-98% rooted in such
+# runs here, a few hundred late or cut at a stacker jump). The second run
+# is what a user gets from the second recording of a program on.
 rec || { echo "# rooted $p% of ${all:-0}, ${words:-0} completed by words read at the sample, ${late:-0} late: again"; rec; }
-if [ "${all:-0}" -ge 1500 ] && between "$p" 98 100; then
+if [ "${all:-0}" -ge 1500 ] && between "$p" 99 100; then
 	ok "rustc: $p% of $all stacks reach main or a thread start function ($(sed -n 's/^  verdict: *//p' "$T/r.info"))"
 else
-	fail "rustc: at least 98% of the stacks rooted" "$p% of ${all:-0}: $(grep -E 'verdict|moment|stop in' "$T/r.info" | tr '\n' '|' | cut -c1-300); $(first_line "$T/r.err")"
+	fail "rustc: at least 99% of the stacks rooted" "$p% of ${all:-0}: $(grep -E 'verdict|moment|stop in' "$T/r.info" | tr '\n' '|' | cut -c1-300); $(first_line "$T/r.err")"
 fi
-if [ "${words:-0}" -ge 100 ] && [ "${words:-0}" -ge $((${late:-0} * 2)) ]; then
+if [ "${words:-0}" -ge 100 ] && [ "${words:-0}" -ge $((${late:-0} * 10)) ]; then
 	ok "rustc: $words stacks completed past the copy by the words read at the sample, ${late:-0} late"
 else
 	fail "rustc: the stacks past the copy come from the words read at the sample" "words '${words}', late '${late}': $(grep -E 'moment|deep' "$T/r.info" | tr '\n' '|' | cut -c1-300)"

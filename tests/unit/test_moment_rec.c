@@ -1,15 +1,20 @@
 /* test_moment_rec.c - the parts of an in-kernel reader's record
- * (record/moment.h: moment_rec_go, moment_rec_range), bounds checked
- * against the record's size: a Go thread's goroutine part (aarch64,
- * MOMENT_F_GO) and the slot ranges after it, and records shorter than
- * they say. Records built here byte by byte, as the BPF program lays
+ * (record/moment.h: moment_rec_go, moment_rec_window, moment_rec_range),
+ * bounds checked against the record's size: a Go thread's goroutine part
+ * (aarch64, MOMENT_F_GO), the window past the copy (MOMENT_F_WINDOW) and
+ * the slot ranges after them, and records shorter than they say. Records built here byte by byte, as the BPF program lays
  * them out (bpf/moment_abi.h). */
 #include "test.h"
 #include "record/moment.h"
 
 #include <string.h>
 
-static uint8_t buf[4096] __attribute__((aligned(8)));
+static uint8_t buf[4096 + MOMENT_WINDOW_MAX] __attribute__((aligned(8)));
+
+/* The window (wlen bytes at waddr) after the goroutine part: build()'s
+ * window, 0 for none. */
+static uint64_t waddr;
+static uint32_t wlen;
 
 /* A record: the head, a goroutine part with stack_len bytes of stack
  * (when go), then one slot range of len bytes at addr. Its size. */
@@ -29,6 +34,15 @@ static size_t build(bool go, uint32_t stack_len, uint64_t addr, uint32_t len)
 			buf[at + i] = (uint8_t)(0xa0 + i);
 		at += stack_len;
 		r->flags |= MOMENT_F_GO;
+	}
+	if (wlen) {
+		struct moment_range_hdr w = { .addr = waddr, .len = wlen };
+		memcpy(buf + at, &w, sizeof(w));
+		at += sizeof(w);
+		for (uint32_t i = 0; i < wlen; i++)
+			buf[at + i] = (uint8_t)(0x40 + i);
+		at += wlen;
+		r->flags |= MOMENT_F_WINDOW;
 	}
 	struct moment_range_hdr h = { .addr = addr, .len = len };
 	memcpy(buf + at, &h, sizeof(h));
@@ -78,5 +92,28 @@ int main(void)
 	build(true, 16, 0x7fff0000, 8);
 	((struct moment_go *)(buf + sizeof(struct moment_rec)))->stack_len = MOMENT_GO_STACK + 8;
 	CHECK(!moment_rec_go(r, &stack), "a stack length over MOMENT_GO_STACK");
+	CHECK(!moment_rec_window(r, &data) && !data, "no window without MOMENT_F_WINDOW");
+
+	/* the window: after the goroutine part, before the slot ranges */
+	waddr = 0x7ffe8000;
+	wlen = 4096;
+	build(true, 16, 0x7fff0000, 8);
+	h = moment_rec_window(r, &data);
+	CHECK(h && h->addr == 0x7ffe8000 && h->len == 4096 && data && data[0] == 0x40 && data[1] == 0x41,
+	      "the window after the goroutine part");
+	h = moment_rec_range(r, 0, &data);
+	CHECK(h && h->addr == 0x7fff0000 && data && data[0] == 0x10, "the slot range after the window");
+	build(false, 0, 0x7fff0000, 8);
+	h = moment_rec_window(r, &data);
+	CHECK(h && data && data[0] == 0x40, "the window right after the head");
+	h = moment_rec_range(r, 0, &data);
+	CHECK(h && data && data[0] == 0x10, "and the slot range after it");
+	((struct moment_rec *)buf)->size = (uint32_t)(sizeof(struct moment_rec) + sizeof(struct moment_range_hdr) + 4000);
+	CHECK(!moment_rec_window(r, &data) && !moment_rec_range(r, 0, &data),
+	      "a window longer than the record: no window, no range");
+	build(false, 0, 0x7fff0000, 8);
+	((struct moment_range_hdr *)(buf + sizeof(struct moment_rec)))->len = MOMENT_WINDOW_MAX + 8;
+	CHECK(!moment_rec_window(r, &data) && !moment_rec_range(r, 0, &data),
+	      "a window over MOMENT_WINDOW_MAX: no window, no range");
 	TEST_DONE();
 }
