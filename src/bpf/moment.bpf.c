@@ -53,12 +53,6 @@ struct pt_regs {
 
 struct task_struct;
 
-/* The mapping that holds an address (bpf_find_vma()): where it ends. */
-struct vm_area_struct {
-	unsigned long vm_start;
-	unsigned long vm_end;
-} __attribute__((preserve_access_index));
-
 #define REC_PY_OFF ((__u32)sizeof(struct moment_rec))
 #define REC_SLOT_OFF (REC_PY_OFF + MOMENT_MAX_PYFRAMES * (__u32)sizeof(struct moment_pyframe))
 /* a process is Python or Go, never both: the goroutine part takes the
@@ -116,6 +110,13 @@ struct {
 	__type(key, __u32);                  /* tid */
 	__type(value, struct moment_slots);
 } slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);                  /* pid */
+	__type(value, __u32);                /* 1: its stacks go past the copy */
+} deep SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -363,37 +364,29 @@ static long win_step(__u32 i, void *arg)
 	return 0;
 }
 
-static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *arg)
-{
-	*(__u64 *)arg = BPF_CORE_READ(vma, vm_end);
-	return 0;
-}
-
-/* Where the stack of a sample with user stack pointer sp can go on to:
- * the end of the mapping that holds sp (0: none, or it cannot be told). */
-static __always_inline __u64 stack_end(__u64 sp)
-{
-	__u64 end = 0;
-	if (!sp || !config.window ||
-	    bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end, &end, 0))
-		return 0;
-	return end;
-}
-
 /* The window at off in the record (MOMENT_F_WINDOW): its size, 0 if
- * none; *read_to: where the bytes read end. The stack goes on past the
- * copy to end (stack_end()). */
-static __u32 read_window(struct scratch *s, struct moment_rec *h, __u64 end, __u32 off,
+ * none; *read_to: where the bytes read end. top: the thread's stack top
+ * as user space knows it (0: not known; then the read goes on to the
+ * first page that cannot be read). (bpf_find_vma() would tell where the
+ * stack's mapping ends, but costs 9 us a sample here: the mmap lock it
+ * takes in an interrupt is let go through an irq_work.) */
+static __u32 read_window(struct scratch *s, struct moment_rec *h, __u64 top, __u32 off,
 			 __u64 *read_to)
 {
-	__u64 start = (h->sp + config.stack_user) & ~7ull;
+	__u64 start = (h->sp + config.stack_user) & ~7ull, end = start + config.window;
 	struct moment_range_hdr *wh;
 	struct winwalk w;
 
-	if (!config.window || config.window > MOMENT_WINDOW_MAX || start >= end)
+	if (!config.window || config.window > MOMENT_WINDOW_MAX || !h->sp || start < h->sp)
 		return 0;
-	if (end - start > config.window)
-		end = start + config.window;
+	/* a sample on the stack whose top is known: not past it (one on
+	 * another stack, above it, reads on to where its pages end) */
+	if (top && h->sp < top) {
+		if (start >= top)
+			return 0;
+		if (end > top)
+			end = top;
+	}
 	if (off > REC_MAX - sizeof(*wh) - MOMENT_WINDOW_MAX)
 		return 0;
 	w.s = s;
@@ -461,11 +454,12 @@ int moment_sample(void *ctx)
 	const struct moment_pyproc *pp;
 	const struct moment_goproc *gp = NULL;
 	const struct moment_slots *sl;
+	const __u32 *dp = NULL;
 	struct moment_rec *h;
 	struct scratch *s;
 	struct pt_regs *regs;
 	__u32 cpu;
-	__u64 out, read_to, sp = 0, end = 0;
+	__u64 out, read_to;
 
 	if (!pid)
 		return 1;
@@ -479,14 +473,10 @@ int moment_sample(void *ctx)
 	/* separate tests, not one of (pp | sl | gp): the verifier refuses
 	 * arithmetic on pointers */
 	asm volatile("" : "+r"(pp));
-	/* the user registers, wherever the sample interrupted the thread
-	 * (as perf's REGS_USER: the task's saved user registers) */
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	if (regs)
-		sp = USER_SP(regs);
-	if (config.stack_user && sp && sp + config.stack_user > sp)
-		end = stack_end(sp);
-	if (!pp && !gp && !sl && end <= sp + config.stack_user)
+	if (!sl)
+		dp = bpf_map_lookup_elem(&deep, &pid);
+	asm volatile("" : "+r"(dp));
+	if (!pp && !gp && !sl && !dp)
 		return 1; /* nothing to read for this thread: the common case */
 	cpu = bpf_get_smp_processor_id();
 	s = bpf_map_lookup_elem(&scratch, &cpu);
@@ -498,9 +488,12 @@ int moment_sample(void *ctx)
 	h->tid = tid;
 	h->time = bpf_ktime_get_ns();
 	h->cpu = cpu;
+	/* the user registers, wherever the sample interrupted the thread
+	 * (as perf's REGS_USER: the task's saved user registers) */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
 	if (regs) {
 		h->ip = USER_IP(regs);
-		h->sp = sp;
+		h->sp = USER_SP(regs);
 	}
 	if (CTX_IN_KERNEL(ctx))
 		h->flags |= MOMENT_F_KERNEL;
@@ -512,8 +505,8 @@ int moment_sample(void *ctx)
 		size = REC_GO_OFF + read_go(s, h, gp, regs);
 #endif
 	read_to = h->sp + config.stack_user;
-	if (end > read_to)
-		size += read_window(s, h, end, size, &read_to);
+	if (sl || dp)
+		size += read_window(s, h, sl ? sl->top : 0, size, &read_to);
 	if (sl) {
 		struct slotwalk w = {
 			.s = s, .sl = sl, .sp = h->sp, .copy_end = read_to, .off = size,

@@ -15,12 +15,13 @@
  *     pyprocs map and the thread in tstates);
  *   - the words of the stack slots user space asked for (slots map),
  *     beyond the sample's stack copy;
- *   - for a sample whose stack goes on past the copy (the mapping that
- *     holds its stack pointer ends past it), a window of the stack right
- *     past the copy (config.window bytes, not past that mapping's end,
- *     up to the first page that cannot be read): the outer frames of a
- *     new thread, or of a new shape of a deep stack, before user space
- *     has unwound one and could ask for its slots;
+ *   - for a thread of a process whose stacks go past the copy (a thread
+ *     with slots, or its process in the deep map), a window of the stack
+ *     right past the copy (config.window bytes, not past the thread's
+ *     stack top when user space knows it, up to the first page that
+ *     cannot be read): the outer frames of a new thread, or of a new
+ *     shape of a deep stack, before user space has unwound one and could
+ *     ask for its slots;
  *   - aarch64, a Go process (goprocs map) whose thread runs on its g0
  *     (scheduler) stack: the goroutine it runs for (m.curg), where that
  *     goroutine's stack was left (curg.sched) and the top of that stack,
@@ -104,6 +105,10 @@ struct moment_range {
 struct moment_slots {
 	uint32_t n;               /* ranges used */
 	uint32_t gen;             /* user space's version of the list, echoed */
+	uint64_t top;             /* the top of the thread's stack as far as
+				   * user space knows (0: not known): a window
+				   * stops there, and a sample whose copy ends
+				   * at or past it reads none */
 	struct moment_range r[MOMENT_MAX_RANGES];
 };
 

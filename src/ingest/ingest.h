@@ -218,9 +218,12 @@ struct ingest_moment_ops {
 	bool (*take)(void *arg, const struct perf_sample *s, struct ingest_moment *out);
 	/* Read these stack slots (8-aligned addresses, sorted, none twice)
 	 * at thread tid's next samples (n 0: none), in place of those asked
-	 * before; false when they are more than a record holds (then it
-	 * reads those from the lowest address that fit). */
-	bool (*slots)(void *arg, uint32_t tid, const uint64_t *addr, size_t n);
+	 * before, and the window past the copy, up to top (the thread's
+	 * stack top as far as known, 0: not); its process pid has stacks
+	 * deeper than the copy (its other threads get the window too).
+	 * False when the slots are more than a record holds (then it reads
+	 * those from the lowest address that fit). */
+	bool (*slots)(void *arg, uint32_t pid, uint32_t tid, const uint64_t *addr, size_t n, uint64_t top);
 	/* Process pid runs CPython with layout l (PyCode_Type at code_type);
 	 * l NULL: not any more (an exec). */
 	void (*python)(void *arg, uint32_t pid, const struct pyf_layout *l, uint64_t code_type);

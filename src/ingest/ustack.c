@@ -75,6 +75,13 @@ static struct ingest_tail *tail_slot(struct ingest *g, uint32_t tid)
 	return &g->us.tails[at];
 }
 
+/* The top of the stack a complete DWARF unwind from sp walked (0: not
+ * known). */
+static uint64_t stack_top(uint64_t sp, const struct unwind_result *res)
+{
+	return res->quality == UNWIND_Q_COMPLETE && res->depth && res->method == UNWIND_M_DWARF ? sp + res->depth : 0;
+}
+
 /* The top of thread tid's stack, from the stacks of it that reached
  * their root; a stack cut where its copy ended is counted by whether
  * the largest copy (65528 bytes) would have reached that top. */
@@ -82,9 +89,9 @@ static void stack_depth(struct ingest *g, uint32_t tid, uint64_t sp, const struc
 {
 	uint32_t at;
 
-	if (res->quality == UNWIND_Q_COMPLETE && res->depth && res->method == UNWIND_M_DWARF) {
+	if (stack_top(sp, res)) {
 		struct ingest_tail *t = tail_slot(g, tid);
-		t->top = MAX(t->top, sp + res->depth);
+		t->top = MAX(t->top, stack_top(sp, res));
 		return;
 	}
 	if (res->quality != UNWIND_Q_TRUNCATED || res->stop != UNWIND_STOP_COPY ||
@@ -202,7 +209,7 @@ static int cmp_u64(const void *a, const void *b)
  * by the in-kernel reader at its next samples: with those asked before
  * (another shape of its stack: a thread's deep stacks come in a few),
  * else alone when the union does not fit in a record. */
-static void ask_slots(struct ingest *g, uint32_t tid, uint64_t *slots, size_t n)
+static void ask_slots(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t *slots, size_t n, uint64_t top)
 {
 	struct ingest_tail *t = tail_slot(g, tid);
 	uint64_t *u;
@@ -231,8 +238,9 @@ static void ask_slots(struct ingest *g, uint32_t tid, uint64_t *slots, size_t n)
 		else
 			u[nu++] = slots[i++], j++;
 	}
-	if (!t->nasked || !g->moment->slots(g->moment->arg, tid, u, nu)) {
-		if (!g->moment->slots(g->moment->arg, tid, slots, k))
+	top = MAX(top, t->top);
+	if (!t->nasked || !g->moment->slots(g->moment->arg, pid, tid, u, nu, top)) {
+		if (!g->moment->slots(g->moment->arg, pid, tid, slots, k, top))
 			g->us.slots_cut++;
 		memcpy(u, slots, k * sizeof(*u));
 		nu = k;
@@ -249,7 +257,7 @@ static void ask_slots(struct ingest *g, uint32_t tid, uint64_t *slots, size_t n)
  * mostly right (a thread's outer frames change least): those are asked
  * of the reader, and its next samples of that shape have them. The
  * frames of this walk are not the sample's and are thrown away. */
-static void guess_slots(struct ingest *g, uint32_t tid, const struct unwind_input *sample)
+static void guess_slots(struct ingest *g, uint32_t pid, uint32_t tid, const struct unwind_input *sample)
 {
 	struct unwind_input in = *sample;
 	struct unwind_result res;
@@ -261,7 +269,7 @@ static void guess_slots(struct ingest *g, uint32_t tid, const struct unwind_inpu
 	unwind_sample(g->unwinder, g->mode, &in, g->us.guess, UNWIND_MAX_DEPTH, &res);
 	g->us.slot_guesses++;
 	if (res.quality == UNWIND_Q_COMPLETE && res.nslots)
-		ask_slots(g, tid, g->us.slots, res.nslots);
+		ask_slots(g, pid, tid, g->us.slots, res.nslots, stack_top(in.regs.r[UNW_SP], &res));
 }
 
 /* Unwind the user part of s from its registers and stack copy (and the
@@ -334,10 +342,10 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	 * the thread's next samples (a stack completed by the words it read
 	 * keeps the list) */
 	if (g->moment && res.nslots && res.quality == UNWIND_Q_COMPLETE && k < res.n)
-		ask_slots(g, s->tid, g->us.slots, res.nslots);
+		ask_slots(g, s->pid, s->tid, g->us.slots, res.nslots, stack_top(in.regs.r[UNW_SP], &res));
 	else if (g->moment && res.quality == UNWIND_Q_TRUNCATED && res.stop == UNWIND_STOP_COPY && in.read_stack &&
 		 !*extended)
-		guess_slots(g, s->tid, &in);
+		guess_slots(g, s->pid, s->tid, &in);
 	g->us.deep_reads += res.deep == 1;
 	g->us.deep_stale += res.deep == 2;
 	g->us.deep_gone += res.deep == 3;

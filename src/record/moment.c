@@ -357,7 +357,17 @@ int moment_set_tstate(struct moment *m, uint32_t tid, uint64_t tstate)
 	return bpf_map_update_elem(fd, &tid, &tstate, BPF_ANY) ? -errno : 0;
 }
 
-int moment_set_slots(struct moment *m, uint32_t tid, const struct moment_range *r, size_t n, uint32_t gen)
+int moment_set_deep(struct moment *m, uint32_t pid, bool deep)
+{
+	int fd = bpf_map__fd(m->skel->maps.deep);
+	uint32_t one = 1;
+	if (!deep)
+		return bpf_map_delete_elem(fd, &pid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &pid, &one, BPF_ANY) ? -errno : 0;
+}
+
+int moment_set_slots(struct moment *m, uint32_t tid, const struct moment_range *r, size_t n, uint32_t gen,
+		     uint64_t top)
 {
 	int fd = bpf_map__fd(m->skel->maps.slots);
 	struct moment_slots *s;
@@ -374,6 +384,7 @@ int moment_set_slots(struct moment *m, uint32_t tid, const struct moment_range *
 	s = xcalloc(1, sizeof(*s));
 	s->n = (uint32_t)n;
 	s->gen = gen;
+	s->top = top;
 	memcpy(s->r, r, n * sizeof(*r));
 	if (bpf_map_update_elem(fd, &tid, s, BPF_ANY))
 		ret = -errno;
@@ -385,7 +396,7 @@ void moment_forget_thread(struct moment *m, uint32_t tid)
 {
 	struct mthread *t = thread_of(m, tid, false);
 	moment_set_tstate(m, tid, 0);
-	moment_set_slots(m, tid, NULL, 0, 0);
+	moment_set_slots(m, tid, NULL, 0, 0, 0);
 	if (!t)
 		return;
 	while (t->head)

@@ -4,8 +4,9 @@
  * the build generates) runs on each of stax's sampling events just before
  * the kernel writes the sample, on the sampled thread, and copies what
  * describes that moment and lies outside the sample: the CPython frame
- * chain of the thread, and the stack slots user space asked for beyond
- * the stack copy. Its records (bpf/moment_abi.h) come through a BPF ring
+ * chain of the thread, a window of the stack right past the copy (a
+ * thread of a process whose stacks go past it), and the stack slots user
+ * space asked for beyond those. Its records (bpf/moment_abi.h) come through a BPF ring
  * buffer; moment_poll() reads them, and moment_take() hands the one of a
  * perf sample to whoever handles that sample.
  *
@@ -15,6 +16,8 @@
  *     layout pyframes.h reads);
  *   - per Go process (aarch64): where its runtime keeps the running
  *     goroutine (moment_set_go);
+ *   - per process: its stacks go past the copy (moment_set_deep): its
+ *     threads get the window;
  *   - per thread: its PyThreadState (moment_set_tstate), found by walking
  *     the interpreter's thread list when a record says it is unknown
  *     (the need_tstate callback), and the stack slot ranges to read
@@ -60,10 +63,11 @@ struct moment_opts {
 	uint32_t stack_user;    /* bytes of the smallest stack copy of the events
 				 * attached: slots below sp + stack_user are in
 				 * the copy and not read */
-	uint32_t window;        /* bytes of the window read past the copy of a
-				 * sample whose stack goes on past it: a
-				 * multiple of 4096 up to MOMENT_WINDOW_MAX, 0
-				 * for none */
+	uint32_t window;        /* bytes of the window read past the copy for
+				 * the threads of a process whose stacks go
+				 * past it (moment_set_deep, or a thread with
+				 * slots): a multiple of 4096 up to
+				 * MOMENT_WINDOW_MAX, 0 for none */
 	/* Called from moment_poll() for a record of a Python thread whose
 	 * PyThreadState is not known (or is another thread's now), at most
 	 * at most once per MOMENT_TSTATE_RETRY_NS per thread at first, then
@@ -106,7 +110,11 @@ int moment_set_tstate(struct moment *m, uint32_t tid, uint64_t tstate);
  * gen comes back in the records read with this list. 0 or -errno
  * (-EINVAL for a range out of those bounds). */
 int moment_set_slots(struct moment *m, uint32_t tid, const struct moment_range *r, size_t n,
-		     uint32_t gen);
+		     uint32_t gen, uint64_t top);
+/* Process pid's stacks go past the copy (deep), or it exited: its threads
+ * without slots of their own get the window too. 0 or -errno (the map is
+ * full: -E2BIG). */
+int moment_set_deep(struct moment *m, uint32_t pid, bool deep);
 /* Thread tid exited: forget its tstate, slots and records. */
 void moment_forget_thread(struct moment *m, uint32_t tid);
 

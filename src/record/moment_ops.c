@@ -139,7 +139,7 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
  * record holds (MOMENT_MAX_RANGES, MOMENT_SLOT_BYTES with their
  * headers): false when they do not all fit (then the first ones, from
  * the lowest address, are asked). */
-static bool slots(void *arg, uint32_t tid, const uint64_t *addr, size_t n)
+static bool slots(void *arg, uint32_t pid, uint32_t tid, const uint64_t *addr, size_t n, uint64_t top)
 {
 	struct recorder *r = arg;
 	struct moment_range rg[MOMENT_MAX_RANGES];
@@ -173,7 +173,9 @@ static bool slots(void *arg, uint32_t tid, const uint64_t *addr, size_t n)
 		bytes += sizeof(struct moment_range_hdr) + 8;
 		k++;
 	}
-	if (moment_set_slots(r->moment, tid, k ? rg : NULL, k, ++r->slots_gen))
+	if (moment_set_slots(r->moment, tid, k ? rg : NULL, k, ++r->slots_gen, top))
+		r->moment_map_errors++;
+	if (n && moment_set_deep(r->moment, pid, true))
 		r->moment_map_errors++;
 	return fit;
 }
@@ -197,6 +199,7 @@ static void exited(void *arg, uint32_t pid, uint32_t tid)
 	if (pid == tid) {
 		moment_set_python(r->moment, pid, NULL);
 		moment_set_go(r->moment, pid, NULL);
+		moment_set_deep(r->moment, pid, false);
 	}
 }
 
