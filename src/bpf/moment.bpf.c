@@ -342,15 +342,17 @@ struct winwalk {
 static long win_step(__u32 i, void *arg)
 {
 	struct winwalk *w = arg;
-	__u64 a = w->addr + w->got;
-	__u32 off = w->off + w->got, len;
+	__u64 a = w->addr + w->got, len;
+	__u32 off = w->off + w->got;
 	long err;
 
 	if (a >= w->end)
 		return 1;
-	len = 4096 - (__u32)(a & 4095);
+	/* 64 bits, tested and used in one register (Linux 6.1's verifier
+	 * loses the bounds of a 32-bit copy's test) */
+	len = 4096 - (a & 4095);
 	if (len > w->end - a)
-		len = (__u32)(w->end - a);
+		len = w->end - a;
 	barrier_var(len);
 	barrier_var(off);
 	if (len == 0 || len > 4096 || off > REC_MAX - 4096)
@@ -397,6 +399,11 @@ static __u32 read_window(struct scratch *s, struct moment_rec *h, __u64 top, __u
 	w.err = 0;
 	bpf_loop(MOMENT_WINDOW_MAX / 4096 + 1, win_step, &w, 0);
 	if (w.got < 8)
+		return 0;
+	/* tested again here: Linux 6.1's verifier forgets the bounds of
+	 * off across the loop */
+	barrier_var(off);
+	if (off > REC_MAX - sizeof(*wh) - MOMENT_WINDOW_MAX)
 		return 0;
 	wh = (struct moment_range_hdr *)(s->rec + off);
 	wh->addr = start;

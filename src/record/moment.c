@@ -58,13 +58,22 @@ struct moment {
 };
 
 /* libbpf's messages: kept (the last lines) for the error of a failed
- * load, never printed (stax's output is its own). */
+ * load, not printed (stax's output is its own) unless STAX_BPF_LOG=1 is
+ * set (then all of them, the verifier's log of a refused program too, on
+ * standard error: for whoever debugs the reader on another kernel). */
 static char libbpf_log[1024];
 
 static int on_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
+	const char *all = getenv("STAX_BPF_LOG");
 	char line[512];
 	size_t n, have;
+	if (all && !strcmp(all, "1")) {
+		va_list aq;
+		va_copy(aq, ap);
+		vfprintf(stderr, fmt, aq);
+		va_end(aq);
+	}
 	if (level == LIBBPF_DEBUG)
 		return 0;
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -209,7 +218,7 @@ int moment_open(struct moment **out, const struct moment_opts *o, struct err *e)
 				       " 5.17 or later): %s", why);
 		if (strstr(libbpf_log, "BEGIN PROG LOAD LOG"))
 			return err_set(e, ret ? ret : -EINVAL, "cannot load the in-kernel reader: this kernel's"
-				       " verifier refused it: %s", why);
+				       " verifier refused it: %s (STAX_BPF_LOG=1 shows its log)", why);
 		if (ret == -EPERM || ret == -EACCES)
 			return err_set(e, -EPERM, "cannot load the in-kernel reader: permission denied"
 				       " (it needs root, or CAP_BPF and CAP_PERFMON; a lockdown or"

@@ -257,7 +257,7 @@ static void ask_slots(struct moment *m, uint32_t tid, uint64_t *slots, size_t n)
 		r[nr].pad = 0;
 		nr++;
 	}
-	moment_set_slots(m, tid, r, nr, 1);
+	moment_set_slots(m, tid, r, nr, 1, 0);
 }
 
 static struct moment *the_m;
