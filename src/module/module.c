@@ -428,6 +428,33 @@ void *module_part(struct module *m, enum module_part p, module_build_fn build,
 	return obj;
 }
 
+void *module_part_try(struct module *m, enum module_part p)
+{
+	struct part *pt = &m->parts[p];
+	void *obj = NULL;
+
+	if (pthread_mutex_trylock(&pt->lock))
+		return NULL; /* being built */
+	if (pt->obj) {
+		pt->holders++;
+		obj = pt->obj;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return obj;
+}
+
+bool module_part_ready(struct module *m, enum module_part p)
+{
+	struct part *pt = &m->parts[p];
+	bool ready;
+
+	if (pthread_mutex_trylock(&pt->lock))
+		return false;
+	ready = pt->obj != NULL;
+	pthread_mutex_unlock(&pt->lock);
+	return ready;
+}
+
 void module_part_put(struct module *m, enum module_part p)
 {
 	struct part *pt = &m->parts[p];

@@ -102,6 +102,11 @@ typedef void (*module_free_fn)(void *part);
 void *module_part(struct module *m, enum module_part p, module_build_fn build,
 		  module_free_fn free_fn, void *arg);
 void module_part_put(struct module *m, enum module_part p);
+/* Part p when it is built already (held as module_part() holds it), else
+ * NULL at once: not built, or being built by another thread. */
+void *module_part_try(struct module *m, enum module_part p);
+/* Is part p built (not being built)? Never waits. */
+bool module_part_ready(struct module *m, enum module_part p);
 
 /* glibc's __start_context, the function makecontext() makes a context's
  * function return into (so its "return address" is the function's first

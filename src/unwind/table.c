@@ -354,12 +354,69 @@ long utable_row_index(const struct utable *t, uint64_t vaddr)
 	return lo;
 }
 
+struct ulazy {
+	uint8_t *frame;          /* .eh_frame's bytes */
+	size_t frame_size;
+	uint64_t frame_vaddr;
+	uint8_t *table;          /* .eh_frame_hdr's search table: nfde pairs of
+				  * sdata4 (initial location, FDE address),
+				  * relative to hdr_vaddr, sorted */
+	uint32_t nfde;
+	uint64_t hdr_vaddr, text_vaddr;
+};
+
+static int32_t rd_s32(const uint8_t *p)
+{
+	int32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* utable_slow_row() of a provisional table: the FDE the search table
+ * gives for vaddr, run to it. -ENOENT where no FDE covers vaddr. */
+static int lazy_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row, struct cfi_cie *cie)
+{
+	const struct ulazy *z = t->lazy;
+	uint32_t lo = 0, hi = z->nfde;
+	struct cfi_fde fde;
+	uint64_t fv;
+	size_t next;
+	int r;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (z->hdr_vaddr + (uint64_t)(int64_t)rd_s32(z->table + (size_t)mid * 8) <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	fv = z->hdr_vaddr + (uint64_t)(int64_t)rd_s32(z->table + (size_t)(lo - 1) * 8 + 4);
+	if (fv < z->frame_vaddr || fv - z->frame_vaddr >= z->frame_size)
+		return -EINVAL;
+	struct cfi_section sec = {
+		.data = z->frame, .size = z->frame_size, .vaddr = z->frame_vaddr,
+		.datarel = z->hdr_vaddr, .textrel = z->text_vaddr, .is_eh = true,
+		.ncols = arch_of(t->arch)->ncols,
+	};
+	memset(cie, 0, sizeof(*cie));
+	r = cfi_parse_entry(&sec, (size_t)(fv - z->frame_vaddr), &next, cie, &fde);
+	if (r != 2)
+		return r < 0 ? r : -EINVAL;
+	if (vaddr < fde.pc_begin || vaddr >= fde.pc_end)
+		return -ENOENT;
+	return cfi_run(&sec, cie, &fde, vaddr, row, NULL, NULL);
+}
+
 int utable_slow_row(const struct utable *t, uint64_t vaddr, struct cfi_row *row,
 		    struct cfi_cie *cie)
 {
 	uint32_t lo = 0, hi = t->nslow;
 	const struct uslow *s = NULL;
 
+	if (t->lazy)
+		return lazy_row(t, vaddr, row, cie);
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 		if (t->slow[mid].pc_begin <= vaddr)
@@ -1228,6 +1285,92 @@ out:
 	return t;
 }
 
+/* The provisional table's CFI from elf into t->lazy: false when it has no
+ * .eh_frame and .eh_frame_hdr with a search table of the encodings every
+ * linker writes (version 1; pcrel sdata4, udata4, datarel sdata4). */
+static bool lazy_read(Elf *elf, struct utable *t)
+{
+	struct cfi_section fr, hd;
+	const char *why;
+	const uint8_t *h;
+	uint64_t lo, hi = 0;
+	uint32_t n;
+	struct ulazy *z;
+
+	if (get_section(elf, ".eh_frame", &fr, &why) <= 0 || get_section(elf, ".eh_frame_hdr", &hd, &why) <= 0)
+		return false;
+	h = hd.data;
+	if (hd.size < 12 || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
+		return false;
+	memcpy(&n, h + 8, 4);
+	if (!n || (hd.size - 12) / 8 < n)
+		return false;
+	/* from the first FDE to the end of the last executable segment (a
+	 * file BOLT rewrote has its code in several) */
+	lo = hd.vaddr + (uint64_t)(int64_t)rd_s32(h + 12);
+	for (int i = 0; i < t->nload; i++)
+		if (t->load[i].exec && t->load[i].vaddr + t->load[i].filesz > hi)
+			hi = t->load[i].vaddr + t->load[i].filesz;
+	if (hi <= lo || hi - lo > 0xffffffffull)
+		return false;
+	z = xcalloc(1, sizeof(*z));
+	z->frame = xmalloc(fr.size);
+	memcpy(z->frame, fr.data, fr.size);
+	z->frame_size = fr.size;
+	z->frame_vaddr = fr.vaddr;
+	z->table = xmalloc((size_t)n * 8);
+	memcpy(z->table, h + 12, (size_t)n * 8);
+	z->nfde = n;
+	z->hdr_vaddr = hd.vaddr;
+	z->text_vaddr = fr.textrel;
+	t->lazy = z;
+	/* one row: every frame from the first FDE to the end of its code
+	 * runs its CFI (a pc no FDE covers falls back to frame pointers) */
+	t->base = lo;
+	t->nrows = 2;
+	t->addr = xmalloc(2 * sizeof(*t->addr));
+	t->rule = xmalloc(2 * sizeof(*t->rule));
+	t->addr[0] = 0;
+	t->addr[1] = (uint32_t)(hi - lo);
+	t->rule[0] = UR_SLOW;
+	t->rule[1] = UR_FP;
+	utable_build_pages(t);
+	t->nfde = n;
+	t->source = ".eh_frame";
+	return true;
+}
+
+struct utable *utable_build_quick(struct module *m)
+{
+	struct utable *t = xcalloc(1, sizeof(*t));
+	uint64_t t0 = now_ns();
+	size_t cap = 0;
+	Elf *elf;
+	int fd = -1;
+	bool ok;
+
+	init_commands(t, &cap);
+	t->path = xstrdup(module_path(m));
+	if (!(elf = module_open(m, &fd))) {
+		utable_free(t);
+		return NULL;
+	}
+	t->build_id_size = elf_file_build_id(elf, t->build_id, sizeof(t->build_id));
+	read_loads(elf, t);
+	ok = t->arch != UNWIND_ARCH_NONE && lazy_read(elf, t);
+	if (ok)
+		find_root_callers(elf, t);
+	if (elfguard_changed(elf))
+		ok = false;
+	module_close(elf, fd);
+	if (!ok) {
+		utable_free(t);
+		return NULL;
+	}
+	t->build_ns = now_ns() - t0;
+	return t;
+}
+
 struct utable *utable_load(const char *path)
 {
 	struct module *m = module_get(path, NULL, 0);
@@ -1249,6 +1392,11 @@ void utable_free(struct utable *t)
 	free(t->page);
 	free(t->rules);
 	free(t->slow);
+	if (t->lazy) {
+		free(t->lazy->frame);
+		free(t->lazy->table);
+		free(t->lazy);
+	}
 	free(t->blob);
 	free(t->path);
 	free(t);

@@ -119,6 +119,11 @@ struct utable {
 	uint32_t nfde_sec[UTABLE_MAX_SECS];    /* FDEs used from each section */
 	uint64_t build_ns;      /* time to compile it, or to read it from the cache */
 	bool cached;            /* read from the cache (tcache.c), not compiled */
+	/* A provisional table (utable_build_quick()): its .eh_frame and
+	 * .eh_frame_hdr's search table, copied out of the file; rows say
+	 * UR_SLOW over its code, and utable_slow_row() finds and runs the FDE
+	 * of each frame. NULL in a compiled table. */
+	struct ulazy *lazy;
 	void *map;              /* the cache file mapped, which addr and rule point
 				 * into (utable_free unmaps it), or NULL */
 	size_t map_size;
@@ -137,6 +142,15 @@ struct utable {
  * set, so every lookup says UR_FP. Caller frees with utable_free(). */
 struct module;
 struct utable *utable_build(struct module *m);
+/* A provisional table of module m, made in a millisecond or two where
+ * utable_build() takes 200 ms (a large library: unwind.c uses it while
+ * that runs in its prefetch thread): the file's .eh_frame and the search
+ * table of its .eh_frame_hdr, each frame's FDE found and run when a walk
+ * needs it (UR_SLOW); its roots and stack switches; nothing else (no
+ * .debug_frame, PLT rows, trampolines without CFI, _init/_fini), never
+ * cached. NULL when the file has no .eh_frame_hdr search table of the
+ * usual encodings (then there is nothing quick to make). */
+struct utable *utable_build_quick(struct module *m);
 /* The same for the file at path (its module taken and let go). */
 struct utable *utable_load(const char *path);
 void utable_free(struct utable *t);

@@ -86,6 +86,17 @@ struct prefetch {
 	uint32_t epoch;             /* the unwinder's, for held_epoch */
 };
 
+/* A provisional table (utable_build_quick()) of a large file whose table
+ * the prefetch thread compiles meanwhile: the slots of its mappings use it
+ * until unw_quick_refresh() finds that table built (their ti is
+ * UINT32_MAX: it is not in the unwinder's tables). t NULL: the file has
+ * none (its first sample waits for the table, as without). */
+struct uquick {
+	uint64_t key;               /* file_key() */
+	struct module *mod;
+	struct utable *t;
+};
+
 struct unwinder {
 	struct rule_slot cache[RULE_CACHE];
 	const struct arch *arch;    /* the machine of the samples */
@@ -109,7 +120,14 @@ struct unwinder {
 	struct unwind_stats stats;
 	uint8_t *xbuf;              /* XREAD_SIZE (64 KiB) bytes: see unw_xread() */
 	struct prefetch pf;
+	struct uquick *quick;
+	size_t nquick, cap_quick, nquick_live; /* live: those with a table */
 };
+
+/* Let the provisional tables whose file's table is built go, and the
+ * slots that use them (refilled with that table at their next lookup).
+ * At the start of a sample, while nquick_live. */
+void unw_quick_refresh(struct unwinder *u);
 
 /* ---- reading the stack copy ---- */
 

@@ -75,28 +75,37 @@ static void *prefetch_main(void *arg)
 	return NULL;
 }
 
-void unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, size_t bid_size)
+bool unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, size_t bid_size)
 {
 	struct prefetch *pf = &u->pf;
 	struct stat st;
-	uint32_t one;
+	uint32_t asked;
 	uint64_t key;
+	bool will = false;
 
 	if (!path || path[0] != '/' || bid_size > sizeof(pf->want[0].bid))
-		return;
-	/* each file once (every process that maps it says so again) */
+		return false;
+	/* each file once (every process that maps it says so again):
+	 * asked 1, queued; 2, not for the thread (small, or not a file) */
 	key = hash_mix(hash_bytes(path, strlen(path)), bid ? hash_bytes(bid, bid_size) : 0);
 	pthread_mutex_lock(&pf->lock);
-	if (hmap_get(&pf->asked, key, &one) || pf->nwant == PREFETCH_MAX)
+	if (hmap_get(&pf->asked, key, &asked)) {
+		will = asked == 1;
 		goto out;
-	hmap_put(&pf->asked, key, 1);
-	if (stat(path, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < PREFETCH_MIN_BYTES)
+	}
+	if (pf->nwant == PREFETCH_MAX)
 		goto out;
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < PREFETCH_MIN_BYTES) {
+		hmap_put(&pf->asked, key, 2);
+		goto out;
+	}
 	if (!pf->started) {
 		if (pthread_create(&pf->thread, NULL, prefetch_main, pf))
 			goto out; /* built on first use, as without it */
 		pf->started = true;
 	}
+	hmap_put(&pf->asked, key, 1);
+	will = true;
 	pf->want[pf->nwant].path = xstrdup(path);
 	memcpy(pf->want[pf->nwant].bid, bid ? bid : (const uint8_t *)"", bid ? bid_size : 0);
 	pf->want[pf->nwant].bid_size = bid ? bid_size : 0;
@@ -104,6 +113,7 @@ void unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, s
 	pthread_cond_signal(&pf->cv);
 out:
 	pthread_mutex_unlock(&pf->lock);
+	return will;
 }
 
 static void prefetch_stop(struct prefetch *pf)
@@ -127,11 +137,77 @@ static void prefetch_stop(struct prefetch *pf)
 	pthread_mutex_destroy(&pf->lock);
 }
 
+/* Every provisional table let go (no slot uses them any more). */
+static void quick_free(struct unwinder *u)
+{
+	for (size_t i = 0; i < u->nquick; i++) {
+		utable_free(u->quick[i].t);
+		module_put(u->quick[i].mod);
+	}
+	u->nquick = u->nquick_live = 0;
+}
+
+void unw_quick_refresh(struct unwinder *u)
+{
+	size_t i, n = 0, live = 0;
+	bool gone = false;
+
+	for (i = 0; i < u->nquick; i++) {
+		struct uquick *q = &u->quick[i];
+		if (q->t && module_part_ready(q->mod, MODULE_UNWIND)) {
+			for (int k = 0; k < MOD_SLOTS; k++) {
+				if (!u->slots[k].used || u->slots[k].t != q->t)
+					continue;
+				free(u->slots[k].path);
+				memset(&u->slots[k], 0, sizeof(u->slots[k]));
+			}
+			utable_free(q->t);
+			module_put(q->mod);
+			gone = true;
+			continue;
+		}
+		live += q->t != NULL;
+		u->quick[n++] = *q;
+	}
+	u->nquick = n;
+	u->nquick_live = live;
+	if (gone) {
+		/* seen[] may hold the slots emptied */
+		u->nseen = 0;
+		u->space = 0;
+	}
+}
+
+/* The provisional table of the file mod is (key), made on first need;
+ * NULL when it has none. Takes mod's reference. */
+static const struct utable *quick_get(struct unwinder *u, uint64_t key, struct module *mod)
+{
+	struct uquick *q;
+	for (size_t i = 0; i < u->nquick; i++)
+		if (u->quick[i].key == key) {
+			module_put(mod);
+			return u->quick[i].t;
+		}
+	GROW(u->quick, u->cap_quick, u->nquick + 1);
+	q = &u->quick[u->nquick++];
+	q->key = key;
+	q->mod = mod;
+	q->t = utable_build_quick(mod);
+	if (q->t) {
+		u->nquick_live++;
+		u->stats.quick++;
+		u->stats.build_ns += q->t->build_ns;
+	}
+	return q->t;
+}
+
 void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
 	prefetch_stop(&u->pf);
+	quick_free(u);
+	free(u->quick);
 	for (int i = 0; i < MOD_SLOTS; i++)
 		free(u->slots[i].path);
 	for (size_t i = 0; i < u->ntables; i++) {
@@ -220,6 +296,7 @@ size_t unwind_trim(struct unwinder *u)
 	u->space = 0;
 	u->released += released;
 	u->epoch++;
+	quick_free(u); /* their slots were emptied above (ti UINT32_MAX) */
 	prefetch_trim(&u->pf, u->epoch);
 	return released;
 }
@@ -264,7 +341,21 @@ static const struct utable *table_get(struct unwinder *u, const struct module_re
 		return u->tables[idx];
 	}
 	struct module *mod = module_get(m->path, m->build_id, m->build_id ? m->build_id_size : 0);
-	const struct utable *t = module_part(mod, MODULE_UNWIND, table_build, table_free, NULL);
+	const struct utable *t = NULL;
+
+	/* a large file whose table the prefetch thread compiles (or is
+	 * about to): the provisional table until it is done */
+	if (unwind_prefetch(u, m->path, m->build_id, m->build_id ? m->build_id_size : 0) &&
+	    !(t = module_part_try(mod, MODULE_UNWIND))) {
+		const struct utable *q = quick_get(u, key, mod);
+		if (q) {
+			*ti = UINT32_MAX;
+			return q;
+		}
+		mod = module_get(m->path, m->build_id, m->build_id ? m->build_id_size : 0);
+	}
+	if (!t)
+		t = module_part(mod, MODULE_UNWIND, table_build, table_free, NULL);
 	GROW(u->tables, u->cap_tables, u->ntables + 1);
 	GROW(u->mods, u->cap_mods, u->ntables + 1);
 	GROW(u->keys, u->cap_keys, u->ntables + 1);

@@ -220,9 +220,13 @@ void unwinder_free(struct unwinder *u);
  * librustc_driver's table takes 150-250 ms to compile, LLVM's as long),
  * compile its table now on a helper thread, so that the samples that
  * come first do not wait for it (stacks read from the process must be
- * read soon after their sample). Live recordings only; never fails (a
- * table not prefetched is built on first use). */
-void unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, size_t bid_size);
+ * read soon after their sample, and the in-kernel reader learns what to
+ * read for a thread from its unwound stacks). Until it is built, samples
+ * there are unwound with a provisional table that finds and runs each
+ * frame's FDE (utable_build_quick(): a millisecond or two to make). True
+ * when the file's table is (or will be) compiled so; never fails (a table
+ * not prefetched is built on first use, the sample waiting for it). */
+bool unwind_prefetch(struct unwinder *u, const char *path, const uint8_t *bid, size_t bid_size);
 
 /* Unwind one sample into frames[0..max). mode HYBRID splices the kernel
  * chain where the copy ends; DWARF stops there (truncated). Never fails:
@@ -252,6 +256,8 @@ struct unwind_stats {
 				  * mapping evicted and found again counts again) */
 	size_t held;             /* tables held now */
 	uint64_t released;       /* tables let go by unwind_trim() */
+	size_t quick;            /* provisional tables made (utable_build_quick()),
+				  * used while the prefetch thread built theirs */
 };
 void unwind_get_stats(const struct unwinder *u, struct unwind_stats *st);
 

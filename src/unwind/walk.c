@@ -683,6 +683,8 @@ static enum step_end step_signal(struct walker *w, struct step *s)
 	return step_signal_at(w, s, w->sp, true);
 }
 
+static enum step_end step_nocfi(struct walker *w, struct step *s);
+
 /* A row the compiled rules cannot hold (UR_SLOW): interpret the CFI row. */
 static enum step_end step_slow(struct walker *w, struct step *s)
 {
@@ -694,7 +696,12 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 	w->regs[UNW_RIP] = w->pc;
 	w->regs[UNW_RSP] = w->sp;
 	w->regs[UNW_RBP] = w->rbp;
-	if (utable_slow_row(s->rt, s->lookup - s->rbias, &row, &cie) < 0)
+	e = utable_slow_row(s->rt, s->lookup - s->rbias, &row, &cie);
+	if (e == -ENOENT && s->rt->lazy)
+		/* a provisional table's row over code no FDE covers: as a
+		 * compiled table's gap there */
+		return step_nocfi(w, s);
+	if (e < 0)
 		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_BAD_CFI);
 	s->cfa = 0;
 	e = arch_apply_row(w->arch, &row, w->regs, w->valid, unw_copy_read_cb, w->c, nr, &s->nvalid,
@@ -1191,6 +1198,8 @@ void unwind_sample(struct unwinder *u, enum unwind_mode mode,
 		   struct unwind_result *res)
 {
 	u->stats.samples++;
+	if (u->nquick_live)
+		unw_quick_refresh(u);
 	walk(u, mode, in, frames, max, res, false);
 	if (res->stop == UNWIND_STOP_REG) {
 		/* A rule needed a register the fast walk drops: walk again

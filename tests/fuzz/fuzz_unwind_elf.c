@@ -12,13 +12,16 @@
  * interpreter again), for load biases the input names and root callers.
  * Check: the rows keep table.h's invariants (sorted, no two equal
  * neighbours, the last a gap row); a debug file the table's CFI came
- * from belongs to the binary.
+ * from belongs to the binary. The provisional table of the same file
+ * (utable_build_quick: its .eh_frame_hdr search table, each FDE found and
+ * run at lookup) is queried at the same addresses.
  * Seeds: tests/fuzz/make-elf-corpus.sh (crafted ELF files).
  */
 #include "fuzz-files.h"
 
 #include "unwind/table.h"
 #include "unwind/arch.h"
+#include "module/module.h"
 
 static bool fake_read(void *arg, uint64_t addr, uint64_t *v)
 {
@@ -61,6 +64,42 @@ static void check_rows(const struct utable *t)
 		fprintf(stderr, "fuzz_unwind_elf: %s (row %u of %u)\n", why, i ? i - 1 : 0, t->nrows);
 		abort();
 	}
+}
+
+/* The row of t (a provisional table) at a, applied as a walk would. */
+static void slow_at(const struct utable *t, uint64_t a)
+{
+	struct cfi_row row;
+	struct cfi_cie cie;
+	if (utable_slow_row(t, a, &row, &cie) == 0) {
+		uint64_t regs[UNW_NREGS], out[UNW_NREGS], cfa, ov;
+		for (int k = 0; k < UNW_NREGS; k++)
+			regs[k] = 0x7ff000000000ull + 8 * k;
+		arch_apply_row(arch_of(t->arch), &row, regs, (1ull << UNW_NREGS) - 1, fake_read, NULL, out,
+			       &ov, &cfa);
+	}
+}
+
+/* The provisional table of f's binary, at t's rows and the input's words. */
+static void query_quick(const char *bin, const struct utable *t, const uint8_t *data, size_t size)
+{
+	struct module *m = module_get(bin, NULL, 0);
+	struct utable *q = utable_build_quick(m);
+	if (q) {
+		check_rows(q);
+		if (!q->lazy) {
+			fprintf(stderr, "fuzz_unwind_elf: a provisional table without its CFI\n");
+			abort();
+		}
+		for (uint32_t i = 0; i < t->nrows && i < 4096; i++) {
+			slow_at(q, t->base + t->addr[i]);
+			slow_at(q, t->base + t->addr[i] - 1);
+		}
+		for (uint32_t i = 0; i < 16; i++)
+			slow_at(q, word(data, size, 16 + 8 * i));
+		utable_free(q);
+	}
+	module_put(m);
 }
 
 static void query(const struct utable *t, const uint8_t *data, size_t size)
@@ -111,6 +150,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!t)
 		abort();
 	query(t, p.bin, p.nbin);
+	query_quick(f->bin, t, p.bin, p.nbin);
 	if (p.dbg && t->path && !strcmp(t->path, p.dbg_path) &&
 	    !fuzz_debug_may_match(&p, t->build_id, t->build_id_size)) {
 		fprintf(stderr, "fuzz_unwind_elf: CFI from a debug file of another build\n");

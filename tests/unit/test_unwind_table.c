@@ -8,6 +8,11 @@
  *
  * The files are real ELF files on disk read through utable_load(), as
  * the recorder reads every binary a sampled process maps.
+ *
+ * And the provisional table (utable_build_quick(): .eh_frame_hdr's search
+ * table, each frame's FDE found and run at lookup) of real files (libc,
+ * this test's own binary) gives at every compiled row of theirs the CFA
+ * and the saved rbp that row says; a file without .eh_frame_hdr has none.
  */
 #include "test.h"
 
@@ -19,6 +24,7 @@
 
 #include "unwind/table.h"
 #include "unwind/unwind.h"
+#include "module/module.h"
 #include "lib/util.h"
 
 /* mov $15,%rax; syscall (rt_sigreturn), as musl's __restore_rt */
@@ -305,6 +311,48 @@ static void test_bad_cfi_once(void)
 	CHECK(bad_cfi_warnings == 1, "bad CFI: said once for three builds of the table");
 }
 
+/* The provisional table of path against its compiled one: at each row
+ * of a compiled rule (NORMAL), the row run from the FDE the search table
+ * finds has the same CFA and rbp rule. */
+static void test_quick(const char *path)
+{
+	struct module *m = module_get(path, NULL, 0);
+	struct utable *q = utable_build_quick(m), *t = utable_build(m);
+	size_t same = 0, differ = 0, lost = 0;
+
+	char name[512];
+	snprintf(name, sizeof(name), "provisional table of %s", path);
+	CHECK(q && q->lazy && t && t->nrows, name);
+	for (uint32_t i = 0; q && t && i + 1 < t->nrows; i++) {
+		const struct urule *r = &t->rules[t->rule[i]];
+		struct cfi_row row;
+		struct cfi_cie cie;
+		uint64_t pc = t->base + t->addr[i];
+		if (r->kind != UR_NORMAL)
+			continue;
+		if (utable_slow_row(q, pc, &row, &cie) != 0) {
+			lost++;
+			continue;
+		}
+		const struct cfi_rule *bp = &row.reg[UNW_RBP];
+		bool bp_same = r->rbp == URBP_CFA ? bp->kind == CFI_R_OFFSET && bp->off == r->rbp_off
+						  : bp->kind != CFI_R_OFFSET;
+		if (row.cfa_kind == CFI_CFA_REG_OFF && row.cfa_reg == r->cfa_reg && row.cfa_off == r->cfa_off &&
+		    bp_same)
+			same++;
+		else if (differ++ < 3)
+			printf("# %s at %#llx: compiled cfa r%u%+d, provisional r%u%+lld\n", path,
+			       (unsigned long long)pc, r->cfa_reg, r->cfa_off, row.cfa_reg, (long long)row.cfa_off);
+	}
+	snprintf(name, sizeof(name),
+		 "%s: the provisional table's rows are the compiled ones (%zu same, %zu differ, %zu without an FDE)",
+		 path, same, differ, lost);
+	CHECK(same >= 1000 && !differ && lost * 100 <= same, name);
+	utable_free(q);
+	utable_free(t);
+	module_put(m);
+}
+
 int main(void)
 {
 	/* no entries in the user's table cache */
@@ -319,6 +367,27 @@ int main(void)
 	test_into_cfi();
 	test_init_fini();
 	test_bad_cfi_once();
+	test_quick("/lib/x86_64-linux-gnu/libc.so.6");
+	{
+		char self[4096];
+		ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n > 0) {
+			self[n] = 0;
+			test_quick(self);
+		}
+	}
+	{
+		/* a file with .eh_frame and no .eh_frame_hdr: no provisional table */
+		static const uint8_t code[16] = { 0xc3 };
+		struct sec sx[] = {
+			{ ".text", SHT_PROGBITS, SHF_ALLOC | SHF_EXECINSTR, 0x1000, code, sizeof(code) },
+		};
+		struct module *m = module_get(write_elf("nohdr.so", sx, 1), NULL, 0);
+		struct utable *q = utable_build_quick(m);
+		CHECK(!q, "no .eh_frame_hdr: no provisional table");
+		utable_free(q);
+		module_put(m);
+	}
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
