@@ -53,13 +53,19 @@ struct pt_regs {
 
 struct task_struct;
 
+/* The mapping that holds an address (bpf_find_vma()): where it ends. */
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+} __attribute__((preserve_access_index));
+
 #define REC_PY_OFF ((__u32)sizeof(struct moment_rec))
 #define REC_SLOT_OFF (REC_PY_OFF + MOMENT_MAX_PYFRAMES * (__u32)sizeof(struct moment_pyframe))
 /* a process is Python or Go, never both: the goroutine part takes the
  * Python frames' place (the per-cpu scratch is at most 32 KiB) */
 #define REC_GO_OFF REC_PY_OFF
-#define REC_MAX (REC_SLOT_OFF + (__u32)sizeof(struct moment_range_hdr) + MOMENT_WINDOW_MAX + \
-		 MOMENT_SLOT_BYTES)
+#define REC_MAX (REC_SLOT_OFF + 2 * (__u32)sizeof(struct moment_range_hdr) + MOMENT_WINDOW_MAX + \
+		 MOMENT_TOPWIN_MAX + MOMENT_SLOT_BYTES)
 _Static_assert(sizeof(struct moment_go) + MOMENT_GO_STACK <= REC_SLOT_OFF - REC_GO_OFF,
 	       "the goroutine part fits where Python frames go");
 
@@ -117,6 +123,13 @@ struct {
 	__type(key, __u32);                  /* pid */
 	__type(value, __u32);                /* 1: its stacks go past the copy */
 } deep SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);                  /* tid, of a thread without slots */
+	__type(value, __u64);                /* the end of its stack's mapping */
+} tops SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -366,18 +379,50 @@ static long win_step(__u32 i, void *arg)
 	return 0;
 }
 
-/* The window at off in the record (MOMENT_F_WINDOW): its size, 0 if
- * none; *read_to: where the bytes read end. top: the thread's stack top
- * as user space knows it (0: not known; then the read goes on to the
- * first page that cannot be read). (bpf_find_vma() would tell where the
- * stack's mapping ends, but costs 9 us a sample here: the mmap lock it
- * takes in an interrupt is let go through an irq_work.) */
+/* [start, end) (at most max bytes) at off in the record, as a range
+ * header and the bytes read, a page at a time up to the first that cannot
+ * be read: its size (0: nothing read), and *read_to where the bytes end. */
+static __always_inline __u32 read_span(struct scratch *s, __u64 start, __u64 end, __u32 off, __u32 max,
+				       __u64 *read_to)
+{
+	struct moment_range_hdr *wh;
+	struct winwalk w;
+
+	if (end <= start || off > REC_MAX - sizeof(*wh) - max)
+		return 0;
+	if (end - start > max)
+		end = start + max;
+	w.s = s;
+	w.addr = start;
+	w.end = end;
+	w.off = off + sizeof(*wh);
+	w.got = 0;
+	w.err = 0;
+	bpf_loop(max / 4096 + 1, win_step, &w, 0);
+	if (w.got < 8)
+		return 0;
+	/* tested again here: Linux 6.1's verifier forgets the bounds of
+	 * off across the loop */
+	barrier_var(off);
+	if (off > REC_MAX - sizeof(*wh) - max)
+		return 0;
+	wh = (struct moment_range_hdr *)(s->rec + off);
+	wh->addr = start;
+	wh->len = w.got;
+	wh->err = w.err;
+	*read_to = start + w.got;
+	return sizeof(*wh) + w.got;
+}
+
+/* The window past the copy at off in the record (MOMENT_F_WINDOW): its
+ * size, 0 if none; *read_to: where the bytes read end. top: the thread's
+ * stack top (0: not known; then the read goes on to the first page that
+ * cannot be read). */
 static __u32 read_window(struct scratch *s, struct moment_rec *h, __u64 top, __u32 off,
 			 __u64 *read_to)
 {
 	__u64 start = (h->sp + config.stack_user) & ~7ull, end = start + config.window;
-	struct moment_range_hdr *wh;
-	struct winwalk w;
+	__u32 n;
 
 	if (!config.window || config.window > MOMENT_WINDOW_MAX || !h->sp || start < h->sp)
 		return 0;
@@ -389,29 +434,51 @@ static __u32 read_window(struct scratch *s, struct moment_rec *h, __u64 top, __u
 		if (end > top)
 			end = top;
 	}
-	if (off > REC_MAX - sizeof(*wh) - MOMENT_WINDOW_MAX)
+	n = read_span(s, start, end, off, MOMENT_WINDOW_MAX, read_to);
+	if (n)
+		h->flags |= MOMENT_F_WINDOW;
+	return n;
+}
+
+static long vma_end(struct task_struct *task, struct vm_area_struct *vma, void *arg)
+{
+	*(__u64 *)arg = BPF_CORE_READ(vma, vm_end);
+	return 0;
+}
+
+/* The end of the mapping that holds thread tid's stack pointer sp,
+ * looked up once per thread (bpf_find_vma() costs 9 us a sample here: the
+ * mmap lock it takes in an interrupt is let go through an irq_work); 0
+ * when it cannot be told. */
+static __always_inline __u64 stack_end(__u32 tid, __u64 sp)
+{
+	__u64 *have = bpf_map_lookup_elem(&tops, &tid), end = 0;
+
+	if (have)
+		return *have;
+	if (bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end, &end, 0) || end <= sp)
 		return 0;
-	w.s = s;
-	w.addr = start;
-	w.end = end;
-	w.off = off + sizeof(*wh);
-	w.got = 0;
-	w.err = 0;
-	bpf_loop(MOMENT_WINDOW_MAX / 4096 + 1, win_step, &w, 0);
-	if (w.got < 8)
+	bpf_map_update_elem(&tops, &tid, &end, BPF_ANY);
+	return end;
+}
+
+/* The top of the stack of a thread without slots (MOMENT_F_TOPWIN) at
+ * off in the record: config.topwin bytes below end, not below read_to
+ * (what the copy and the window hold). Its size, 0 if none. */
+static __u32 read_topwin(struct scratch *s, struct moment_rec *h, __u64 end, __u32 off, __u64 read_to)
+{
+	__u64 start, to;
+	__u32 n;
+
+	if (!config.topwin || config.topwin > MOMENT_TOPWIN_MAX || end <= read_to || end < config.topwin)
 		return 0;
-	/* tested again here: Linux 6.1's verifier forgets the bounds of
-	 * off across the loop */
-	barrier_var(off);
-	if (off > REC_MAX - sizeof(*wh) - MOMENT_WINDOW_MAX)
-		return 0;
-	wh = (struct moment_range_hdr *)(s->rec + off);
-	wh->addr = start;
-	wh->len = w.got;
-	wh->err = w.err;
-	h->flags |= MOMENT_F_WINDOW;
-	*read_to = start + w.got;
-	return sizeof(*wh) + w.got;
+	start = (end - config.topwin) & ~7ull;
+	if (start < read_to)
+		start = read_to;
+	n = read_span(s, start, end, off, MOMENT_TOPWIN_MAX, &to);
+	if (n)
+		h->flags |= MOMENT_F_TOPWIN;
+	return n;
 }
 
 /* The copy of the thread's asked-for slot ranges, through bpf_loop(). */
@@ -465,8 +532,8 @@ int moment_sample(void *ctx)
 	struct moment_rec *h;
 	struct scratch *s;
 	struct pt_regs *regs;
-	__u32 cpu;
-	__u64 out, read_to;
+	__u32 cpu, isdeep;
+	__u64 out, read_to, end = 0;
 
 	if (!pid)
 		return 1;
@@ -483,7 +550,13 @@ int moment_sample(void *ctx)
 	if (!sl)
 		dp = bpf_map_lookup_elem(&deep, &pid);
 	asm volatile("" : "+r"(dp));
-	if (!pp && !gp && !sl && !dp)
+	/* (a flag, not dp | deep_all: the verifier refuses arithmetic on
+	 * pointers) */
+	isdeep = config.deep_all;
+	if (dp)
+		isdeep = 1;
+	barrier_var(isdeep);
+	if (!pp && !gp && !sl && !isdeep)
 		return 1; /* nothing to read for this thread: the common case */
 	cpu = bpf_get_smp_processor_id();
 	s = bpf_map_lookup_elem(&scratch, &cpu);
@@ -512,8 +585,13 @@ int moment_sample(void *ctx)
 		size = REC_GO_OFF + read_go(s, h, gp, regs);
 #endif
 	read_to = h->sp + config.stack_user;
-	if (sl || dp)
-		size += read_window(s, h, sl ? sl->top : 0, size, &read_to);
+	/* a new thread of a process known deep: where its stack ends */
+	if (!sl && isdeep && config.topwin && h->sp && read_to > h->sp)
+		end = stack_end(tid, h->sp);
+	if (sl || isdeep)
+		size += read_window(s, h, sl ? sl->top : end, size, &read_to);
+	if (end > read_to)
+		size += read_topwin(s, h, end, size, read_to);
 	if (sl) {
 		struct slotwalk w = {
 			.s = s, .sl = sl, .sp = h->sp, .copy_end = read_to, .off = size,
@@ -524,6 +602,9 @@ int moment_sample(void *ctx)
 		h->nranges = (__u16)w.n;
 		size = w.off;
 	}
+	/* a thread whose stack goes nowhere past the copy now: nothing */
+	if (!pp && !gp && !h->nranges && !(h->flags & (MOMENT_F_WINDOW | MOMENT_F_TOPWIN)))
+		return 1;
 	h->npy = (__u16)npy;
 	h->size = size;
 	out = size;

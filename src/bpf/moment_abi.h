@@ -22,6 +22,12 @@
  *     cannot be read): the outer frames of a new thread, or of a new
  *     shape of a deep stack, before user space has unwound one and could
  *     ask for its slots;
+ *   - for such a thread without slots yet (a new thread), the top of its
+ *     stack too (config.topwin bytes below the end of the mapping that
+ *     holds its stack pointer, found once per thread: tops map): where a
+ *     thread's outermost frames lie, past frames too large for a window
+ *     (rustc's compiler thread: its callers 500 KiB above its first
+ *     samples' copies, 52 KiB below its stack's end);
  *   - aarch64, a Go process (goprocs map) whose thread runs on its g0
  *     (scheduler) stack: the goroutine it runs for (m.curg), where that
  *     goroutine's stack was left (curg.sched) and the top of that stack,
@@ -31,8 +37,9 @@
  * (layout: struct moment_rec, then npy struct moment_pyframe, then with
  * MOMENT_F_GO a struct moment_go followed by its stack_len bytes, then
  * with MOMENT_F_WINDOW one struct moment_range_hdr followed by its len
- * bytes (the window), then nranges struct moment_range_hdr each followed
- * by its len bytes).
+ * bytes (the window), then with MOMENT_F_TOPWIN another (the top of the
+ * stack), then nranges struct moment_range_hdr each followed by its len
+ * bytes).
  */
 #ifndef STAX_BPF_MOMENT_ABI_H
 #define STAX_BPF_MOMENT_ABI_H
@@ -43,6 +50,8 @@
 #define MOMENT_SLOT_BYTES 12288   /* slot words and their headers per record */
 #define MOMENT_WINDOW_MAX 16384   /* bytes of the window past the copy (a
 				   * multiple of 4096) */
+#define MOMENT_TOPWIN_MAX 65536   /* bytes of the top of a new thread's stack
+				   * (a multiple of 4096) */
 #define MOMENT_FRAME_BUF 128      /* bytes of an interpreter frame read */
 #define MOMENT_CODE_BUF 256       /* bytes of a code object's head read */
 #define MOMENT_GO_STACK 8192      /* bytes of a goroutine's stack read, from
@@ -119,6 +128,12 @@ struct moment_config {
 				   * the copy already and is not read */
 	uint32_t window;          /* bytes of the window past the copy (0: none;
 				   * a multiple of 4096, <= MOMENT_WINDOW_MAX) */
+	uint32_t topwin;          /* bytes of the top of a new thread's stack
+				   * (0: none; a multiple of 4096, <=
+				   * MOMENT_TOPWIN_MAX) */
+	uint32_t deep_all;        /* 1: every process is one whose stacks go
+				   * past the copy (the deep map's entry is
+				   * implied): a recording of a program */
 };
 
 /* moment_rec.flags */
@@ -135,6 +150,10 @@ struct moment_config {
 				   * moment_go follows the Python frames */
 #define MOMENT_F_WINDOW      512u /* a window past the copy follows (a
 				   * struct moment_range_hdr and its bytes) */
+#define MOMENT_F_TOPWIN      1024u /* the top of the thread's stack follows
+				    * (the same), read for a thread with no
+				    * slots: user space answers with its slots
+				    * (or none and its stack top) */
 
 /* moment_rec.py_err: where a chain stopped when MOMENT_F_PY_FAULT */
 enum moment_py_err {

@@ -228,6 +228,8 @@ int moment_open(struct moment **out, const struct moment_opts *o, struct err *e)
 	}
 	skel->bss->config.stack_user = o->stack_user;
 	skel->bss->config.window = o->window;
+	skel->bss->config.topwin = o->topwin;
+	skel->bss->config.deep_all = o->deep_all;
 	m = xcalloc(1, sizeof(*m));
 	m->o = *o;
 	m->skel = skel;
@@ -383,7 +385,7 @@ int moment_set_slots(struct moment *m, uint32_t tid, const struct moment_range *
 	size_t i;
 	int ret = 0;
 
-	if (!n)
+	if (!n && !top)
 		return bpf_map_delete_elem(fd, &tid) && errno != ENOENT ? -errno : 0;
 	if (n > MOMENT_MAX_RANGES)
 		return -EINVAL;
@@ -406,6 +408,7 @@ void moment_forget_thread(struct moment *m, uint32_t tid)
 	struct mthread *t = thread_of(m, tid, false);
 	moment_set_tstate(m, tid, 0);
 	moment_set_slots(m, tid, NULL, 0, 0, 0);
+	bpf_map_delete_elem(bpf_map__fd(m->skel->maps.tops), &tid);
 	if (!t)
 		return;
 	while (t->head)
@@ -502,52 +505,75 @@ const struct moment_go *moment_rec_go(const struct moment_rec *r, const uint8_t 
 	return go;
 }
 
-const struct moment_range_hdr *moment_rec_window(const struct moment_rec *r, const uint8_t **data)
+/* The span of r at *at (a range header and its bytes, at most max),
+ * *at moved past it; NULL when it is out of the record. */
+static const struct moment_range_hdr *rec_span(const struct moment_rec *r, const uint8_t **at, size_t max,
+					       const uint8_t **data)
 {
-	const uint8_t *p = (const uint8_t *)r, *end = p + r->size;
-	const uint8_t *at = p + sizeof(*r) + (size_t)r->npy * sizeof(struct moment_pyframe);
+	const uint8_t *end = (const uint8_t *)r + r->size;
 	const struct moment_range_hdr *h;
+
+	if (*at > end || (size_t)(end - *at) < sizeof(*h))
+		return NULL;
+	h = (const struct moment_range_hdr *)*at;
+	if (h->len > max || (size_t)(end - *at) - sizeof(*h) < h->len)
+		return NULL;
+	*data = *at + sizeof(*h);
+	*at += sizeof(*h) + h->len;
+	return h;
+}
+
+/* Where r's windows begin (past its Python frames or goroutine part);
+ * NULL when that is out of the record. */
+static const uint8_t *rec_windows(const struct moment_rec *r)
+{
+	const uint8_t *at = (const uint8_t *)r + sizeof(*r) + (size_t)r->npy * sizeof(struct moment_pyframe);
 	const uint8_t *gs;
 
-	*data = NULL;
-	if (!(r->flags & MOMENT_F_WINDOW))
-		return NULL;
 	if (r->flags & MOMENT_F_GO) {
 		const struct moment_go *go = moment_rec_go(r, &gs);
 		if (!go)
 			return NULL;
 		at += sizeof(*go) + go->stack_len;
 	}
-	if (at > end || (size_t)(end - at) < sizeof(*h))
+	return at;
+}
+
+const struct moment_range_hdr *moment_rec_window(const struct moment_rec *r, const uint8_t **data)
+{
+	const uint8_t *at = rec_windows(r);
+	*data = NULL;
+	if (!at || !(r->flags & MOMENT_F_WINDOW))
 		return NULL;
-	h = (const struct moment_range_hdr *)at;
-	if (h->len > MOMENT_WINDOW_MAX || (size_t)(end - at) - sizeof(*h) < h->len)
+	return rec_span(r, &at, MOMENT_WINDOW_MAX, data);
+}
+
+const struct moment_range_hdr *moment_rec_topwin(const struct moment_rec *r, const uint8_t **data)
+{
+	const uint8_t *at = rec_windows(r), *d;
+	*data = NULL;
+	if (!at || !(r->flags & MOMENT_F_TOPWIN))
 		return NULL;
-	*data = at + sizeof(*h);
-	return h;
+	if ((r->flags & MOMENT_F_WINDOW) && !rec_span(r, &at, MOMENT_WINDOW_MAX, &d))
+		return NULL;
+	return rec_span(r, &at, MOMENT_TOPWIN_MAX, data);
 }
 
 const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,
 						const uint8_t **data)
 {
-	const uint8_t *p = (const uint8_t *)r, *end = p + r->size;
-	const uint8_t *at = p + sizeof(*r) + (size_t)r->npy * sizeof(struct moment_pyframe);
+	const uint8_t *end = (const uint8_t *)r + r->size, *at = rec_windows(r);
 	const struct moment_range_hdr *h;
 	const uint8_t *gs;
 	size_t k;
 
 	*data = NULL;
-	if (r->flags & MOMENT_F_GO) {
-		const struct moment_go *go = moment_rec_go(r, &gs);
-		if (!go)
-			return NULL;
-		at += sizeof(*go) + go->stack_len;
-	}
-	if (r->flags & MOMENT_F_WINDOW) {
-		if (!moment_rec_window(r, &gs))
-			return NULL;
-		at += sizeof(*h) + ((const struct moment_range_hdr *)at)->len;
-	}
+	if (!at)
+		return NULL;
+	if ((r->flags & MOMENT_F_WINDOW) && !rec_span(r, &at, MOMENT_WINDOW_MAX, &gs))
+		return NULL;
+	if ((r->flags & MOMENT_F_TOPWIN) && !rec_span(r, &at, MOMENT_TOPWIN_MAX, &gs))
+		return NULL;
 	if (i >= r->nranges || at > end)
 		return NULL;
 	for (k = 0;; k++) {

@@ -68,6 +68,12 @@ struct moment_opts {
 				 * past it (moment_set_deep, or a thread with
 				 * slots): a multiple of 4096 up to
 				 * MOMENT_WINDOW_MAX, 0 for none */
+	uint32_t topwin;        /* bytes of the top of the stack of such a
+				 * thread without slots: a multiple of 4096 up
+				 * to MOMENT_TOPWIN_MAX, 0 for none */
+	bool deep_all;          /* every process is read as deep (as after
+				 * moment_set_deep): a recording of a program,
+				 * not of the whole machine */
 	/* Called from moment_poll() for a record of a Python thread whose
 	 * PyThreadState is not known (or is another thread's now), at most
 	 * at most once per MOMENT_TSTATE_RETRY_NS per thread at first, then
@@ -146,6 +152,8 @@ const struct moment_go *moment_rec_go(const struct moment_rec *r, const uint8_t 
 /* The window past the copy of r (MOMENT_F_WINDOW): its header, and its
  * bytes in *data; NULL when r has none or it is out of the record. */
 const struct moment_range_hdr *moment_rec_window(const struct moment_rec *r, const uint8_t **data);
+/* The top of the thread's stack in r (MOMENT_F_TOPWIN), the same way. */
+const struct moment_range_hdr *moment_rec_topwin(const struct moment_rec *r, const uint8_t **data);
 /* The i-th slot range of r (from 0, i < r->nranges): its header, and
  * its bytes in *data; NULL when out of the record. */
 const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,

@@ -123,6 +123,8 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
 	n = take_go(r, rec, out);
 	h = moment_rec_window(rec, &data);
 	take_range(r, h, data, &n);
+	h = moment_rec_topwin(rec, &data);
+	take_range(r, h, data, &n);
 	for (i = 0; i < rec->nranges; i++) {
 		h = moment_rec_range(rec, i, &data);
 		if (h && !h->err)
@@ -247,6 +249,12 @@ void rec_moment_open(struct recorder *r)
 			o->off_cpu && o->system_wide ? MIN(o->stack_size, r->swattr.sample_stack_user) :
 			o->stack_size;
 	mo.window = o->unwind == UNWIND_MODE_FP ? 0 : MOMENT_WINDOW_MAX;
+	mo.topwin = o->unwind == UNWIND_MODE_FP ? 0 : MOMENT_TOPWIN_MAX;
+	/* a program recorded (not -a): each of its processes is read as one
+	 * whose stacks go past the copy from its first sample on (its first
+	 * deep thread's first samples, before any of its threads was
+	 * unwound: rustc's compiler thread lost its first 10-20 ms) */
+	mo.deep_all = !o->system_wide;
 	mo.need_tstate = need_tstate;
 	mo.arg = r;
 	if (moment_open(&r->moment, &mo, &r->moment_why)) {

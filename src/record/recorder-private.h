@@ -24,7 +24,8 @@
 #include "bpf/moment_abi.h"
 
 /* stack words of one record of the in-kernel reader, at most */
-#define MOMENT_WORDS_MAX ((MOMENT_MAX_RANGES * MOMENT_MAX_RANGE + MOMENT_GO_STACK + MOMENT_WINDOW_MAX) / 8)
+#define MOMENT_WORDS_MAX \
+	((MOMENT_MAX_RANGES * MOMENT_MAX_RANGE + MOMENT_GO_STACK + MOMENT_WINDOW_MAX + MOMENT_TOPWIN_MAX) / 8)
 
 struct moment;
 

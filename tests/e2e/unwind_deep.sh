@@ -6,13 +6,14 @@
 #     hot_leaf and leaf_caller built without frame pointers. Hybrid must
 #     give main;deep x71;leaf_caller;hot_leaf in >= 99% of samples, spliced
 #     and complete (stax info); --unwind dwarf reads the rest of the
-#     stack from the process, and with --no-read-stack stops at the copy
-#     (truncated); --unwind fp loses leaf_caller and deep(0).
+#     stack from the process, and with --no-read-stack (and --no-bpf: the
+#     in-kernel reader reads the stack's top at the sample) stops at the
+#     copy (truncated); --unwind fp loses leaf_caller and deep(0).
 #   unwind_recurse-nofp: the same depth without frame pointers: the
 #     frames beyond the copy are read from the process (the recursion
 #     stays in place while the leaf runs, marked late), or with the
 #     in-kernel reader taken from the words it read at the sample
-#     (complete); with --no-read-stack nothing
+#     (complete); with --no-read-stack and --no-bpf nothing
 #     can recover them, so the stacks must be reported truncated (never
 #     complete), and what is shown is right.
 #   unwind_far-nofp: the recursion below a 512 KiB frame: the read far
@@ -122,7 +123,8 @@ else
 fi
 
 # dwarf with --no-read-stack stops where the copy ends: truncated, and no main
-REC_OPTS=--no-read-stack rec deepdw dwarf "$PROG/unwind_deep" 0.5
+# (without the reader: it reads the stack's top, where main is, at the sample)
+REC_OPTS="--no-read-stack --no-bpf" rec deepdw dwarf "$PROG/unwind_deep" 0.5
 tot=$(total "$T/deepdw.info")
 tr=$(verdict "$T/deepdw.info" truncated)
 # (all but shallow_phase's samples, ~5%, which DWARF unwinds to _start)
@@ -159,8 +161,8 @@ rnofp_ok() {
 	[ -n "$tot" ] && between "$(pct "${tr:-0}" "$tot")" 99 100 && [ "${co:-1}" -le $((tot / 100)) ] &&
 		between "$(pct "$good" "$n")" 99 100
 }
-REC_OPTS=--no-read-stack rec rnofp hybrid "$PROG/unwind_recurse-nofp"
-rnofp_ok || REC_OPTS=--no-read-stack rec rnofp hybrid "$PROG/unwind_recurse-nofp" 3
+REC_OPTS="--no-read-stack --no-bpf" rec rnofp hybrid "$PROG/unwind_recurse-nofp"
+rnofp_ok || REC_OPTS="--no-read-stack --no-bpf" rec rnofp hybrid "$PROG/unwind_recurse-nofp" 3
 if rnofp_ok; then
 	ok "recurse-nofp: $tr of $tot truncated, $co complete; $good of $n leaf stacks are recurse frames only"
 else
