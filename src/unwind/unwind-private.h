@@ -214,6 +214,31 @@ static inline bool copy_read(struct copy *c, uint64_t addr, uint64_t *v)
 /* The mapping containing pc, or NULL (JIT code, unknown) (unwind.c). */
 const struct umod *unw_module_for(struct unwinder *u, const struct unwind_input *in, uint64_t pc);
 
+/* The mapping containing addr. Within one sample the address space is
+ * fixed, and across samples while its version stays the same: the
+ * mappings already found stay valid (a stack goes back and forth between
+ * the program and libc). */
+static inline const struct umod *seen_module(struct unwinder *u, const struct unwind_input *in,
+				      uint64_t addr)
+{
+	const struct umod *mod;
+
+	for (int i = 0; i < u->nseen; i++)
+		if (addr >= u->seen[i]->start && addr < u->seen[i]->end) {
+			/* the slots are the unwinder's own: seen only keeps them const */
+			((struct umod *)u->seen[i])->stamp = u->epoch;
+			return u->seen[i];
+		}
+	mod = unw_module_for(u, in, addr);
+	if (mod && u->nseen < SEEN) {
+		u->seen[u->nseen++] = mod;
+	} else if (mod) {
+		u->seen[u->seen_next] = mod;
+		u->seen_next = (u->seen_next + 1) % SEEN;
+	}
+	return mod;
+}
+
 /* Read the live process's stack around addr, a read that missed the copy
  * (unwind.c; see there). 0, or -errno. At most XREAD_MAX a sample. */
 #define XREAD_MAX 16

@@ -154,31 +154,6 @@ static bool is_root(struct unwinder *u, const struct unwind_input *in, uint64_t 
 			     utable_in_root_caller(m->t, ra - 1 - m->bias));
 }
 
-/* The mapping containing addr. Within one sample the address space is
- * fixed, and across samples while its version stays the same: the
- * mappings already found stay valid (a stack goes back and forth between
- * the program and libc). */
-static const struct umod *seen_module(struct unwinder *u, const struct unwind_input *in,
-				      uint64_t addr)
-{
-	const struct umod *mod;
-
-	for (int i = 0; i < u->nseen; i++)
-		if (addr >= u->seen[i]->start && addr < u->seen[i]->end) {
-			/* the slots are the unwinder's own: seen only keeps them const */
-			((struct umod *)u->seen[i])->stamp = u->epoch;
-			return u->seen[i];
-		}
-	mod = unw_module_for(u, in, addr);
-	if (mod && u->nseen < SEEN) {
-		u->seen[u->nseen++] = mod;
-	} else if (mod) {
-		u->seen[u->seen_next] = mod;
-		u->seen_next = (u->seen_next + 1) % SEEN;
-	}
-	return mod;
-}
-
 /* The frame pointer at a stack switch frame whose stack pointer is sp:
  * the callee on the new stack saved it in its frame record at sp - 16
  * (Go's frames keep rbp there, and Go's CFI does not say so, so the rules
@@ -697,9 +672,7 @@ static enum step_end step_slow(struct walker *w, struct step *s)
 	w->regs[UNW_RSP] = w->sp;
 	w->regs[UNW_RBP] = w->rbp;
 	e = utable_slow_row(s->rt, s->lookup - s->rbias, &row, &cie);
-	if (e == -ENOENT && s->rt->lazy)
-		/* a provisional table's row over code no FDE covers: as a
-		 * compiled table's gap there */
+	if (e == -ENOENT && s->rt->lazy) /* no FDE: a compiled table's gap */
 		return step_nocfi(w, s);
 	if (e < 0)
 		return step_stop(w, UNWIND_Q_BROKEN, UNWIND_STOP_BAD_CFI);

@@ -9,12 +9,12 @@
 
 #include <string.h>
 
-static uint8_t buf[4096 + MOMENT_WINDOW_MAX] __attribute__((aligned(8)));
+static uint8_t buf[4096 + MOMENT_WINDOW_MAX + MOMENT_TOPWIN_MAX] __attribute__((aligned(8)));
 
-/* The window (wlen bytes at waddr) after the goroutine part: build()'s
- * window, 0 for none. */
-static uint64_t waddr;
-static uint32_t wlen;
+/* The window (wlen bytes at waddr) after the goroutine part, and the top
+ * of the stack (tlen bytes at taddr) after it: build()'s, 0 for none. */
+static uint64_t waddr, taddr;
+static uint32_t wlen, tlen;
 
 /* A record: the head, a goroutine part with stack_len bytes of stack
  * (when go), then one slot range of len bytes at addr. Its size. */
@@ -43,6 +43,15 @@ static size_t build(bool go, uint32_t stack_len, uint64_t addr, uint32_t len)
 			buf[at + i] = (uint8_t)(0x40 + i);
 		at += wlen;
 		r->flags |= MOMENT_F_WINDOW;
+	}
+	if (tlen) {
+		struct moment_range_hdr w = { .addr = taddr, .len = tlen };
+		memcpy(buf + at, &w, sizeof(w));
+		at += sizeof(w);
+		for (uint32_t i = 0; i < tlen; i++)
+			buf[at + i] = (uint8_t)(0x70 + i);
+		at += tlen;
+		r->flags |= MOMENT_F_TOPWIN;
 	}
 	struct moment_range_hdr h = { .addr = addr, .len = len };
 	memcpy(buf + at, &h, sizeof(h));
@@ -115,5 +124,28 @@ int main(void)
 	((struct moment_range_hdr *)(buf + sizeof(struct moment_rec)))->len = MOMENT_WINDOW_MAX + 8;
 	CHECK(!moment_rec_window(r, &data) && !moment_rec_range(r, 0, &data),
 	      "a window over MOMENT_WINDOW_MAX: no window, no range");
+	CHECK(!moment_rec_topwin(r, &data) && !data, "no top of the stack without MOMENT_F_TOPWIN");
+
+	/* the top of the stack: after the window, before the slot ranges */
+	taddr = 0x7fffe000;
+	tlen = 8192;
+	build(true, 16, 0x7fff0000, 8);
+	h = moment_rec_topwin(r, &data);
+	CHECK(h && h->addr == 0x7fffe000 && h->len == 8192 && data && data[0] == 0x70,
+	      "the top of the stack after the window");
+	h = moment_rec_window(r, &data);
+	CHECK(h && h->addr == 0x7ffe8000 && data && data[0] == 0x40, "the window before it");
+	h = moment_rec_range(r, 0, &data);
+	CHECK(h && h->addr == 0x7fff0000 && data && data[0] == 0x10, "the slot range after both");
+	wlen = 0;
+	build(false, 0, 0x7fff0000, 8);
+	h = moment_rec_topwin(r, &data);
+	CHECK(h && data && data[0] == 0x70 && !moment_rec_window(r, &data),
+	      "the top of the stack without a window");
+	h = moment_rec_range(r, 0, &data);
+	CHECK(h && data && data[0] == 0x10, "and the slot range after it");
+	((struct moment_range_hdr *)(buf + sizeof(struct moment_rec)))->len = MOMENT_TOPWIN_MAX + 8;
+	CHECK(!moment_rec_topwin(r, &data) && !moment_rec_range(r, 0, &data),
+	      "a top of the stack over MOMENT_TOPWIN_MAX: none, no range");
 	TEST_DONE();
 }
