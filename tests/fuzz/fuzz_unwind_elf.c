@@ -66,7 +66,8 @@ static void check_rows(const struct utable *t)
 	}
 }
 
-/* The row of t (a provisional table) at a, applied as a walk would. */
+/* The row of t (a SLOW row, or any of a provisional table) at a, applied
+ * as a walk would. */
 static void slow_at(const struct utable *t, uint64_t a)
 {
 	struct cfi_row row;
@@ -114,17 +115,8 @@ static void query(const struct utable *t, const uint8_t *data, size_t size)
 		(void)utable_find(t, a - 1);
 		(void)utable_row_index(t, a + 1);
 		(void)utable_in_root_caller(t, a);
-		if (r->kind == UR_SLOW) {
-			struct cfi_row row;
-			struct cfi_cie cie;
-			if (utable_slow_row(t, a, &row, &cie) == 0) {
-				uint64_t regs[UNW_NREGS], out[UNW_NREGS], cfa, ov;
-				for (int k = 0; k < UNW_NREGS; k++)
-					regs[k] = 0x7ff000000000ull + 8 * k;
-				arch_apply_row(arch_of(t->arch), &row, regs, (1ull << UNW_NREGS) - 1,
-					       fake_read, NULL, out, &ov, &cfa);
-			}
-		}
+		if (r->kind == UR_SLOW)
+			slow_at(t, a);
 	}
 	for (i = 0; i < 16; i++) {
 		uint64_t w = word(data, size, 16 + 8 * i);
