@@ -396,7 +396,8 @@ int moment_set_slots(struct moment *m, uint32_t tid, const struct moment_range *
 	s->n = (uint32_t)n;
 	s->gen = gen;
 	s->top = top;
-	memcpy(s->r, r, n * sizeof(*r));
+	if (n)
+		memcpy(s->r, r, n * sizeof(*r));
 	if (bpf_map_update_elem(fd, &tid, s, BPF_ANY))
 		ret = -errno;
 	free(s);
