@@ -532,7 +532,7 @@ int moment_sample(void *ctx)
 	struct moment_rec *h;
 	struct scratch *s;
 	struct pt_regs *regs;
-	__u32 cpu, isdeep;
+	__u32 cpu, isdeep, has_pp, has_gp, has_sl;
 	__u64 out, read_to, end = 0;
 
 	if (!pid)
@@ -556,7 +556,20 @@ int moment_sample(void *ctx)
 	if (dp)
 		isdeep = 1;
 	barrier_var(isdeep);
-	if (!pp && !gp && !sl && !isdeep)
+	/* what is there, as flags: each pointer tested alone (compilers
+	 * merge tests of two pointers into one of pp | gp, which Linux 6.1's
+	 * verifier refuses) */
+	has_pp = has_gp = has_sl = 0;
+	if (pp)
+		has_pp = 1;
+	if (gp)
+		has_gp = 1;
+	if (sl)
+		has_sl = 1;
+	barrier_var(has_pp);
+	barrier_var(has_gp);
+	barrier_var(has_sl);
+	if (!(has_pp | has_gp | has_sl | isdeep))
 		return 1; /* nothing to read for this thread: the common case */
 	cpu = bpf_get_smp_processor_id();
 	s = bpf_map_lookup_elem(&scratch, &cpu);
@@ -586,9 +599,9 @@ int moment_sample(void *ctx)
 #endif
 	read_to = h->sp + config.stack_user;
 	/* a new thread of a process known deep: where its stack ends */
-	if (!sl && isdeep && config.topwin && h->sp && read_to > h->sp)
+	if (!has_sl && isdeep && config.topwin && h->sp && read_to > h->sp)
 		end = stack_end(tid, h->sp);
-	if (sl || isdeep)
+	if (has_sl | isdeep)
 		size += read_window(s, h, sl ? sl->top : end, size, &read_to);
 	if (end > read_to)
 		size += read_topwin(s, h, end, size, read_to);
@@ -603,7 +616,7 @@ int moment_sample(void *ctx)
 		size = w.off;
 	}
 	/* a thread whose stack goes nowhere past the copy now: nothing */
-	if (!pp && !gp && !h->nranges && !(h->flags & (MOMENT_F_WINDOW | MOMENT_F_TOPWIN)))
+	if (!(has_pp | has_gp) && !h->nranges && !(h->flags & (MOMENT_F_WINDOW | MOMENT_F_TOPWIN)))
 		return 1;
 	h->npy = (__u16)npy;
 	h->size = size;
