@@ -26,5 +26,6 @@ print('truth %.4f' % (spent['h'] / (spent['h'] + spent['l'])))
 # work.py - two functions doing 2/3 and 1/3 of the work in short calls
 # into C (json.dumps, re.findall), no -X perf needed; prints the true
 # share of heavy() in CPU time. tests/e2e/moment.sh and
-# tests/arm64/runtimes.sh copy it to $T/work.py; their checks name its
-# lines (work.py:8 and 9): this comment stays at the end.
+# tests/arm64/runtimes.sh copy it to $T/work.py (their checks name its
+# lines, work.py:8 and 9: this comment stays at the end); make bench's
+# section 14 runs it as bench/work/moment.py.
