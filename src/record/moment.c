@@ -563,32 +563,22 @@ const struct moment_range_hdr *moment_rec_topwin(const struct moment_rec *r, con
 const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,
 						const uint8_t **data)
 {
-	const uint8_t *end = (const uint8_t *)r + r->size, *at = rec_windows(r);
+	const uint8_t *at = rec_windows(r), *d;
 	const struct moment_range_hdr *h;
-	const uint8_t *gs;
-	size_t k;
 
 	*data = NULL;
-	if (!at)
+	if (!at || i >= r->nranges)
 		return NULL;
-	if ((r->flags & MOMENT_F_WINDOW) && !rec_span(r, &at, MOMENT_WINDOW_MAX, &gs))
+	if ((r->flags & MOMENT_F_WINDOW) && !rec_span(r, &at, MOMENT_WINDOW_MAX, &d))
 		return NULL;
-	if ((r->flags & MOMENT_F_TOPWIN) && !rec_span(r, &at, MOMENT_TOPWIN_MAX, &gs))
+	if ((r->flags & MOMENT_F_TOPWIN) && !rec_span(r, &at, MOMENT_TOPWIN_MAX, &d))
 		return NULL;
-	if (i >= r->nranges || at > end)
-		return NULL;
-	for (k = 0;; k++) {
-		if ((size_t)(end - at) < sizeof(*h))
-			return NULL;
-		h = (const struct moment_range_hdr *)at;
-		if (h->len > MOMENT_MAX_RANGE || (size_t)(end - at) - sizeof(*h) < h->len)
-			return NULL;
+	for (size_t k = 0; (h = rec_span(r, &at, MOMENT_MAX_RANGE, &d)); k++)
 		if (k == i) {
-			*data = at + sizeof(*h);
+			*data = d;
 			return h;
 		}
-		at += sizeof(*h) + h->len;
-	}
+	return NULL;
 }
 
 void moment_get_stats(const struct moment *m, struct moment_stats *st)
