@@ -284,6 +284,7 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	struct unwind_input in;
 	struct unwind_result res;
 	size_t k = 0;
+	uint64_t top;
 	bool topwin;
 
 	if (!s->regs_abi || !s->regs)
@@ -346,12 +347,12 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	 * no slots yet: it reads that until told its slots, or that it has
 	 * none and where its stack ends) */
 	topwin = g->have_mo && (g->mo.flags & MOMENT_F_TOPWIN);
+	top = stack_top(in.regs.r[UNW_SP], &res);
 	if (g->moment && res.nslots && res.quality == UNWIND_Q_COMPLETE && (k < res.n || topwin))
-		ask_slots(g, s->pid, s->tid, g->us.slots, res.nslots, stack_top(in.regs.r[UNW_SP], &res));
+		ask_slots(g, s->pid, s->tid, g->us.slots, res.nslots, top);
 	else if (g->moment && topwin && res.quality == UNWIND_Q_COMPLETE)
 		g->moment->slots(g->moment->arg, s->pid, s->tid, NULL, 0,
-				 stack_top(in.regs.r[UNW_SP], &res) ? stack_top(in.regs.r[UNW_SP], &res) :
-								      in.regs.r[UNW_SP] + in.stack_size);
+				 top ? top : in.regs.r[UNW_SP] + in.stack_size);
 	else if (g->moment && res.quality == UNWIND_Q_TRUNCATED && res.stop == UNWIND_STOP_COPY && in.read_stack &&
 		 !*extended)
 		guess_slots(g, s->pid, s->tid, &in);

@@ -177,7 +177,8 @@ static bool slots(void *arg, uint32_t pid, uint32_t tid, const uint64_t *addr, s
 	}
 	if (moment_set_slots(r->moment, tid, k ? rg : NULL, k, ++r->slots_gen, top))
 		r->moment_map_errors++;
-	if (n && moment_set_deep(r->moment, pid, true))
+	/* (recording a program, every process is read as deep already) */
+	if (n && r->o->system_wide && moment_set_deep(r->moment, pid, true))
 		r->moment_map_errors++;
 	return fit;
 }
@@ -201,7 +202,8 @@ static void exited(void *arg, uint32_t pid, uint32_t tid)
 	if (pid == tid) {
 		moment_set_python(r->moment, pid, NULL);
 		moment_set_go(r->moment, pid, NULL);
-		moment_set_deep(r->moment, pid, false);
+		if (r->o->system_wide)
+			moment_set_deep(r->moment, pid, false);
 	}
 }
 
