@@ -544,28 +544,22 @@ int moment_sample(void *ctx)
 		gp = bpf_map_lookup_elem(&goprocs, &pid);
 	asm volatile("" : "+r"(gp));
 #endif
-	/* separate tests, not one of (pp | sl | gp): the verifier refuses
-	 * arithmetic on pointers */
-	asm volatile("" : "+r"(pp));
 	if (!sl)
 		dp = bpf_map_lookup_elem(&deep, &pid);
-	asm volatile("" : "+r"(dp));
-	/* (a flag, not dp | deep_all: the verifier refuses arithmetic on
-	 * pointers) */
+	/* what there is to read, as flags: each pointer tested alone (the
+	 * verifier refuses arithmetic on pointers, and compilers merge the
+	 * tests of two into one of their OR, which Linux 6.1's refuses) */
 	isdeep = config.deep_all;
+	has_pp = has_gp = has_sl = 0;
 	if (dp)
 		isdeep = 1;
-	barrier_var(isdeep);
-	/* what is there, as flags: each pointer tested alone (compilers
-	 * merge tests of two pointers into one of pp | gp, which Linux 6.1's
-	 * verifier refuses) */
-	has_pp = has_gp = has_sl = 0;
 	if (pp)
 		has_pp = 1;
 	if (gp)
 		has_gp = 1;
 	if (sl)
 		has_sl = 1;
+	barrier_var(isdeep);
 	barrier_var(has_pp);
 	barrier_var(has_gp);
 	barrier_var(has_sl);
