@@ -428,31 +428,30 @@ void *module_part(struct module *m, enum module_part p, module_build_fn build,
 	return obj;
 }
 
-void *module_part_try(struct module *m, enum module_part p)
+/* Part p when it is built (held when hold), else NULL at once: not
+ * built, or being built by another thread (which holds its lock). */
+static void *part_peek(struct module *m, enum module_part p, bool hold)
 {
 	struct part *pt = &m->parts[p];
-	void *obj = NULL;
+	void *obj;
 
 	if (pthread_mutex_trylock(&pt->lock))
-		return NULL; /* being built */
-	if (pt->obj) {
+		return NULL;
+	obj = pt->obj;
+	if (obj && hold)
 		pt->holders++;
-		obj = pt->obj;
-	}
 	pthread_mutex_unlock(&pt->lock);
 	return obj;
 }
 
+void *module_part_try(struct module *m, enum module_part p)
+{
+	return part_peek(m, p, true);
+}
+
 bool module_part_ready(struct module *m, enum module_part p)
 {
-	struct part *pt = &m->parts[p];
-	bool ready;
-
-	if (pthread_mutex_trylock(&pt->lock))
-		return false;
-	ready = pt->obj != NULL;
-	pthread_mutex_unlock(&pt->lock);
-	return ready;
+	return part_peek(m, p, false) != NULL;
 }
 
 void module_part_put(struct module *m, enum module_part p)

@@ -93,7 +93,7 @@ struct prefetch {
  * none (its first sample waits for the table, as without). */
 struct uquick {
 	uint64_t key;               /* file_key() */
-	struct module *mod;
+	struct module *mod;         /* held while t is (NULL with it) */
 	struct utable *t;
 };
 

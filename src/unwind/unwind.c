@@ -178,22 +178,22 @@ void unw_quick_refresh(struct unwinder *u)
 	}
 }
 
-/* The provisional table of the file mod is (key), made on first need;
- * NULL when it has none. Takes mod's reference. */
-static const struct utable *quick_get(struct unwinder *u, uint64_t key, struct module *mod)
+/* The provisional table of the file of m (mod, key), made on first need
+ * (holding a reference of its own to the module); NULL when it has none. */
+static const struct utable *quick_get(struct unwinder *u, uint64_t key, const struct module_ref *m,
+				      struct module *mod)
 {
 	struct uquick *q;
 	for (size_t i = 0; i < u->nquick; i++)
-		if (u->quick[i].key == key) {
-			module_put(mod);
+		if (u->quick[i].key == key)
 			return u->quick[i].t;
-		}
 	GROW(u->quick, u->cap_quick, u->nquick + 1);
 	q = &u->quick[u->nquick++];
 	q->key = key;
-	q->mod = mod;
+	q->mod = NULL;
 	q->t = utable_build_quick(mod);
 	if (q->t) {
+		q->mod = module_get(m->path, m->build_id, m->build_id ? m->build_id_size : 0);
 		u->nquick_live++;
 		u->stats.quick++;
 		u->stats.build_ns += q->t->build_ns;
@@ -347,12 +347,12 @@ static const struct utable *table_get(struct unwinder *u, const struct module_re
 	 * about to): the provisional table until it is done */
 	if (unwind_prefetch(u, m->path, m->build_id, m->build_id ? m->build_id_size : 0) &&
 	    !(t = module_part_try(mod, MODULE_UNWIND))) {
-		const struct utable *q = quick_get(u, key, mod);
+		const struct utable *q = quick_get(u, key, m, mod);
 		if (q) {
+			module_put(mod);
 			*ti = UINT32_MAX;
 			return q;
 		}
-		mod = module_get(m->path, m->build_id, m->build_id ? m->build_id_size : 0);
 	}
 	if (!t)
 		t = module_part(mod, MODULE_UNWIND, table_build, table_free, NULL);
