@@ -624,11 +624,3 @@ void utable_add_nocfi_rows(Elf *elf, struct utable *t)
 		add_plt_a64(elf, t);
 	}
 }
-
-void utable_add_plt_rows(Elf *elf, struct utable *t)
-{
-	if (t->arch == UNWIND_ARCH_X86_64)
-		add_plt_x86(elf, t);
-	else
-		add_plt_a64(elf, t);
-}

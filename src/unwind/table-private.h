@@ -12,8 +12,6 @@
  * their bytes, _init and _fini, PLT stubs; aarch64's code that makes no
  * frame and PLT stubs. */
 void utable_add_nocfi_rows(Elf *elf, struct utable *t);
-/* The PLT stubs' rows alone (a provisional table). */
-void utable_add_plt_rows(Elf *elf, struct utable *t);
 /* The functions of roots.h's list in elf's symbol tables into t->roots;
  * false when elf has no symbol table. */
 bool utable_find_roots(Elf *elf, struct utable *t);
