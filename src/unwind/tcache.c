@@ -34,13 +34,13 @@
 #include "lib/buf.h"
 #include "lib/util.h"
 
-/* Change TCACHE_VERSION when table.c/x86_64.c/aarch64.c compile other
+/* Change TCACHE_VERSION when table.c/rows.c/x86_64.c/aarch64.c compile other
  * rows or rules, or the payload's layout changes: older entries are then
  * rebuilt. 4: signal-trampoline rows in address order (table.c); 5: the
  * machine of the rules (t->arch); 6: aarch64's rule kinds LEAF and PAC;
  * 7: roots.c's list grew (runtime.systemstack_switch, _rt0_arm64,
  * runtime.sigtramp) and Go's switches onto g0 got a kind of their own;
- * 8: x86-64 PLT rows where no CFI covers them (add_plt_x86). */
+ * 8: x86-64 PLT rows where no CFI covers them (rows.c add_plt_x86). */
 #define TCACHE_VERSION 8
 
 static struct cache_kind kind = {

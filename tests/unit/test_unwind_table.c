@@ -1,4 +1,4 @@
-/* test_unwind_table.c - the rows unwind/table.c adds to a module's table
+/* test_unwind_table.c - the rows unwind/rows.c adds to a module's table
  * for code without CFI (signal trampolines found by their bytes), on
  * small ELF files written here with their sections where an odd or
  * crafted file may put them: at address 0, out of address order, back to
