@@ -28,6 +28,10 @@
  * else in a user chain is not a pc a mapping could hold. */
 #define USER_MAX 0x800000000000ull
 
+/* The pid or tid the kernel gives a task sampled after it was released
+ * (the end of do_exit): -1. No /proc entry is or was that number. */
+#define TASK_RELEASED 0xffffffffu
+
 void recover_init(struct recover *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -342,6 +346,17 @@ void recover_sample(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time,
 
 	if (!r->on || !pid)
 		return;
+	if (pid == TASK_RELEASED) {
+		/* a process already gone, whichever it was: counted as one
+		 * process, its samples unrecovered */
+		p = task_get(r, pid, pid);
+		if (!(p->flags & RT_GONE)) {
+			p->flags |= RT_TRIED | RT_GONE;
+			r->unrecovered_procs++;
+		}
+		r->unrecovered_samples++;
+		return;
+	}
 	p = task_find(r, pid);
 	if (!p || !(p->flags & RT_NAMED)) {
 		if (!p || !(p->flags & RT_TRIED))
@@ -352,7 +367,7 @@ void recover_sample(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time,
 			return;
 		}
 	}
-	if (tid != pid) {
+	if (tid != pid && tid != TASK_RELEASED) { /* a released thread has its process's name */
 		t = task_find(r, tid);
 		if (!t || !(t->flags & (RT_NAMED | RT_TRIED))) {
 			task_get(r, pid, tid)->flags |= RT_TRIED;

@@ -4,6 +4,8 @@
  *     its thread's name and its mappings are read once;
  *   - a child that has exited: counted, with its samples, and /proc is
  *     not read again for it;
+ *   - tasks sampled after their release (pid or tid -1): a thread keeps
+ *     its process's name, a process is counted unrecovered;
  *   - a child whose exec records were lost (FORK seen, then it ran
  *     /bin/sleep): the exec is found and its mappings read;
  *   - a child renamed after a LOST record: its new name is found;
@@ -245,6 +247,16 @@ int main(void)
 	sample(&g, (uint32_t)dead, (uint32_t)dead, 3100, pc);
 	CHECK(g.recover.unrecovered_procs == 1 && g.recover.unrecovered_samples == 2,
 	      "recover: an exited process is counted once, with its 2 samples");
+
+	/* 2b. tasks sampled after they were released (pid or tid -1, the
+	 * end of do_exit): a thread's sample keeps its process's name, and
+	 * a process's is counted unrecovered, even after such a thread's */
+	sample(&g, (uint32_t)live, 0xffffffffu, 3200, pc);
+	sample(&g, 0xffffffffu, 0xffffffffu, 3300, pc);
+	sample(&g, 0xffffffffu, 0xffffffffu, 3400, pc);
+	CHECK(g.recover.unrecovered_procs == 2 && g.recover.unrecovered_samples == 4 &&
+	      g.recover.recovered_threads == 0,
+	      "recover: released tasks (-1): 2 samples of a process counted unrecovered, a thread's not");
 
 	/* 3. a fork seen, its exec lost: the exec is found from /proc */
 	if (sleep_pc && exe_is(execd, "sleep")) {
