@@ -560,25 +560,30 @@ const struct moment_range_hdr *moment_rec_topwin(const struct moment_rec *r, con
 	return rec_span(r, &at, MOMENT_TOPWIN_MAX, data);
 }
 
-const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,
-						const uint8_t **data)
+const struct moment_range_hdr *moment_rec_next_range(const struct moment_rec *r, struct moment_range_it *it,
+						     const uint8_t **data)
 {
-	const uint8_t *at = rec_windows(r), *d;
+	const uint8_t *d;
 	const struct moment_range_hdr *h;
 
 	*data = NULL;
-	if (!at || i >= r->nranges)
+	if (it->k >= r->nranges)
 		return NULL;
-	if ((r->flags & MOMENT_F_WINDOW) && !rec_span(r, &at, MOMENT_WINDOW_MAX, &d))
-		return NULL;
-	if ((r->flags & MOMENT_F_TOPWIN) && !rec_span(r, &at, MOMENT_TOPWIN_MAX, &d))
-		return NULL;
-	for (size_t k = 0; (h = rec_span(r, &at, MOMENT_MAX_RANGE, &d)); k++)
-		if (k == i) {
-			*data = d;
-			return h;
+	if (!it->at) {
+		/* past the windows */
+		if (!(it->at = rec_windows(r)) ||
+		    ((r->flags & MOMENT_F_WINDOW) && !rec_span(r, &it->at, MOMENT_WINDOW_MAX, &d)) ||
+		    ((r->flags & MOMENT_F_TOPWIN) && !rec_span(r, &it->at, MOMENT_TOPWIN_MAX, &d))) {
+			it->k = r->nranges;
+			return NULL;
 		}
-	return NULL;
+	}
+	if (!(h = rec_span(r, &it->at, MOMENT_MAX_RANGE, data))) {
+		it->k = r->nranges;
+		return NULL;
+	}
+	it->k++;
+	return h;
 }
 
 void moment_get_stats(const struct moment *m, struct moment_stats *st)

@@ -154,10 +154,15 @@ const struct moment_go *moment_rec_go(const struct moment_rec *r, const uint8_t 
 const struct moment_range_hdr *moment_rec_window(const struct moment_rec *r, const uint8_t **data);
 /* The top of the thread's stack in r (MOMENT_F_TOPWIN), the same way. */
 const struct moment_range_hdr *moment_rec_topwin(const struct moment_rec *r, const uint8_t **data);
-/* The i-th slot range of r (from 0, i < r->nranges): its header, and
- * its bytes in *data; NULL when out of the record. */
-const struct moment_range_hdr *moment_rec_range(const struct moment_rec *r, size_t i,
-						const uint8_t **data);
+/* The slot ranges of r, one a call, in their order: it zeroed before
+ * the first; each call gives a range's header and its bytes in *data,
+ * and NULL after the last (r->nranges) or at one out of the record. */
+struct moment_range_it {
+	const uint8_t *at; /* the next range's header; NULL: not started */
+	uint32_t k;        /* ranges given */
+};
+const struct moment_range_hdr *moment_rec_next_range(const struct moment_rec *r, struct moment_range_it *it,
+						     const uint8_t **data);
 
 struct moment_stats {
 	uint64_t read;          /* records read from the ring */

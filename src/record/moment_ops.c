@@ -108,8 +108,9 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
 	struct recorder *r = arg;
 	const struct moment_rec *rec;
 	const struct moment_range_hdr *h;
+	struct moment_range_it it = { 0 };
 	const uint8_t *data;
-	size_t i, n = 0;
+	size_t n = 0;
 	uint64_t pc, sp;
 
 	sample_pc_sp(s, &pc, &sp);
@@ -125,11 +126,9 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
 	take_range(r, h, data, &n);
 	h = moment_rec_topwin(rec, &data);
 	take_range(r, h, data, &n);
-	for (i = 0; i < rec->nranges; i++) {
-		h = moment_rec_range(rec, i, &data);
-		if (h && !h->err)
+	while ((h = moment_rec_next_range(rec, &it, &data)))
+		if (!h->err)
 			take_range(r, h, data, &n);
-	}
 	sort_words(r, n);
 	out->words.addr = r->mwords_addr;
 	out->words.val = r->mwords_val;

@@ -280,10 +280,11 @@ static void on_sample(void *arg, const struct perf_sample *s, const struct momen
 		return; /* only the samples in leaf */
 	input_of(d, s, &in);
 	/* the words read at the sample, sorted */
-	for (i = 0; rec && i < rec->nranges; i++) {
-		const uint8_t *data;
-		const struct moment_range_hdr *h = moment_rec_range(rec, i, &data);
-		if (!h || h->err)
+	struct moment_range_it it = { 0 };
+	const struct moment_range_hdr *h;
+	const uint8_t *data;
+	while (rec && (h = moment_rec_next_range(rec, &it, &data))) {
+		if (h->err)
 			continue;
 		for (uint32_t o = 0; o + 8 <= h->len && nw < MOMENT_MAX_RANGES * 8; o += 8) {
 			d->word_addr[nw] = h->addr + o;
