@@ -160,7 +160,7 @@ void recover_carry(struct ingest *g, const struct hmap *pids, uint64_t t)
 		r->tasks = xrealloc(r->tasks, r->taskcap * sizeof(*r->tasks));
 	}
 	r->recovered_procs = r->recovered_threads = 0;
-	r->unrecovered_procs = r->unrecovered_samples = 0;
+	r->unrecovered_procs = r->unrecovered_samples = r->released_samples = 0;
 }
 
 void recover_note_lost(struct ingest *g)
@@ -347,14 +347,9 @@ void recover_sample(struct ingest *g, uint32_t pid, uint32_t tid, uint64_t time,
 	if (!r->on || !pid)
 		return;
 	if (pid == TASK_RELEASED) {
-		/* a process already gone, whichever it was: counted as one
-		 * process, its samples unrecovered */
-		p = task_get(r, pid, pid);
-		if (!(p->flags & RT_GONE)) {
-			p->flags |= RT_TRIED | RT_GONE;
-			r->unrecovered_procs++;
-		}
-		r->unrecovered_samples++;
+		/* whichever process it was, no record or /proc can say:
+		 * named [exited] (profile_comm()) */
+		r->released_samples++;
 		return;
 	}
 	p = task_find(r, pid);

@@ -65,6 +65,8 @@ struct recover {
 	uint64_t recovered_threads;   /* threads given their own name */
 	uint64_t unrecovered_procs;   /* gone from /proc before stax looked */
 	uint64_t unrecovered_samples; /* samples of those processes */
+	uint64_t released_samples;    /* of tasks sampled after the kernel released
+				       * them (pid -1: the end of an exit) */
 };
 
 void recover_init(struct recover *r);

@@ -39,7 +39,7 @@
 /* META keys whose values add up over files (counts and CPU time). */
 static const char *const sum_keys[] = {
 	"cpu_ns", "recovered_processes", "recovered_threads", "unrecovered_processes",
-	"unrecovered_samples", "python_expanded", "python_stale", "python_invalid",
+	"unrecovered_samples", "released_samples", "python_expanded", "python_stale", "python_invalid",
 	"python_unreadable", "deep_stacks_read", "deep_stacks_stale", "deep_stacks_gone",
 	"copy_cut_within_max", "copy_cut_beyond_max", "offcpu_stacks_read", "offcpu_stacks_stale",
 	"deep_stacks_words", "stacks_late", "python_moment", "python_late", "python_moment_unfit",

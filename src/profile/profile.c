@@ -634,7 +634,9 @@ const char *profile_comm(const struct profile *p, uint32_t pid, uint32_t tid, ui
 	 * another cpu that it took before this earlier one */
 	if ((c = comm_at(p, tid0, t0, true)) || (tid0 != pid0 && (c = comm_at(p, pid0, t0, true))))
 		return c->name;
-	return "[unknown]";
+	/* the kernel's pid of a task it had released when sampled (the end
+	 * of an exit): which process it was, nothing says */
+	return pid0 == UINT32_MAX ? "[exited]" : "[unknown]";
 }
 
 /* ---- symbolization: see symbolize.c ---- */

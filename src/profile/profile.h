@@ -273,7 +273,9 @@ uint64_t profile_meta_u64(const struct profile *p, const char *key);
 const char *profile_own(struct profile *p, const char *s, size_t n);
 /* Add a META entry (key and value copied). */
 void profile_add_meta(struct profile *p, const char *key, const char *value);
-/* Name of thread tid (of process pid) at time t; never NULL. */
+/* Name of thread tid (of process pid) at time t; never NULL: "[unknown]"
+ * when no record names it, "[exited]" for pid -1 (a task the kernel had
+ * released when it was sampled, at the end of its exit). */
 const char *profile_comm(const struct profile *p, uint32_t pid, uint32_t tid, uint64_t t);
 static inline const struct prof_node *profile_node(const struct profile *p, uint32_t id)
 {

@@ -207,6 +207,7 @@ void rec_put_end_meta(struct recorder *r, int exit_status)
 	store_put_meta_u64(&r->w, "recovered_threads", r->ing.recover.recovered_threads);
 	store_put_meta_u64(&r->w, "unrecovered_processes", r->ing.recover.unrecovered_procs);
 	store_put_meta_u64(&r->w, "unrecovered_samples", r->ing.recover.unrecovered_samples);
+	store_put_meta_u64(&r->w, "released_samples", r->ing.recover.released_samples);
 	store_put_meta(&r->w, "python_frames", r->ing.py.reader ? "1" : "0");
 	if (r->ing.py.reader) {
 		store_put_meta_u64(&r->w, "python_expanded", r->ing.py.expanded);

@@ -106,12 +106,16 @@ static void recovery_text(const struct profile *p, FILE *out)
 	uint64_t threads = profile_meta_u64(p, "recovered_threads");
 	uint64_t gone = profile_meta_u64(p, "unrecovered_processes");
 	uint64_t gone_samples = profile_meta_u64(p, "unrecovered_samples");
+	uint64_t released = profile_meta_u64(p, "released_samples");
 	char size[32];
 
 	if (ring) {
 		format_size_exact(size, sizeof(size), ring);
 		fprintf(out, "rings:       %s per cpu\n", size);
 	}
+	if (released)
+		fprintf(out, "exited:      %" PRIu64 " sample%s of tasks the kernel had released when sampled"
+			" (the end of an exit; pid -1), named [exited]\n", released, released == 1 ? "" : "s");
 	if (procs || threads || gone)
 		fprintf(out, "recovered:   from /proc, for records the kernel lost: names and mappings of %"
 			PRIu64 " process%s, names of %" PRIu64 " thread%s; %" PRIu64 " process%s gone"
@@ -184,6 +188,7 @@ static void recovery_json(const struct profile *p, struct jw *w)
 		jw_u64(w, "threads", profile_meta_u64(p, "recovered_threads"));
 		jw_u64(w, "unrecovered_processes", profile_meta_u64(p, "unrecovered_processes"));
 		jw_u64(w, "unrecovered_samples", profile_meta_u64(p, "unrecovered_samples"));
+		jw_u64(w, "released_samples", profile_meta_u64(p, "released_samples"));
 		jw_object_end(w);
 	}
 }

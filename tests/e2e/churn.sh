@@ -76,6 +76,18 @@ if [ -n "$unrec" ] && [ "$unk" -le "$unrec" ]; then
 else
 	fail "every sample without a name is reported" "$unk [unknown] samples, '$unrec' reported"
 fi
+# Tasks sampled after the kernel released them (the end of an exit; pid
+# -1, more of them when other programs start and exit too) are named
+# [exited], counted by info, and are in the kernel's exit path.
+stax flame --folded -i "$T/a.data" 2>/dev/null >"$T/a.folded"
+exi=$(samples "$T/a.folded" '^\[exited\];')
+exk=$(samples "$T/a.folded" '^\[exited\];.*;do_exit_\[k\]')
+rel=$(json_num released_samples "$T/a.json")
+if [ -n "$rel" ] && [ "$exi" -eq "$rel" ] && [ $((exk * 10)) -ge $((exi * 9)) ]; then
+	ok "$exi samples named [exited], as many as info's released_samples; $exk of them in do_exit"
+else
+	fail "samples of released tasks are named [exited] and counted" "$exi [exited], '$rel' released, $exk in do_exit"
+fi
 
 # --- a program whose records were lost ----------------------------------------
 # Both cpus busy, 16 KiB rings, and the recorder stopped for a second: the

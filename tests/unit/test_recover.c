@@ -5,7 +5,8 @@
  *   - a child that has exited: counted, with its samples, and /proc is
  *     not read again for it;
  *   - tasks sampled after their release (pid or tid -1): a thread keeps
- *     its process's name, a process is counted unrecovered;
+ *     its process's name, a process's samples are counted released and
+ *     named [exited], and /proc is not read for them;
  *   - a child whose exec records were lost (FORK seen, then it ran
  *     /bin/sleep): the exec is found and its mappings read;
  *   - a child renamed after a LOST record: its new name is found;
@@ -250,13 +251,13 @@ int main(void)
 
 	/* 2b. tasks sampled after they were released (pid or tid -1, the
 	 * end of do_exit): a thread's sample keeps its process's name, and
-	 * a process's is counted unrecovered, even after such a thread's */
+	 * a process's are counted released, even after such a thread's */
 	sample(&g, (uint32_t)live, 0xffffffffu, 3200, pc);
 	sample(&g, 0xffffffffu, 0xffffffffu, 3300, pc);
 	sample(&g, 0xffffffffu, 0xffffffffu, 3400, pc);
-	CHECK(g.recover.unrecovered_procs == 2 && g.recover.unrecovered_samples == 4 &&
-	      g.recover.recovered_threads == 0,
-	      "recover: released tasks (-1): 2 samples of a process counted unrecovered, a thread's not");
+	CHECK(g.recover.released_samples == 2 && g.recover.unrecovered_procs == 1 &&
+	      g.recover.unrecovered_samples == 2 && g.recover.recovered_threads == 0,
+	      "recover: released tasks (-1): 2 samples of a process counted released, a thread's not");
 
 	/* 3. a fork seen, its exec lost: the exec is found from /proc */
 	if (sleep_pc && exe_is(execd, "sleep")) {
@@ -323,6 +324,9 @@ int main(void)
 	      "recover: its thread is named rec-thread");
 	CHECK(!strcmp(profile_comm(&p, (uint32_t)dead, (uint32_t)dead, 3000), "[unknown]"),
 	      "recover: the exited process stays [unknown]");
+	CHECK(!strcmp(profile_comm(&p, 0xffffffffu, 0xffffffffu, 3300), "[exited]") &&
+	      !strcmp(profile_comm(&p, (uint32_t)live, 0xffffffffu, 3200), "rec-child"),
+	      "recover: a released task is [exited]; a released thread has its process's name");
 	CHECK(!strcmp(profile_comm(&p, (uint32_t)execd, (uint32_t)execd, 4500), "test_recover") &&
 	      !strcmp(profile_comm(&p, (uint32_t)execd, (uint32_t)execd, 5000), "sleep"),
 	      "recover: the lost exec: test_recover after the fork, sleep from the sample on");
