@@ -45,9 +45,9 @@
 #define STAX_BPF_MOMENT_ABI_H
 
 #define MOMENT_MAX_PYFRAMES 512   /* entries (frames and entry marks) per record */
-#define MOMENT_MAX_RANGES 256     /* slot ranges per thread */
+#define MOMENT_MAX_RANGES 1024    /* slot ranges per thread */
 #define MOMENT_MAX_RANGE 64       /* bytes of one range (a multiple of 8) */
-#define MOMENT_SLOT_BYTES 12288   /* slot words and their headers per record */
+#define MOMENT_SLOT_BYTES 32768   /* slot words and their headers per record */
 #define MOMENT_WINDOW_MAX 16384   /* bytes of the window past the copy (a
 				   * multiple of 4096) */
 #define MOMENT_TOPWIN_MAX 65536   /* bytes of the top of a new thread's stack

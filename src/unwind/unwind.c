@@ -494,6 +494,10 @@ int unw_xread(struct unwinder *u, const struct unwind_input *in, struct copy *c,
 		} else if (c->x && slot >= c->xbase && slot + 8 <= c->xend) {
 			memcpy(&slot_val, c->x + (slot - c->xbase), 8);
 			by_slot = true;
+		} else if (c->words && words_find(c->words, slot, &slot_val)) {
+			/* read by the in-kernel reader at the sample, as
+			 * good as the copy */
+			by_slot = true;
 		}
 	}
 	if (c->x && addr >= c->xend && addr - c->xend < XREAD_SIZE / 2 &&

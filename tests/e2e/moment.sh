@@ -184,6 +184,22 @@ EOF
 	else
 		fail "deep look-alike paths: at least 99% rooted under their own path" "$right of $total ($wrong wrong, $other other)"
 	fi
+	# 400 frames of 1 KiB: the slots past the copy are more ranges than
+	# the 256 a record held (the reader then read none of them usefully
+	# and the stacks were cut; the later read of the rest was refused)
+	for secs in 3 6; do
+		stax record -q -o "$T/deep4.data" -- "$DEEP" $secs "$T/deep4.log" 400 >/dev/null 2>"$T/deep4.err"
+		read -r right wrong other total <<EOF
+$(deep_paths "$T/deep4.data" "$T/deep4.log")
+EOF
+		[ "$total" -ge 1000 ] && break
+	done
+	if [ "$total" -ge 500 ] && [ $((wrong * 100)) -le "$total" ] && [ $((right * 100)) -ge $((total * 99)) ]; then
+		ok "deep look-alike paths 400 KiB deep: $right of $total rooted under their own path, $wrong under the other"
+	else
+		fail "deep look-alike paths 400 KiB deep: >= 99% under their own path, <= 1% under the other" \
+			"$right right, $wrong wrong, $other other of $total; $(first_line "$T/deep4.err")"
+	fi
 fi
 
 # --- without the reader --------------------------------------------------

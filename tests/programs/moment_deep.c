@@ -10,18 +10,21 @@
  * 64 KiB). Expected stacks: leaf <- down x (DEPTH + 1) <- path_a or
  * path_b <- main.
  *
- * usage: moment_deep SECONDS LOGFILE
+ * usage: moment_deep SECONDS LOGFILE [DEPTH]
  * LOGFILE gets one line per round, "START_NS PATH" (CLOCK_MONOTONIC,
- * PATH a or b), written at exit: which path ran when.
+ * PATH a or b), written at exit: which path ran when. DEPTH (96 when not
+ * given, at most 4000): the recursion's depth, about as many KiB.
  * Built without frame pointers (gcc -fomit-frame-pointer) as -nofp.
  */
 #include "common.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
 #define DEPTH 96
+#define DEPTH_MAX 4000
 #define ROUND_NS 300000ull
 #define MAX_ROUNDS (1u << 17)
 
@@ -33,6 +36,7 @@ static uint64_t now_ns(void)
 }
 
 static uint64_t round_end;
+static int depth = DEPTH;
 static volatile unsigned long sink;
 
 NOINLINE void leaf(void)
@@ -60,14 +64,14 @@ NOINLINE int down(int n)
 
 NOINLINE int path_a(void)
 {
-	int r = down(DEPTH);
+	int r = down(depth);
 	KEEP_FRAME();
 	return r + 1;
 }
 
 NOINLINE int path_b(void)
 {
-	int r = down(DEPTH);
+	int r = down(depth);
 	KEEP_FRAME();
 	return r + 2;
 }
@@ -82,6 +86,12 @@ int main(int argc, char **argv)
 	unsigned n = 0, i;
 	FILE *f;
 
+	if (argc > 3)
+		depth = atoi(argv[3]);
+	if (depth < 0 || depth > DEPTH_MAX) {
+		fprintf(stderr, "moment_deep: DEPTH from 0 to %d\n", DEPTH_MAX);
+		return 2;
+	}
 	while (n < MAX_ROUNDS && now_ns() < end) {
 		starts[n] = now_ns();
 		round_end = starts[n] + ROUND_NS;
