@@ -197,6 +197,7 @@ void ingest_sample(struct ingest *g, const struct perf_format *f, const struct p
 	 * (kernel.perf_event_max_stack): callers beyond it are lost, unless
 	 * DWARF unwinding reached the root anyway (counted below). */
 	capped = g->max_stack && nchain >= g->max_stack;
+	g->cur_capped = capped;
 	if (!nk && !nu && (f->sample_type & PERF_SAMPLE_IP)) {
 		if ((s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
 			g->kframes[nk++] = s->ip;

@@ -261,6 +261,7 @@ struct ingest {
 	 * wait classified while another thread holds it is "other") */
 	pthread_mutex_t *symbol_lock;
 	uint32_t cur_pid;              /* the process of the sample at hand */
+	bool cur_capped;               /* its chain stopped at max_stack */
 	bool live;                     /* processes can be read: set by the recorder */
 	bool no_read_stack;            /* never read stacks beyond their copy */
 	/* names and mappings read from /proc when their records were lost

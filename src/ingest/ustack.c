@@ -299,6 +299,7 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	in.stack_size = s->stack ? (size_t)s->stack_dyn_size : 0;
 	in.fp_chain = g->uframes;
 	in.fp_chain_len = *nu;
+	in.fp_chain_capped = g->cur_capped;
 	in.find = find_module;
 	in.find_arg = g;
 	in.read_code = ingest_jit_read_code;

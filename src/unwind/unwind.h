@@ -121,6 +121,10 @@ struct unwind_input {
 	size_t stack_size;             /* valid bytes in stack (dyn_size) */
 	const uint64_t *fp_chain;      /* kernel's user callchain: pc, ret, ret, ... */
 	size_t fp_chain_len;
+	bool fp_chain_capped;          /* the kernel stopped it at its entry limit
+					* (kernel.perf_event_max_stack): a splice
+					* onto it that ends there is undone when
+					* the stack can be read on instead */
 	unwind_find_fn find;
 	void *find_arg;                /* argument of find, read_code, jit_table */
 	unwind_read_code_fn read_code; /* optional */

@@ -930,7 +930,7 @@ static bool walk_splice(struct walker *w, const struct step *s)
 	const struct unwind_frame *last;
 	uint64_t at;
 	size_t i;
-	bool not_code = false, exact;
+	bool not_code = false, exact, capped;
 
 	if (!(((w->c->fault == FAULT_BEYOND || s->switched || w->back) && s->cfa_known &&
 	       (w->arch->record_at_cfa ? splice_matches(w->sp_info, s->cfa)
@@ -997,14 +997,19 @@ static bool walk_splice(struct walker *w, const struct step *s)
 		res->stop = UNWIND_STOP_CHAIN;
 		res->stop_pc = w->frames[w->n - 1].pc;
 	}
-	if (res->quality == UNWIND_Q_COMPLETE || !w->offstack ||
-	    !in->read_stack || w->xreads >= XREAD_MAX || w->xerr == -EPERM) {
+	/* a chain the kernel cut at its entry limit ends here, where the
+	 * words read at the sample (or the process) may go on */
+	capped = in->fp_chain_capped && !w->offstack && i == in->fp_chain_len &&
+		 res->quality == UNWIND_Q_TRUNCATED && w->c->fault == FAULT_BEYOND &&
+		 (w->c->words || in->read_stack);
+	if (res->quality == UNWIND_Q_COMPLETE || (!w->offstack && !capped) ||
+	    (!in->read_stack && !capped) || w->xreads >= XREAD_MAX || w->xerr == -EPERM) {
 		res->n = w->n;
 		return true;
 	}
 	/* The chain did not reach a root from the other stack
-	 * (code there keeps no frame pointers): read that stack
-	 * instead (walk_fault()). */
+	 * (code there keeps no frame pointers), or the kernel cut it:
+	 * read that stack instead (walk_fault()). */
 	w->n = res->dwarf_frames;
 	res->dwarf_frames = 0;
 	res->method = UNWIND_M_DWARF;

@@ -18,8 +18,12 @@
 #     complete), and what is shown is right.
 #   unwind_far-nofp: the recursion below a 512 KiB frame: the read far
 #     above the copy (checked by the last return address read) reaches main.
-#   unwind_recurse-fp at depth 200: the kernel's chain is capped at
-#     kernel.perf_event_max_stack; stax says so and offers the sysctl.
+#   unwind_recurse-fp at depth 250: the kernel's chain is capped at
+#     kernel.perf_event_max_stack. With --no-read-stack and --no-bpf the
+#     stacks end there (truncated) and stax offers the sysctl; with the
+#     in-kernel reader the splice onto the cut chain is undone and the
+#     stack goes on past the copy from the words read at the sample
+#     (complete, rooted at main).
 # stax-test: seconds=30
 . "$(dirname "$0")/lib.sh"
 require_stax
@@ -243,7 +247,7 @@ else
 	# (the few samples taken before the recursion is deep are complete:
 	# a longer run when they make more than 1%)
 	for sc in 0.3 1.5; do
-		rec rcap hybrid "$PROG/unwind_recurse-fp" "$sc" 250
+		REC_OPTS="--no-read-stack --no-bpf" rec rcap hybrid "$PROG/unwind_recurse-fp" "$sc" 250
 		tot=$(total "$T/rcap.info")
 		tr=$(verdict "$T/rcap.info" truncated)
 		[ -n "$tot" ] && between "$(pct "${tr:-0}" "$tot")" 99 100 && break
@@ -251,9 +255,23 @@ else
 	if [ -n "$tot" ] && between "$(pct "${tr:-0}" "$tot")" 99 100 &&
 		grep -q "kernel.perf_event_max_stack ($cap" "$T/rcap.err" &&
 		grep -q "sysctl kernel.perf_event_max_stack=" "$T/rcap.err"; then
-		ok "recurse-fp depth 250: $tr of $tot truncated; stax offers the sysctl"
+		ok "recurse-fp depth 250, --no-read-stack --no-bpf: $tr of $tot truncated; stax offers the sysctl"
 	else
-		fail "recurse-fp depth 250: truncated, note about kernel.perf_event_max_stack" "$(grep verdict "$T/rcap.info"); $(first_line "$T/rcap.err")"
+		fail "recurse-fp depth 250, --no-read-stack --no-bpf: truncated, note about kernel.perf_event_max_stack" "$(grep verdict "$T/rcap.info"); $(first_line "$T/rcap.err")"
+	fi
+	if [ "$(id -u)" -eq 0 ]; then
+		rec rcapw hybrid "$PROG/unwind_recurse-fp" 1.5 250
+		tot=$(total "$T/rcapw.info")
+		co=$(verdict "$T/rcapw.info" complete)
+		rooted=$(samples "$T/rcapw.folded" '^[^;]*;(.*;)?main;recurse;')
+		if grep -q "^  moment: .*in-kernel reader (BPF)" "$T/rcapw.info" && [ -n "$tot" ] &&
+			between "$(pct "${co:-0}" "$tot")" 99 100 && between "$(pct "$rooted" "$tot")" 99 100; then
+			ok "recurse-fp depth 250, in-kernel reader: $co of $tot complete past the cut chain, $rooted under main"
+		else
+			fail "recurse-fp depth 250, in-kernel reader: >= 99% complete and under main" "$co complete, $rooted under main of $tot; $(grep -E 'verdict|moment:' "$T/rcapw.info" | tr '\n' ' '); $(first_line "$T/rcapw.err")"
+		fi
+	else
+		skip "recurse-fp depth 250, in-kernel reader" "needs root"
 	fi
 	if [ "$(cat /proc/sys/kernel/perf_event_max_stack)" = "$cap" ]; then
 		ok "recurse-fp depth 250: kernel.perf_event_max_stack left at $cap"
