@@ -44,7 +44,9 @@
 #ifndef STAX_BPF_MOMENT_ABI_H
 #define STAX_BPF_MOMENT_ABI_H
 
-#define MOMENT_MAX_PYFRAMES 512   /* entries (frames and entry marks) per record */
+#define MOMENT_MAX_PYFRAMES 2048  /* entries (frames and entry marks) per record:
+				   * Python's default recursion limit (1000)
+				   * and more */
 #define MOMENT_MAX_RANGES 1024    /* slot ranges per thread */
 #define MOMENT_MAX_RANGE 64       /* bytes of one range (a multiple of 8) */
 #define MOMENT_SLOT_BYTES 32768   /* slot words and their headers per record */

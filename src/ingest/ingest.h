@@ -24,7 +24,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#define INGEST_MAX_FRAMES 1024
+#define INGEST_MAX_FRAMES 3072 /* a sample's frames: native (UNWIND_MAX_DEPTH) and Python */
 #define INGEST_LAST_FRAMES 128
 #define INGEST_LAST_WAYS 8
 #define INGEST_TAIL 8

@@ -269,6 +269,10 @@ struct pyframes {
 	uint64_t wlo, whi;
 	uint8_t win[PYF_WINDOW];
 	uint8_t chead[PYF_MAX_FRAMES][PYF_CODE_HEAD]; /* the code objects' first bytes */
+	/* pyframes_expand()'s scratch: each frame's code object and
+	 * instruction pointer, and the reads of the code objects */
+	uint64_t codes[PYF_MAX_FRAMES], instrs[PYF_MAX_FRAMES];
+	struct iovec local[PYF_MAX_FRAMES], remote[PYF_MAX_FRAMES];
 };
 
 static void proc_forget_codes(struct pyf_proc *p)
@@ -834,8 +838,8 @@ enum pyf_status pyframes_expand(struct pyframes *pf, struct state *st, uint32_t 
 {
 	struct pyf_proc *p;
 	const struct pyf_layout *l;
-	uint64_t frame, ts, codes[PYF_MAX_FRAMES], instrs[PYF_MAX_FRAMES];
-	struct iovec local[PYF_MAX_FRAMES], remote[PYF_MAX_FRAMES];
+	uint64_t frame, ts, *codes = pf->codes, *instrs = pf->instrs;
+	struct iovec *local = pf->local, *remote = pf->remote;
 	uint8_t fb[128];
 	size_t i, neval, nfr = 0, fsize, csize, walked;
 	ssize_t r;

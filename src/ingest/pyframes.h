@@ -43,7 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PYF_MAX_FRAMES 512  /* Python frames of one sample, at most */
+#define PYF_MAX_FRAMES 2048 /* Python frames of one sample, at most */
 #define PYF_MAX_NAME 512    /* bytes of a qualname or file name kept */
 #define PYFRAMES_POLL_MS 2  /* the recorder's drain passes while reading them */
 /* The name of a frame whose code object was freed before it was named

@@ -43,6 +43,22 @@ fi
 DEEP=$PROG/moment_deep-nofp
 
 cp "$ROOT/tests/python/work.py" "$T/work.py"
+# a recursion 800 deep (Python's default limit is 1000), its leaf calling
+# into C in short calls: every frame of it read at the sample
+cat >"$T/deep.py" <<'PYEOF'
+import json, sys, time
+data = {"a": [1, 2, 3], "b": "x" * 50}
+def leaf():
+    for _ in range(300):
+        json.dumps(data)
+def rec(n):
+    if n == 0:
+        return leaf()
+    return rec(n - 1)
+end = time.time() + float(sys.argv[1])
+while time.time() < end:
+    rec(800)
+PYEOF
 
 # count FOLDED ERE: samples of the folded file whose stack matches ERE
 count() {
@@ -101,6 +117,16 @@ python_check() {
 		ok "python $v: flame --folded --lines: py::work (work.py:8) $l8, (work.py:9) $l9 of $lw samples in work"
 	else
 		fail "python $v: Python frames show their line" "work.py:8 $l8, :9 $l9 of $lw; $(grep -o 'py::work ([^)]*)' "$d.lines" | sort | uniq -c | tr '\n' ' ' | cut -c1-200)"
+	fi
+	# the full depth: 801 frames of rec under each sample in leaf
+	stax record -q -o "$d.deep.data" -- "$py" "$T/deep.py" 3 >/dev/null 2>"$d.deep.err"
+	stax flame --folded -i "$d.deep.data" >"$d.deep.folded" 2>/dev/null
+	inleaf=$(count "$d.deep.folded" ';py::leaf:')
+	full=$(awk '/;py::leaf:/ { n = gsub(/;py::rec:/, "&"); if (n >= 801) t += $NF } END { print t + 0 }' "$d.deep.folded")
+	if [ "$inleaf" -ge 500 ] && between "$(pct "$full" "$inleaf")" 98 100; then
+		ok "python $v, a recursion 800 deep: $full of $inleaf samples in leaf have its 801 frames of rec"
+	else
+		fail "python $v, a recursion 800 deep: >= 98% of the samples in leaf with all its frames" "$full of $inleaf; $(stax info -i "$d.deep.data" 2>&1 | grep -E 'python:|moment:' | tr '\n' '|')"
 	fi
 	if [ "$v" = 3.12 ]; then
 		stax annotate -i "$d.data" "py::work:$T/work.py" >"$d.ann" 2>&1
