@@ -140,10 +140,9 @@ static bool take(void *arg, const struct perf_sample *s, struct ingest_moment *o
  * record holds (MOMENT_MAX_RANGES, MOMENT_SLOT_BYTES with their
  * headers): false when they do not all fit. Then none are asked: a
  * stack whose slots do not all come from the sample is late whatever
- * part of them does, and the lowest 1024 ranges cost the reader 55 us a
- * sample (a recursion 1,500 KiB deep); it reads on from the process
- * past the window, checked by the slot of the outermost return address
- * the words hold. */
+ * part of them does, and about 1000 ranges cost the reader 55-60 us a
+ * sample; it reads on from the process past the window, checked by the
+ * slot of the outermost return address the words hold. */
 static bool slots(void *arg, uint32_t pid, uint32_t tid, const uint64_t *addr, size_t n, uint64_t top)
 {
 	struct recorder *r = arg;
