@@ -19,15 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "unwind/table.h"
-#include "unwind/arch.h"
-
-static bool fake_read(void *arg, uint64_t addr, uint64_t *v)
-{
-	(void)arg;
-	*v = addr * 0x9e3779b97f4a7c15ull;
-	return (addr & 0xff) != 0x42;
-}
+#include "fuzz-rows.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -50,17 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint32_t i = 0; i < t->nrows; i++) {
 		uint64_t a = t->base + t->addr[i];
 		const struct urule *r = utable_find(t, a);
-		if (r->kind == UR_SLOW) {
-			struct cfi_row row;
-			struct cfi_cie cie;
-			if (utable_slow_row(t, a, &row, &cie) == 0) {
-				uint64_t regs[UNW_NREGS], out[UNW_NREGS], cfa, ov;
-				for (int k = 0; k < UNW_NREGS; k++)
-					regs[k] = 0x7ff000000000ull + 8 * k;
-				arch_apply_row(arch_of(t->arch), &row, regs, (1ull << UNW_NREGS) - 1,
-					       fake_read, NULL, out, &ov, &cfa);
-			}
-		}
+		if (r->kind == UR_SLOW)
+			apply_slow_row(t, a);
 	}
 	free(t->addr);
 	free(t->rule);

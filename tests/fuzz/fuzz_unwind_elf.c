@@ -18,17 +18,11 @@
  * Seeds: tests/fuzz/make-elf-corpus.sh (crafted ELF files).
  */
 #include "fuzz-files.h"
+#include "fuzz-rows.h"
 
 #include "unwind/table.h"
 #include "unwind/arch.h"
 #include "module/module.h"
-
-static bool fake_read(void *arg, uint64_t addr, uint64_t *v)
-{
-	(void)arg;
-	*v = addr * 0x9e3779b97f4a7c15ull;
-	return (addr & 0xff) != 0x42;
-}
 
 static uint64_t word(const uint8_t *p, size_t n, size_t i)
 {
@@ -66,21 +60,6 @@ static void check_rows(const struct utable *t)
 	}
 }
 
-/* The row of t (a SLOW row, or any of a provisional table) at a, applied
- * as a walk would. */
-static void slow_at(const struct utable *t, uint64_t a)
-{
-	struct cfi_row row;
-	struct cfi_cie cie;
-	if (utable_slow_row(t, a, &row, &cie) == 0) {
-		uint64_t regs[UNW_NREGS], out[UNW_NREGS], cfa, ov;
-		for (int k = 0; k < UNW_NREGS; k++)
-			regs[k] = 0x7ff000000000ull + 8 * k;
-		arch_apply_row(arch_of(t->arch), &row, regs, (1ull << UNW_NREGS) - 1, fake_read, NULL, out,
-			       &ov, &cfa);
-	}
-}
-
 /* The provisional table of f's binary, at t's rows and the input's words. */
 static void query_quick(const char *bin, const struct utable *t, const uint8_t *data, size_t size)
 {
@@ -93,11 +72,11 @@ static void query_quick(const char *bin, const struct utable *t, const uint8_t *
 			abort();
 		}
 		for (uint32_t i = 0; i < t->nrows && i < 4096; i++) {
-			slow_at(q, t->base + t->addr[i]);
-			slow_at(q, t->base + t->addr[i] - 1);
+			apply_slow_row(q, t->base + t->addr[i]);
+			apply_slow_row(q, t->base + t->addr[i] - 1);
 		}
 		for (uint32_t i = 0; i < 16; i++)
-			slow_at(q, word(data, size, 16 + 8 * i));
+			apply_slow_row(q, word(data, size, 16 + 8 * i));
 		utable_free(q);
 	}
 	module_put(m);
@@ -116,7 +95,7 @@ static void query(const struct utable *t, const uint8_t *data, size_t size)
 		(void)utable_row_index(t, a + 1);
 		(void)utable_in_root_caller(t, a);
 		if (r->kind == UR_SLOW)
-			slow_at(t, a);
+			apply_slow_row(t, a);
 	}
 	for (i = 0; i < 16; i++) {
 		uint64_t w = word(data, size, 16 + 8 * i);
