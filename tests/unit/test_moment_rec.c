@@ -16,6 +16,18 @@ static uint8_t buf[4096 + MOMENT_WINDOW_MAX + MOMENT_TOPWIN_MAX] __attribute__((
 static uint64_t waddr, taddr;
 static uint32_t wlen, tlen;
 
+/* A span at buf + at: a range header (addr, len) and len bytes first,
+ * first + step, first + 2 * step, ... Where it ends. */
+static size_t put_span(size_t at, uint64_t addr, uint32_t len, uint8_t first, uint8_t step)
+{
+	struct moment_range_hdr h = { .addr = addr, .len = len };
+	memcpy(buf + at, &h, sizeof(h));
+	at += sizeof(h);
+	for (uint32_t i = 0; i < len; i++)
+		buf[at + i] = (uint8_t)(first + step * i);
+	return at + len;
+}
+
 /* A record: the head, a goroutine part with stack_len bytes of stack
  * (when go), then one slot range of len bytes at addr. Its size. */
 static size_t build(bool go, uint32_t stack_len, uint64_t addr, uint32_t len)
@@ -36,29 +48,14 @@ static size_t build(bool go, uint32_t stack_len, uint64_t addr, uint32_t len)
 		r->flags |= MOMENT_F_GO;
 	}
 	if (wlen) {
-		struct moment_range_hdr w = { .addr = waddr, .len = wlen };
-		memcpy(buf + at, &w, sizeof(w));
-		at += sizeof(w);
-		for (uint32_t i = 0; i < wlen; i++)
-			buf[at + i] = (uint8_t)(0x40 + i);
-		at += wlen;
+		at = put_span(at, waddr, wlen, 0x40, 1);
 		r->flags |= MOMENT_F_WINDOW;
 	}
 	if (tlen) {
-		struct moment_range_hdr w = { .addr = taddr, .len = tlen };
-		memcpy(buf + at, &w, sizeof(w));
-		at += sizeof(w);
-		for (uint32_t i = 0; i < tlen; i++)
-			buf[at + i] = (uint8_t)(0x70 + i);
-		at += tlen;
+		at = put_span(at, taddr, tlen, 0x70, 1);
 		r->flags |= MOMENT_F_TOPWIN;
 	}
-	struct moment_range_hdr h = { .addr = addr, .len = len };
-	memcpy(buf + at, &h, sizeof(h));
-	at += sizeof(h);
-	for (uint32_t i = 0; i < len; i++)
-		buf[at + i] = (uint8_t)(0x10 + i);
-	at += len;
+	at = put_span(at, addr, len, 0x10, 1);
 	r->nranges = 1;
 	r->size = (uint32_t)at;
 	return at;
@@ -76,12 +73,7 @@ static const struct moment_range_hdr *range0(const struct moment_rec *r, const u
 static size_t add_range(uint64_t addr, uint32_t len, uint8_t fill)
 {
 	struct moment_rec *r = (struct moment_rec *)buf;
-	struct moment_range_hdr h = { .addr = addr, .len = len };
-	size_t at = r->size;
-	memcpy(buf + at, &h, sizeof(h));
-	at += sizeof(h);
-	memset(buf + at, fill, len);
-	at += len;
+	size_t at = put_span(r->size, addr, len, fill, 0);
 	r->nranges++;
 	r->size = (uint32_t)at;
 	return at;
