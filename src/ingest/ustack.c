@@ -84,14 +84,16 @@ static uint64_t stack_top(uint64_t sp, const struct unwind_result *res)
 
 /* The top of thread tid's stack, from the stacks of it that reached
  * their root; a stack cut where its copy ended is counted by whether
- * the largest copy (65528 bytes) would have reached that top. */
-static void stack_depth(struct ingest *g, uint32_t tid, uint64_t sp, const struct unwind_result *res)
+ * the largest copy (65528 bytes) would have reached that top. top: the
+ * stack_top() of this stack. */
+static void stack_depth(struct ingest *g, uint32_t tid, uint64_t sp, uint64_t top,
+			const struct unwind_result *res)
 {
 	uint32_t at;
 
-	if (stack_top(sp, res)) {
+	if (top) {
 		struct ingest_tail *t = tail_slot(g, tid);
-		t->top = MAX(t->top, stack_top(sp, res));
+		t->top = MAX(t->top, top);
 		return;
 	}
 	if (res->quality != UNWIND_Q_TRUNCATED || res->stop != UNWIND_STOP_COPY ||
@@ -360,7 +362,7 @@ bool ingest_unwind_user(struct ingest *g, const struct perf_sample *s, size_t *n
 	g->us.deep_reads += res.deep == 1;
 	g->us.deep_stale += res.deep == 2;
 	g->us.deep_gone += res.deep == 3;
-	stack_depth(g, s->tid, in.regs.r[UNW_SP], &res);
+	stack_depth(g, s->tid, in.regs.r[UNW_SP], top, &res);
 	root_tail(g, s->tid, &res);
 	for (k = 0; k < res.n && g->frames[k].pc >= 4096; k++)
 		g->uframes[k] = g->frames[k].pc;
